@@ -1,0 +1,29 @@
+import { resolve } from 'node:path';
+import { defineConfig } from 'electron-vite';
+import react from '@vitejs/plugin-react';
+
+// Three bundles: the main process (two entries: the Electron composition root and the
+// headless `serve` root, which share every service), the preload (CommonJS, because a
+// sandboxed preload cannot be an ES module) and the React renderer.
+export default defineConfig({
+  main: {
+    build: {
+      rollupOptions: {
+        input: { index: resolve('src-main/index.ts'), serve: resolve('src-main/serve.ts') },
+      },
+    },
+  },
+  preload: {
+    build: {
+      rollupOptions: {
+        input: { index: resolve('src-preload/index.ts') },
+        output: { format: 'cjs', entryFileNames: '[name].cjs' },
+      },
+    },
+  },
+  renderer: {
+    root: 'src-renderer',
+    build: { rollupOptions: { input: resolve('src-renderer/index.html') } },
+    plugins: [react()],
+  },
+});

@@ -1,0 +1,50 @@
+/**
+ * The SQLite cache: better-sqlite3, WAL, STRICT tables, foreign keys on, and a migration ladder
+ * keyed by `PRAGMA user_version`. Migrations are the files `migrations/NNNN-name.ts` (steps of
+ * 10), found at build time and applied in order, each in its own transaction.
+ */
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+export type Db = Database.Database;
+
+export interface Migration {
+  version: number;
+  name: string;
+  up(db: Db): void;
+}
+
+const modules = import.meta.glob<{ up: (db: Db) => void }>('./migrations/[0-9][0-9][0-9][0-9]-*.ts', { eager: true });
+
+export const MIGRATIONS: Migration[] = Object.entries(modules)
+  .map(([file, mod]) => {
+    const m = /(\d{4})-([^/]+)\.ts$/.exec(file)!;
+    return { version: Number(m[1]), name: m[2], up: mod.up };
+  })
+  .sort((a, b) => a.version - b.version);
+
+/** Opens (creating if needed) the database at `file` (':memory:' for tests) and migrates it. */
+export function openDb(file: string, options: { upTo?: number } = {}): Db {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  migrate(db, options.upTo);
+  return db;
+}
+
+export function migrate(db: Db, upTo = Infinity): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  for (const m of MIGRATIONS) {
+    if (m.version <= current || m.version > upTo) continue;
+    db.transaction(() => {
+      m.up(db);
+      db.pragma(`user_version = ${m.version}`);
+    })();
+  }
+}
+
+export const nowIso = () => new Date().toISOString();

@@ -1,0 +1,73 @@
+import { nowIso, type Db } from '../db';
+
+export interface AccountRow {
+  id: number;
+  service: string;
+  account: string;
+  options: Buffer;
+  active: number;
+  disable_reason: string | null;
+  admin: number;
+  user_id: string | null;
+  token_expiry: string | null;
+  refresh_token_expiry: string | null;
+  is_default: number;
+  created: string;
+  modified: string;
+}
+
+export interface AccountFilter {
+  active?: boolean;
+  admin?: boolean;
+  service?: string;
+}
+
+export class AccountsTable {
+  constructor(private readonly db: Db) {}
+
+  insert(row: { service: string; account: string; options: Buffer; isDefault?: boolean; tokenExpiry?: string | null; refreshTokenExpiry?: string | null }): AccountRow {
+    const now = nowIso();
+    const { lastInsertRowid } = this.db
+      .prepare(
+        `INSERT INTO accounts (service, account, options, is_default, token_expiry, refresh_token_expiry, created, modified)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(row.service, row.account, row.options, row.isDefault ? 1 : 0, row.tokenExpiry ?? null, row.refreshTokenExpiry ?? null, now, now);
+    return this.get(Number(lastInsertRowid))!;
+  }
+
+  get(id: number): AccountRow | undefined {
+    return this.db.prepare('SELECT * FROM accounts WHERE id = ?').get(id) as AccountRow | undefined;
+  }
+
+  private where(filter: AccountFilter): [string, unknown[]] {
+    const clauses: string[] = [];
+    const params: unknown[] = [];
+    if (filter.active !== undefined) (clauses.push('active = ?'), params.push(filter.active ? 1 : 0));
+    if (filter.admin !== undefined) (clauses.push('admin = ?'), params.push(filter.admin ? 1 : 0));
+    if (filter.service !== undefined) (clauses.push('service = ?'), params.push(filter.service));
+    return [clauses.length ? `WHERE ${clauses.join(' AND ')}` : '', params];
+  }
+
+  list(filter: AccountFilter = {}, page?: { offset: number; limit: number }): AccountRow[] {
+    const [where, params] = this.where(filter);
+    const limit = page ? ` LIMIT ${page.limit | 0} OFFSET ${page.offset | 0}` : '';
+    return this.db.prepare(`SELECT * FROM accounts ${where} ORDER BY id${limit}`).all(...params) as AccountRow[];
+  }
+
+  count(filter: AccountFilter = {}): number {
+    const [where, params] = this.where(filter);
+    return (this.db.prepare(`SELECT count(*) AS n FROM accounts ${where}`).get(...params) as { n: number }).n;
+  }
+
+  update(id: number, changes: Partial<Pick<AccountRow, 'account' | 'options' | 'active' | 'disable_reason' | 'token_expiry' | 'refresh_token_expiry'>>): void {
+    const keys = Object.keys(changes) as (keyof typeof changes)[];
+    if (keys.length === 0) return;
+    const sets = keys.map((k) => `${k} = @${k}`).join(', ');
+    this.db.prepare(`UPDATE accounts SET ${sets}, modified = @modified WHERE id = @id`).run({ ...changes, modified: nowIso(), id });
+  }
+
+  delete(id: number): void {
+    this.db.prepare('DELETE FROM accounts WHERE id = ?').run(id);
+  }
+}

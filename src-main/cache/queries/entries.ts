@@ -1,0 +1,111 @@
+/**
+ * Cached folder listings: what each folder held when last listed, so browsing is instant and
+ * `recent` and search can answer from what Tributary has seen.
+ */
+import type { Entry } from '../../connectors/types';
+import { nowIso, type Db } from '../db';
+
+export interface EntryRow {
+  account_id: number;
+  path: string;
+  parent: string;
+  name: string;
+  kind: 'file' | 'folder';
+  size: number | null;
+  modified: string | null;
+  created: string | null;
+  etag: string | null;
+  mime_type: string | null;
+}
+
+export function rowToEntry(r: EntryRow): Entry {
+  return {
+    path: r.path,
+    name: r.name,
+    kind: r.kind,
+    size: r.size,
+    modified: r.modified ? new Date(r.modified) : null,
+    created: r.created ? new Date(r.created) : null,
+    etag: r.etag ?? undefined,
+    mimeType: r.mime_type ?? undefined,
+  };
+}
+
+export class EntriesTable {
+  constructor(private readonly db: Db) {}
+
+  /** Replaces the cached children of `parent` with `entries`, in one transaction. */
+  replaceListing(accountId: number, parent: string, entries: Entry[]): void {
+    const seen = nowIso();
+    const del = this.db.prepare('DELETE FROM entries WHERE account_id = ? AND parent = ?');
+    const ins = this.insertStatement();
+    const mark = this.db.prepare(
+      'INSERT INTO folder_listings (account_id, path, listed_at) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET listed_at = excluded.listed_at',
+    );
+    this.db.transaction(() => {
+      del.run(accountId, parent);
+      for (const e of entries) ins.run(toParams(accountId, parent, e, seen));
+      mark.run(accountId, parent, seen);
+    })();
+  }
+
+  upsert(accountId: number, parent: string, entry: Entry): void {
+    this.insertStatement().run(toParams(accountId, parent, entry, nowIso()));
+  }
+
+  /** Forgets an entry and, for a folder, everything below it. */
+  forget(accountId: number, path: string): void {
+    const below = path === '/' ? '/%' : `${escapeLike(path)}/%`;
+    this.db.transaction(() => {
+      this.db.prepare("DELETE FROM entries WHERE account_id = ? AND (path = ? OR path LIKE ? ESCAPE '\\')").run(accountId, path, below);
+      this.db.prepare("DELETE FROM folder_listings WHERE account_id = ? AND (path = ? OR path LIKE ? ESCAPE '\\')").run(accountId, path, below);
+    })();
+  }
+
+  /** The cached listing, or undefined when the folder was never listed. */
+  listing(accountId: number, parent: string): { entries: Entry[]; listedAt: string } | undefined {
+    const mark = this.db.prepare('SELECT listed_at FROM folder_listings WHERE account_id = ? AND path = ?').get(accountId, parent) as
+      | { listed_at: string }
+      | undefined;
+    if (!mark) return undefined;
+    const rows = this.db.prepare('SELECT * FROM entries WHERE account_id = ? AND parent = ? ORDER BY name').all(accountId, parent) as EntryRow[];
+    return { entries: rows.map(rowToEntry), listedAt: mark.listed_at };
+  }
+
+  /** Files modified after `after`, newest first (the `recent` endpoint). */
+  recent(accountId: number, after: string | null, limit: number, offset: number): { rows: Entry[]; total: number } {
+    const cond = `account_id = ? AND kind = 'file' AND modified IS NOT NULL${after ? ' AND modified > ?' : ''}`;
+    const params: unknown[] = after ? [accountId, after] : [accountId];
+    const total = (this.db.prepare(`SELECT count(*) AS n FROM entries WHERE ${cond}`).get(...params) as { n: number }).n;
+    const rows = this.db.prepare(`SELECT * FROM entries WHERE ${cond} ORDER BY modified DESC LIMIT ? OFFSET ?`).all(...params, limit, offset) as EntryRow[];
+    return { rows: rows.map(rowToEntry), total };
+  }
+
+  private insertStatement() {
+    return this.db.prepare(
+      `INSERT INTO entries (account_id, path, parent, name, kind, size, modified, created, etag, mime_type, seen_at)
+       VALUES (@account_id, @path, @parent, @name, @kind, @size, @modified, @created, @etag, @mime_type, @seen_at)
+       ON CONFLICT (account_id, path) DO UPDATE SET parent = excluded.parent, name = excluded.name, kind = excluded.kind,
+         size = excluded.size, modified = excluded.modified, created = excluded.created, etag = excluded.etag,
+         mime_type = excluded.mime_type, seen_at = excluded.seen_at`,
+    );
+  }
+}
+
+function toParams(accountId: number, parent: string, e: Entry, seen: string) {
+  return {
+    account_id: accountId,
+    path: e.path,
+    parent,
+    name: e.name,
+    kind: e.kind,
+    size: e.size,
+    modified: e.modified?.toISOString() ?? null,
+    created: e.created?.toISOString() ?? null,
+    etag: e.etag ?? null,
+    mime_type: e.mimeType ?? null,
+    seen_at: seen,
+  };
+}
+
+const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);

@@ -1,0 +1,49 @@
+/**
+ * The connector registry. Each backend is one folder exporting a `ConnectorDefinition`; `all.ts`
+ * registers them, one line each. Nothing else in Tributary names a concrete backend.
+ */
+import { z } from 'zod';
+import { ServiceError } from '../errors';
+import type { ConnectorDefinition, ConnectorKinds } from './types';
+
+const definitions = new Map<string, ConnectorDefinition>();
+
+export function defineConnector<K extends keyof ConnectorKinds, O>(definition: ConnectorDefinition<K, O>): ConnectorDefinition<K, O> {
+  return definition;
+}
+
+export function register(...defs: ConnectorDefinition<any, any>[]): void {
+  for (const def of defs) {
+    if (definitions.has(def.id)) throw new Error(`Connector "${def.id}" registered twice`);
+    definitions.set(def.id, def);
+  }
+}
+
+export function connectorDefinition(id: string): ConnectorDefinition {
+  const def = definitions.get(id);
+  if (!def) throw new ServiceError('invalid_parameters', `Unknown service "${id}".`);
+  return def;
+}
+
+export function allConnectors(): ConnectorDefinition[] {
+  return [...definitions.values()];
+}
+
+/** Validates options against a connector's schema, with a readable invalid_parameters message. */
+export function parseOptions(def: ConnectorDefinition, input: unknown): unknown {
+  const result = def.options.safeParse(input);
+  if (!result.success) {
+    const first = result.error.issues[0];
+    const where = first?.path.length ? `${first.path.join('.')}: ` : '';
+    throw new ServiceError('invalid_parameters', `Invalid ${def.name} settings: ${where}${first?.message ?? 'invalid value'}.`);
+  }
+  return result.data;
+}
+
+/** Names of the option fields marked `secret` (passwords, keys); never sent to the renderer. */
+export function secretFields(def: ConnectorDefinition): string[] {
+  const shape = (def.options as unknown as z.ZodObject).shape ?? {};
+  return Object.entries(shape)
+    .filter(([, field]) => (z.globalRegistry.get(field as z.ZodType) as { secret?: boolean } | undefined)?.secret)
+    .map(([key]) => key);
+}

@@ -1,0 +1,182 @@
+/**
+ * The connector contract, rclone's way: a small mandatory core every backend implements
+ * (stat, list, read, write, mkdir, remove) and a read-only `features` object whose optional
+ * functions exist only where the backend can really do them. Callers narrow with
+ * `if (c.features.move)`; the storage service falls back (copy+remove, plain write) when a
+ * feature is absent.
+ *
+ * Every storage backend here is path-addressed: an entry's upstream id is its absolute POSIX
+ * path inside the account ('/' is the account root). Connectors throw `ServiceError` with the
+ * documented codes (not_found, naming_conflict, folder_not_empty, upstream_auth_failed,
+ * service_not_available, ...), never raw library errors.
+ */
+import type { Readable } from 'node:stream';
+import type { z } from 'zod';
+
+export type HashType = 'md5' | 'sha1' | 'sha256';
+
+export interface Entry {
+  /** Upstream id: absolute path inside the account, '/' for the root, no trailing slash. */
+  path: string;
+  name: string;
+  kind: 'file' | 'folder';
+  /** Bytes; null when unknown (and for folders). */
+  size: number | null;
+  modified: Date | null;
+  created: Date | null;
+  mimeType?: string;
+  /** Opaque change tag (WebDAV/S3 ETag, mtime+size elsewhere); used for cache and change detection. */
+  etag?: string;
+  hashes?: Partial<Record<HashType, string>>;
+  /** Raw upstream data, served as `raw` (v0), `raw.object` (v1+). */
+  raw?: Record<string, unknown>;
+}
+
+export interface ReadOptions {
+  /** Byte range, inclusive start and inclusive end (HTTP Range semantics). */
+  start?: number;
+  end?: number;
+  signal?: AbortSignal;
+}
+
+export interface WriteOptions {
+  /** Exact byte count when known; backends that need it up front (S3 PUT) require it. */
+  size?: number;
+  mimeType?: string;
+  modified?: Date;
+  signal?: AbortSignal;
+}
+
+export interface Quota {
+  used: number | null;
+  total: number | null;
+}
+
+export interface StorageConnector {
+  readonly features: StorageFeatures;
+  /** Metadata of one entry; not_found when absent. */
+  stat(path: string): Promise<Entry>;
+  /** Direct children of a folder; not_found when absent, invalid_parent_folder when a file. */
+  list(path: string): Promise<Entry[]>;
+  read(path: string, options?: ReadOptions): Promise<Readable>;
+  /**
+   * Creates or overwrites the file at `path` with the streamed body. The parent folder exists
+   * (the service checks). Name-conflict policy is the service's job, not the connector's.
+   */
+  write(path: string, body: Readable, options?: WriteOptions): Promise<Entry>;
+  /** Creates one folder whose parent exists; naming_conflict when the name is taken. */
+  mkdir(path: string): Promise<Entry>;
+  /** Permanent removal; a non-empty folder needs `recursive`, else folder_not_empty. */
+  remove(path: string, options: { recursive: boolean }): Promise<void>;
+  /** Releases sockets, pools and watchers. */
+  close(): Promise<void>;
+}
+
+export interface TrashFeature {
+  /** Moves the entry to the backend's own trash (restorable by the user outside Tributary). */
+  put(path: string): Promise<void>;
+  /** Entries currently in the trash, served as the special folder `trash`. */
+  list(): Promise<Entry[]>;
+}
+
+/** A change seen by a backend's own push mechanism (file system events, IMAP IDLE, ...). */
+export interface RawChange {
+  type: 'add' | 'update' | 'delete' | 'rename' | 'move';
+  path: string;
+  previousPath?: string;
+  kind: 'file' | 'folder';
+  entry?: Entry;
+}
+
+export interface Watcher {
+  close(): Promise<void>;
+}
+
+/** A part confirmed by the backend; JSON-serializable so that it survives a restart. */
+export interface PartReceipt {
+  partNumber: number;
+  size: number;
+  etag?: string;
+}
+
+/**
+ * Native multipart upload (S3 UploadPart, Azure stage block, offset writes). `state` is
+ * JSON-serializable and persisted, so `resumeChunkWriter` can continue after a crash.
+ */
+export interface ChunkWriter {
+  readonly partSize: number;
+  readonly parallel: boolean;
+  readonly state: Record<string, unknown>;
+  writePart(partNumber: number, body: Buffer, signal?: AbortSignal): Promise<PartReceipt>;
+  complete(parts: PartReceipt[]): Promise<Entry>;
+  abort(): Promise<void>;
+}
+
+export interface StorageFeatures {
+  caseSensitive: boolean;
+  hashes: HashType[];
+  /** Precision of stored modification times in ms; null when the backend keeps none. */
+  modTimePrecisionMs: number | null;
+  /** A failed or interrupted write never leaves a partial file visible under the final name. */
+  atomicWrites: boolean;
+  /** Server-side rename/move; `to` does not exist yet. */
+  move?(from: string, to: string): Promise<Entry>;
+  /** Server-side copy; `to` does not exist yet. */
+  copy?(from: string, to: string): Promise<Entry>;
+  trash?: TrashFeature;
+  quota?(): Promise<Quota>;
+  openChunkWriter?(path: string, plan: { size: number; partSize: number }): Promise<ChunkWriter>;
+  resumeChunkWriter?(path: string, state: Record<string, unknown>): Promise<ChunkWriter>;
+  /** Preferred multipart part size for a file of `size` bytes (≤ 10,000 parts). */
+  partSizeFor?(size: number): number;
+  /** Push notifications of changes below the root; absent where only polling works. */
+  watch?(onChanges: (changes: RawChange[]) => void, onError: (e: Error) => void): Promise<Watcher>;
+  /** A presigned URL a third party can PUT the file to (object stores). */
+  uploadUrl?(path: string, options: { expiresIn: number; useHttp: boolean }): Promise<{ method: string; url: string }>;
+}
+
+/**
+ * The body of an account import (spec 1, "Import an account"), which each connector maps to its
+ * own options: `account`, `token`, `token_secret` and per-service extra parameters.
+ */
+export type ImportBody = Record<string, unknown> & {
+  account?: unknown;
+  token?: unknown;
+  token_secret?: unknown;
+};
+
+/** Per-kind connector instances; other kinds (mail) extend this by declaration merging. */
+export interface ConnectorKinds {
+  storage: StorageConnector;
+}
+
+export interface ConnectorContext {
+  /** Tributary's data directory; a connector may keep private state below `dataDir/connectors`. */
+  dataDir: string;
+  accountId: number;
+}
+
+export interface ConnectorDefinition<K extends keyof ConnectorKinds = keyof ConnectorKinds, O = any> {
+  /** Service identifier (`service` in the API): lowercase, stable. */
+  id: string;
+  /** Displayable service name (`service_name`). */
+  name: string;
+  kind: K;
+  /** Service group of spec 1 (file_store, object_store) or our own (local, email). */
+  group: 'file_store' | 'object_store' | 'local' | 'email' | 'reference';
+  /**
+   * Options, as a zod object. Its fields' `.meta({ title, description, secret, placeholder })`
+   * drive the "connect account" form; `secret` fields are never sent back to the renderer.
+   */
+  options: z.ZodType<O>;
+  /** Maps an import body (spec 1) to options; the result is then validated by `options`. */
+  fromImport(body: ImportBody): unknown;
+  /** The `account` display string for a new account (usually user@host). */
+  describe(options: O): string;
+  create(options: O, context: ConnectorContext): ConnectorKinds[K];
+  /**
+   * Proves a new instance can reach its server with its credentials ("test connection", and
+   * every import). Storage connectors default to listing the root.
+   */
+  verify?(instance: ConnectorKinds[K]): Promise<void>;
+}

@@ -1,0 +1,152 @@
+/**
+ * The one typed contract between the renderer and the main process: every procedure
+ * (`domain.verb`) with its zod input and output, and every pushed event (`domain.pastTense`).
+ * Served over Electron IPC and over the headless WebSocket; implemented by services/handlers.ts
+ * (the compiler checks it is complete). zod only: no node:, no electron.
+ */
+import { z } from 'zod';
+
+const iso = z.string();
+const id = z.string().min(1).max(8192);
+const accountId = z.number().int().positive();
+
+export const Account = z.object({
+  id: accountId,
+  service: z.string(),
+  serviceName: z.string(),
+  account: z.string(),
+  active: z.boolean(),
+  disableReason: z.string().nullable(),
+  admin: z.boolean(),
+  isDefault: z.boolean(),
+  userId: z.string().nullable(),
+  tokenExpiry: iso.nullable(),
+  refreshTokenExpiry: iso.nullable(),
+  created: iso,
+  modified: iso,
+  /** Non-secret connection settings (host, path, ...), for display and editing. */
+  settings: z.record(z.string(), z.unknown()),
+});
+export type Account = z.infer<typeof Account>;
+
+export const Ref = z.object({ id: z.string(), name: z.string() });
+
+export const Resource = z.object({
+  id: z.string(),
+  name: z.string(),
+  kind: z.enum(['file', 'folder']),
+  account: accountId,
+  size: z.number().nullable(),
+  created: iso.nullable(),
+  modified: iso.nullable(),
+  parent: Ref.nullable(),
+  ancestors: z.array(Ref).nullable(),
+  path: z.string().nullable(),
+  mimeType: z.string().nullable(),
+  downloadable: z.boolean(),
+  canCreateFolders: z.boolean(),
+  canUploadFiles: z.boolean(),
+  canListRecursively: z.boolean(),
+  rawId: z.string(),
+  raw: z.record(z.string(), z.unknown()),
+});
+export type Resource = z.infer<typeof Resource>;
+
+export const FolderPage = z.object({
+  folder: Resource,
+  items: z.array(Resource),
+  page: z.number().int(),
+  pageSize: z.number().int(),
+  total: z.number().int(),
+  hasNext: z.boolean(),
+});
+export type FolderPage = z.infer<typeof FolderPage>;
+
+export const ConnectorInfo = z.object({
+  id: z.string(),
+  name: z.string(),
+  group: z.string(),
+  kind: z.string(),
+  /** JSON Schema of the connector's options: the "connect account" form is generated from it. */
+  form: z.record(z.string(), z.unknown()),
+});
+export type ConnectorInfo = z.infer<typeof ConnectorInfo>;
+
+export const Transfer = z.object({
+  id: z.string(),
+  direction: z.enum(['upload', 'download', 'copy', 'move']),
+  name: z.string(),
+  account: accountId,
+  /** Destination folder id (uploads, copies) or the file id (downloads). */
+  target: z.string(),
+  bytesDone: z.number(),
+  bytesTotal: z.number().nullable(),
+  state: z.enum(['queued', 'running', 'paused', 'done', 'failed', 'cancelled']),
+  error: z.string().nullable(),
+  startedAt: iso,
+  finishedAt: iso.nullable(),
+});
+export type Transfer = z.infer<typeof Transfer>;
+
+const conflict = z.enum(['rename', 'overwrite', 'fail']);
+const locate = { account: accountId, id };
+
+export const procedures = {
+  'app.info': { input: z.object({}), output: z.object({ version: z.string(), mode: z.enum(['electron', 'headless']), dataDir: z.string(), apiUrl: z.string().nullable() }) },
+  'connectors.list': { input: z.object({}), output: z.array(ConnectorInfo) },
+  'accounts.list': { input: z.object({}), output: z.array(Account) },
+  'accounts.test': { input: z.object({ service: z.string(), options: z.record(z.string(), z.unknown()) }), output: z.object({ ok: z.literal(true) }) },
+  'accounts.connect': {
+    input: z.object({ service: z.string(), options: z.record(z.string(), z.unknown()), account: z.string().max(500).optional() }),
+    output: Account,
+  },
+  'accounts.update': { input: z.object({ id: accountId, account: z.string().min(1).max(500).optional(), active: z.boolean().optional() }), output: Account },
+  'accounts.delete': { input: z.object({ id: accountId }), output: z.object({}) },
+  'accounts.quota': { input: z.object({ id: accountId }), output: z.object({ used: z.number().nullable(), total: z.number().nullable() }).nullable() },
+  'files.list': {
+    input: z.object({ account: accountId, folder: id, page: z.number().int().positive().default(1), pageSize: z.number().int().min(1).max(100000).default(1000) }),
+    output: FolderPage,
+  },
+  'files.get': { input: z.object(locate), output: Resource },
+  'files.mkdir': { input: z.object({ account: accountId, parent: id, name: z.string() }), output: Resource },
+  'files.rename': { input: z.object({ ...locate, name: z.string() }), output: Resource },
+  'files.move': { input: z.object({ ...locate, toAccount: accountId.optional(), parent: id, name: z.string().optional() }), output: Resource },
+  'files.copy': { input: z.object({ ...locate, toAccount: accountId.optional(), parent: id, name: z.string().optional() }), output: Resource },
+  'files.delete': { input: z.object({ ...locate, permanent: z.boolean().default(false), recursive: z.boolean().default(false) }), output: z.object({}) },
+  'files.search': { input: z.object({ account: accountId, q: z.string().min(1).max(1000) }), output: z.array(Resource) },
+  /** Electron only: upload files the user dropped from the desktop, by their local paths. */
+  'files.uploadPaths': {
+    input: z.object({ account: accountId, parent: id, paths: z.array(z.string()).min(1), conflict: conflict.default('rename') }),
+    output: z.array(z.string()),
+  },
+  /** Electron only: save a file to a local path chosen by the user (a save dialog when omitted). */
+  'files.download': { input: z.object({ ...locate, to: z.string().optional() }), output: z.object({ path: z.string().nullable() }) },
+  'transfers.list': { input: z.object({}), output: z.array(Transfer) },
+  'transfers.cancel': { input: z.object({ id: z.string() }), output: z.object({}) },
+  'transfers.clearFinished': { input: z.object({}), output: z.object({}) },
+} as const;
+
+export const events = {
+  'accounts.changed': z.object({}),
+  'files.changed': z.object({ account: accountId, folder: z.string() }),
+  'transfers.updated': Transfer,
+} as const;
+
+export type Procedures = typeof procedures;
+export type ProcedureName = keyof Procedures;
+export type ProcedureInput<P extends ProcedureName> = z.input<Procedures[P]['input']>;
+export type ProcedureOutput<P extends ProcedureName> = z.output<Procedures[P]['output']>;
+export type EventName = keyof typeof events;
+export type EventPayload<E extends EventName> = z.output<(typeof events)[E]>;
+
+/** What every transport returns for a call. */
+export type RpcResult<T> = { ok: true; value: T } | { ok: false; error: { code: string; message: string; status: number } };
+
+/** The implementation side: one async function per procedure, taking parsed input. */
+export type Handlers = { [P in ProcedureName]: (input: z.output<Procedures[P]['input']>) => Promise<ProcedureOutput<P>> };
+
+/** Wire shapes of the WebSocket transport (the IPC transport uses the same bodies). */
+export const WsClientMessage = z.object({ type: z.literal('call'), id: z.number(), procedure: z.string(), input: z.unknown() });
+export type WsServerMessage =
+  | { type: 'result'; id: number; result: RpcResult<unknown> }
+  | { type: 'event'; name: EventName; payload: unknown };

@@ -1,0 +1,382 @@
+/**
+ * The storage service: spec 1's file and folder semantics over any StorageConnector.
+ * Ids in and out are encrypted resource ids (ids/); paths never leave the main process except
+ * as the human-readable `path`. Every mutation refreshes the listing cache and publishes
+ * `files.changed` for the folders it touched.
+ */
+import { randomBytes } from 'node:crypto';
+import { PassThrough, Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { lookup as mimeLookup } from 'mime-types';
+import { EntriesTable } from '../cache/queries/entries';
+import type { Db } from '../cache/db';
+import { baseName, checkName, isInside, joinPath, numberedName, parentOf, ROOT, ancestorsOf } from '../connectors/shared/paths';
+import type { Entry, StorageConnector } from '../connectors/types';
+import type { FolderPage, Resource } from '../contract';
+import { ServiceError } from '../errors';
+import { isSpecialId, type IdCodec } from '../ids';
+import type { AccountsService } from './accounts';
+import type { EventBus } from './events';
+
+export type ConflictMode = 'rename' | 'overwrite' | 'fail';
+
+/** Where a resource lives: its account, live connector and upstream path. */
+export interface Location {
+  account: number;
+  connector: StorageConnector;
+  path: string;
+  /** Set when the id was the reserved `trash`. */
+  trash?: boolean;
+}
+
+const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
+/** A second-page request reuses the cached snapshot of page one for this long. */
+const SNAPSHOT_MS = 5 * 60_000;
+const MAX_RENAME_ATTEMPTS = 10_000;
+
+export class StorageService {
+  readonly entries: EntriesTable;
+
+  constructor(
+    db: Db,
+    private readonly accounts: AccountsService,
+    private readonly ids: IdCodec,
+    private readonly events: EventBus,
+  ) {
+    this.entries = new EntriesTable(db);
+  }
+
+  // ---- ids and locations -------------------------------------------------------------------
+
+  async locate(accountId: number, id: string): Promise<Location> {
+    const connector = await this.accounts.storage(accountId);
+    if (id === 'root') return { account: accountId, connector, path: ROOT };
+    if (id === 'trash') {
+      if (!connector.features.trash) throw new ServiceError('not_found', 'This account has no trash.');
+      return { account: accountId, connector, path: ROOT, trash: true };
+    }
+    if (isSpecialId(id)) throw new ServiceError('not_found', `"${id}" is not available for this account.`);
+    return { account: accountId, connector, path: this.ids.decode(accountId, id) };
+  }
+
+  idOf(accountId: number, path: string): string {
+    return path === ROOT ? 'root' : this.ids.encode(accountId, path);
+  }
+
+  /** Converts an upstream id (a path here) into ours (spec 1, Convert a raw id). */
+  async convertId(accountId: number, rawId: string, type: 'file' | 'folder', withMetadata: boolean): Promise<{ id: string; resource?: Resource }> {
+    if (typeof rawId !== 'string' || rawId.length === 0) throw new ServiceError('invalid_parameters', '`raw_id` is required.');
+    const path = rawId.startsWith('/') ? rawId.replace(/\/+$/, '') || ROOT : `/${rawId.replace(/\/+$/, '')}`;
+    const id = this.idOf(accountId, path);
+    if (!withMetadata) return { id };
+    const resource = await this.get(accountId, id);
+    if (resource.kind !== type) throw new ServiceError('not_found', `No ${type} has this raw id.`);
+    return { id, resource };
+  }
+
+  toResource(accountId: number, e: Entry, options: { ancestors?: boolean } = {}): Resource {
+    const isRoot = e.path === ROOT;
+    const parentPath = parentOf(e.path);
+    return {
+      id: this.idOf(accountId, e.path),
+      name: isRoot ? '' : e.name,
+      kind: e.kind,
+      account: accountId,
+      size: e.kind === 'file' ? e.size : null,
+      created: e.created?.toISOString() ?? null,
+      modified: e.modified?.toISOString() ?? null,
+      parent: isRoot ? null : { id: this.idOf(accountId, parentPath), name: baseName(parentPath) },
+      ancestors: options.ancestors ? ancestorsOf(e.path).map((p) => ({ id: this.idOf(accountId, p), name: baseName(p) })) : null,
+      path: e.path,
+      mimeType: e.kind === 'file' ? e.mimeType || mimeLookup(e.name) || 'application/octet-stream' : null,
+      downloadable: e.kind === 'file',
+      canCreateFolders: e.kind === 'folder',
+      canUploadFiles: e.kind === 'folder',
+      canListRecursively: e.kind === 'folder',
+      rawId: e.path,
+      raw: e.raw ?? {},
+    };
+  }
+
+  private trashFolder(accountId: number): Resource {
+    return {
+      ...this.toResource(accountId, { path: ROOT, name: 'Trash', kind: 'folder', size: null, modified: null, created: null }),
+      id: 'trash',
+      name: 'Trash',
+      canCreateFolders: false,
+      canUploadFiles: false,
+    };
+  }
+
+  // ---- reads -------------------------------------------------------------------------------
+
+  async get(accountId: number, id: string): Promise<Resource> {
+    const loc = await this.locate(accountId, id);
+    if (loc.trash) return this.trashFolder(accountId);
+    return this.toResource(accountId, await loc.connector.stat(loc.path), { ancestors: true });
+  }
+
+  /**
+   * One page of a folder's children, folders first then by name. Page 1 lists upstream and
+   * refreshes the cache; later pages read the same snapshot so paging is consistent and cheap
+   * even for 100,000-entry folders.
+   */
+  async list(accountId: number, folderId: string, page = 1, pageSize = 1000): Promise<FolderPage> {
+    if (!Number.isInteger(page) || page < 1) throw new ServiceError('invalid_parameters', '`page` must be a whole number greater than 0.');
+    if (!Number.isInteger(pageSize) || pageSize < 1) throw new ServiceError('invalid_parameters', '`page_size` must be a whole number greater than 0.');
+    const loc = await this.locate(accountId, folderId);
+    let folder: Resource;
+    let children: Entry[];
+    if (loc.trash) {
+      folder = this.trashFolder(accountId);
+      children = await loc.connector.features.trash!.list();
+    } else {
+      const cached = page > 1 ? this.entries.listing(accountId, loc.path) : undefined;
+      if (cached && Date.now() - Date.parse(cached.listedAt) < SNAPSHOT_MS) {
+        children = cached.entries;
+      } else {
+        children = await loc.connector.list(loc.path);
+        this.entries.replaceListing(accountId, loc.path, children);
+      }
+      const self = loc.path === ROOT ? rootEntry() : await loc.connector.stat(loc.path);
+      folder = this.toResource(accountId, self, { ancestors: true });
+    }
+    children.sort((a, b) => (a.kind === b.kind ? collator.compare(a.name, b.name) : a.kind === 'folder' ? -1 : 1));
+    const start = (page - 1) * pageSize;
+    const items = children.slice(start, start + pageSize).map((e) => {
+      const r = this.toResource(accountId, e);
+      return loc.trash ? { ...r, id: r.id, parent: { id: 'trash', name: 'Trash' } } : r;
+    });
+    return { folder, items, page, pageSize, total: children.length, hasNext: start + pageSize < children.length };
+  }
+
+  async download(accountId: number, fileId: string, range?: { start?: number; end?: number }): Promise<{ resource: Resource; stream: Readable }> {
+    const loc = await this.locate(accountId, fileId);
+    const entry = loc.trash ? undefined : await loc.connector.stat(loc.path);
+    if (!entry || entry.kind !== 'file') throw new ServiceError('invalid_parameters', 'Only files can be downloaded.');
+    const stream = await loc.connector.read(loc.path, range);
+    return { resource: this.toResource(accountId, entry), stream };
+  }
+
+  /**
+   * Case-insensitive name search within one account: a breadth-first walk from the root
+   * (bounded), filling the listing cache as it goes.
+   */
+  async search(accountId: number, q: string, limits = { maxResults: 1000, maxFolders: 5000, maxMs: 30_000 }): Promise<Resource[]> {
+    const needle = q.trim().toLocaleLowerCase();
+    if (!needle) throw new ServiceError('invalid_parameters', '`q` is required.');
+    const connector = await this.accounts.storage(accountId);
+    const results: Resource[] = [];
+    const queue = [ROOT];
+    const deadline = Date.now() + limits.maxMs;
+    for (let visited = 0; queue.length && visited < limits.maxFolders && Date.now() < deadline; visited++) {
+      const folder = queue.shift()!;
+      const children = await connector.list(folder).catch(() => [] as Entry[]);
+      this.entries.replaceListing(accountId, folder, children);
+      for (const e of children) {
+        if (e.name.toLocaleLowerCase().includes(needle)) results.push(this.toResource(accountId, e));
+        if (e.kind === 'folder') queue.push(e.path);
+        if (results.length >= limits.maxResults) return results;
+      }
+    }
+    return results;
+  }
+
+  // ---- writes ------------------------------------------------------------------------------
+
+  private async requireFolder(loc: Location): Promise<void> {
+    if (loc.trash) throw new ServiceError('invalid_parent_folder', 'Nothing can be created in the trash.');
+    const e = loc.path === ROOT ? rootEntry() : await loc.connector.stat(loc.path);
+    if (e.kind !== 'folder') throw new ServiceError('invalid_parent_folder', 'The parent is not a folder.');
+  }
+
+  private forbidReserved(id: string, verb: string): void {
+    if (id === 'root' || id === 'trash') throw new ServiceError('forbidden', `The ${id} folder cannot be ${verb}.`);
+  }
+
+  /**
+   * The name to write `name` under in `folder`, by conflict mode: the name itself when free or
+   * when overwriting a file, "name (n).ext" when renaming, naming_conflict when failing.
+   */
+  private async chooseName(accountId: number, c: StorageConnector, folder: string, name: string, mode: ConflictMode): Promise<{ name: string; replaces?: Entry }> {
+    const siblings = await c.list(folder);
+    const key = (n: string) => (c.features.caseSensitive ? n : n.toLocaleLowerCase());
+    const byName = new Map(siblings.map((e) => [key(e.name), e]));
+    const existing = byName.get(key(name));
+    if (!existing) return { name };
+    if (mode === 'overwrite' && existing.kind === 'file') return { name, replaces: existing };
+    if (mode !== 'rename') {
+      throw new ServiceError('naming_conflict', `"${name}" already exists in this folder.`, { conflictingResourceId: this.idOf(accountId, existing.path) });
+    }
+    for (let n = 1; n < MAX_RENAME_ATTEMPTS; n++) {
+      const candidate = numberedName(name, n);
+      if (!byName.has(key(candidate))) return { name: candidate };
+    }
+    throw new ServiceError('naming_conflict', `No free name was found for "${name}".`);
+  }
+
+  /**
+   * Writes so that a failure never leaves a partial file under the final name: backends that
+   * cannot promise that get a hidden temporary name and a rename once every byte is in.
+   */
+  private async writeSafely(c: StorageConnector, path: string, body: Readable, opts: { size?: number; replaces?: Entry }): Promise<Entry> {
+    if (c.features.atomicWrites || !c.features.move) return c.write(path, body, { size: opts.size, mimeType: mimeLookup(baseName(path)) || undefined });
+    const temp = joinPath(parentOf(path), `.tributary-${randomBytes(6).toString('hex')}.part`);
+    try {
+      await c.write(temp, body, { size: opts.size });
+    } catch (e) {
+      await c.remove(temp, { recursive: false }).catch(() => {});
+      throw e;
+    }
+    if (opts.replaces) await c.remove(path, { recursive: false });
+    return c.features.move(temp, path);
+  }
+
+  async mkdir(accountId: number, parentId: string, rawName: string, options: { conflictIfExists?: boolean } = {}): Promise<Resource> {
+    const name = checkName(rawName);
+    const parent = await this.locate(accountId, parentId);
+    await this.requireFolder(parent);
+    const path = joinPath(parent.path, name);
+    const existing = await parent.connector.stat(path).catch((e) => (e instanceof ServiceError && e.code === 'not_found' ? undefined : Promise.reject(e)));
+    if (existing) {
+      if (existing.kind === 'folder' && !options.conflictIfExists) return this.toResource(accountId, existing);
+      throw new ServiceError('naming_conflict', `"${name}" already exists in this folder.`, { conflictingResourceId: this.idOf(accountId, existing.path) });
+    }
+    const entry = await parent.connector.mkdir(path);
+    this.touched(accountId, parent.path, entry);
+    return this.toResource(accountId, entry);
+  }
+
+  async upload(
+    accountId: number,
+    parentId: string,
+    rawName: string,
+    body: Readable,
+    options: { conflict?: ConflictMode; size?: number } = {},
+  ): Promise<Resource> {
+    const name = checkName(rawName);
+    const parent = await this.locate(accountId, parentId);
+    await this.requireFolder(parent);
+    const chosen = await this.chooseName(accountId, parent.connector, parent.path, name, options.conflict ?? 'rename');
+    const entry = await this.writeSafely(parent.connector, joinPath(parent.path, chosen.name), body, { size: options.size, replaces: chosen.replaces });
+    this.touched(accountId, parent.path, entry);
+    return this.toResource(accountId, entry);
+  }
+
+  /** Replaces the content of an existing file (spec 1, Replace content). */
+  async replace(accountId: number, fileId: string, body: Readable, options: { size?: number } = {}): Promise<Resource> {
+    this.forbidReserved(fileId, 'overwritten');
+    const loc = await this.locate(accountId, fileId);
+    const existing = await loc.connector.stat(loc.path);
+    if (existing.kind !== 'file') throw new ServiceError('invalid_parameters', 'Only a file\'s content can be replaced.');
+    const entry = await this.writeSafely(loc.connector, loc.path, body, { size: options.size, replaces: existing });
+    this.touched(accountId, parentOf(loc.path), entry);
+    return this.toResource(accountId, entry);
+  }
+
+  /**
+   * Rename and/or move, within one account or across accounts (streamed: copy then delete the
+   * source, only after the copy completed). Name conflicts at the destination yield "name (n)".
+   */
+  async move(accountId: number, id: string, to: { parentId?: string; name?: string; account?: number }): Promise<Resource> {
+    this.forbidReserved(id, to.parentId ? 'moved' : 'renamed');
+    const src = await this.locate(accountId, id);
+    if (src.trash) throw new ServiceError('forbidden', 'The trash folder cannot be moved.');
+    const entry = await src.connector.stat(src.path);
+    const destAccount = to.account ?? accountId;
+    if (to.account !== undefined && to.parentId === undefined) throw new ServiceError('invalid_parameters', '`parent_id` is required when `account` is given.');
+    const dest = to.parentId !== undefined ? await this.locate(destAccount, to.parentId) : { ...src, path: parentOf(src.path) };
+    await this.requireFolder(dest);
+    const name = to.name !== undefined ? checkName(to.name) : entry.name;
+    const sameAccount = destAccount === accountId;
+    if (sameAccount && joinPath(dest.path, name) === src.path) return this.toResource(accountId, entry);
+    if (sameAccount && entry.kind === 'folder' && (dest.path === src.path || isInside(dest.path, src.path))) {
+      throw new ServiceError('invalid_parameters', 'A folder cannot be moved into itself.');
+    }
+    const chosen = await this.chooseName(destAccount, dest.connector, dest.path, name, sameAccount && isCaseOnlyRename(src.path, dest.path, name) ? 'overwrite' : 'rename');
+    const target = joinPath(dest.path, chosen.name);
+    let moved: Entry;
+    if (sameAccount && src.connector.features.move) {
+      moved = await src.connector.features.move(src.path, target);
+    } else {
+      moved = await this.copyTree(src.connector, entry, dest.connector, target);
+      await src.connector.remove(src.path, { recursive: true });
+    }
+    this.entries.forget(accountId, src.path);
+    this.touched(accountId, parentOf(src.path));
+    this.touched(destAccount, dest.path, moved);
+    return this.toResource(destAccount, moved);
+  }
+
+  async copy(accountId: number, id: string, to: { parentId: string; name?: string; account?: number }): Promise<Resource> {
+    if (id === 'trash') throw new ServiceError('forbidden', 'The trash folder cannot be copied.');
+    const src = await this.locate(accountId, id);
+    const entry = src.path === ROOT ? rootEntry() : await src.connector.stat(src.path);
+    const destAccount = to.account ?? accountId;
+    const dest = await this.locate(destAccount, to.parentId);
+    await this.requireFolder(dest);
+    if (destAccount === accountId && entry.kind === 'folder' && (dest.path === src.path || isInside(dest.path, src.path))) {
+      throw new ServiceError('invalid_parameters', 'A folder cannot be copied into itself.');
+    }
+    const name = to.name !== undefined ? checkName(to.name) : entry.name || 'Root';
+    const chosen = await this.chooseName(destAccount, dest.connector, dest.path, name, 'rename');
+    const target = joinPath(dest.path, chosen.name);
+    const copied =
+      destAccount === accountId && src.connector.features.copy
+        ? await src.connector.features.copy(src.path, target)
+        : await this.copyTree(src.connector, entry, dest.connector, target);
+    this.touched(destAccount, dest.path, copied);
+    return this.toResource(destAccount, copied);
+  }
+
+  /** Streams a file or a whole folder tree from one connector into another. */
+  private async copyTree(from: StorageConnector, entry: Entry, to: StorageConnector, target: string): Promise<Entry> {
+    if (entry.kind === 'file') {
+      const source = await from.read(entry.path);
+      const pass = new PassThrough({ highWaterMark: 1 << 20 });
+      const [written] = await Promise.all([
+        this.writeSafely(to, target, pass, { size: entry.size ?? undefined }),
+        pipeline(source, pass),
+      ]);
+      return written;
+    }
+    const folder = await to.mkdir(target);
+    for (const child of await from.list(entry.path)) await this.copyTree(from, child, to, joinPath(target, child.name));
+    return folder;
+  }
+
+  /** Deletes to the trash when the backend has one (unless `permanent`), else permanently. */
+  async delete(accountId: number, id: string, options: { permanent?: boolean; recursive?: boolean } = {}): Promise<void> {
+    this.forbidReserved(id, 'deleted');
+    const loc = await this.locate(accountId, id);
+    const entry = await loc.connector.stat(loc.path);
+    if (entry.kind === 'folder' && !options.recursive && (await loc.connector.list(loc.path)).length > 0) {
+      throw new ServiceError('folder_not_empty', `The folder "${entry.name}" is not empty; delete it with recursive=true.`);
+    }
+    if (!options.permanent && loc.connector.features.trash) await loc.connector.features.trash.put(loc.path);
+    else await loc.connector.remove(loc.path, { recursive: true });
+    this.entries.forget(accountId, loc.path);
+    this.touched(accountId, parentOf(loc.path));
+  }
+
+  /** Files seen most recently modified (spec 1, Recent files), from the listing cache. */
+  recent(accountId: number, options: { after?: string; page: number; pageSize: number }): { total: number; items: Resource[] } {
+    this.accounts.row(accountId);
+    const { rows, total } = this.entries.recent(accountId, options.after ?? null, options.pageSize, (options.page - 1) * options.pageSize);
+    return { total, items: rows.map((e) => this.toResource(accountId, e)) };
+  }
+
+  private touched(accountId: number, folder: string, entry?: Entry): void {
+    if (entry) this.entries.upsert(accountId, parentOf(entry.path), entry);
+    this.events.emit('files.changed', { account: accountId, folder: this.idOf(accountId, folder) });
+  }
+}
+
+function rootEntry(): Entry {
+  return { path: ROOT, name: '', kind: 'folder', size: null, modified: null, created: null };
+}
+
+/** "a.txt" → "A.txt" in the same folder: on a case-insensitive backend the name is "taken" by itself. */
+function isCaseOnlyRename(srcPath: string, destFolder: string, name: string): boolean {
+  return parentOf(srcPath) === destFolder && baseName(srcPath).toLocaleLowerCase() === name.toLocaleLowerCase();
+}
