@@ -7,7 +7,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { openDb, type Db } from './cache/db';
 import { SettingsStore } from './cache/queries/settings';
-import './connectors/all';
+import { loadConnectors } from './connectors/all';
 import { IdCodec } from './ids';
 import { Keyring, type KeyWrapper } from './secrets';
 import { AccountsService } from './services/accounts';
@@ -36,6 +36,9 @@ export interface App {
 
 export async function createApp(options: AppOptions): Promise<App> {
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  for (const failure of await loadConnectors()) {
+    console.error(`Connector "${failure.folder}" could not be loaded and is unavailable:`, failure.error);
+  }
   const keyring = Keyring.open(options.dataDir, options.keyWrapper);
   const db = openDb(join(options.dataDir, 'tributary.db'));
   const events = new EventBus();

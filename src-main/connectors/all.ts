@@ -1,10 +1,32 @@
 /**
  * Registers every backend Tributary ships: each folder beside this file whose index.ts
  * default-exports a ConnectorDefinition. Adding a connector is adding its folder; nothing else
- * in Tributary names a concrete backend.
+ * in Tributary names a concrete backend. Loading is isolated per connector: one that fails to
+ * load (a broken native dependency, say) is reported and left out instead of taking every
+ * other account down with it; test/unit/connectors.test.ts fails on any such failure.
  */
 import { register } from './registry';
 import type { ConnectorDefinition } from './types';
 
-const modules = import.meta.glob<{ default: ConnectorDefinition }>('./*/index.ts', { eager: true });
-register(...Object.values(modules).map((m) => m.default));
+const loaders = import.meta.glob<{ default: ConnectorDefinition }>('./*/index.ts');
+
+export interface LoadFailure {
+  folder: string;
+  error: unknown;
+}
+
+let loading: Promise<LoadFailure[]> | undefined;
+
+export function loadConnectors(): Promise<LoadFailure[]> {
+  loading ??= (async () => {
+    const failures: LoadFailure[] = [];
+    const results = await Promise.allSettled(Object.entries(loaders).map(async ([file, load]) => ({ file, mod: await load() })));
+    for (const [i, r] of results.entries()) {
+      const folder = Object.keys(loaders)[i].split('/')[1];
+      if (r.status === 'rejected') failures.push({ folder, error: r.reason });
+      else register(r.value.mod.default);
+    }
+    return failures;
+  })();
+  return loading;
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env node
+// `npm start`: the desktop app where an Electron binary is installed, otherwise headless mode
+// with the same web UI (`npm run serve` always runs headless). Builds first when sources are
+// newer than the build.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+const headless = args[0] === '--headless';
+const passThrough = headless ? args.slice(1) : args;
+
+function newest(dir) {
+  let t = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    t = Math.max(t, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
+  }
+  return t;
+}
+
+function ensureBuilt() {
+  const built = join(root, 'out/main/serve.js');
+  const sources = Math.max(...['src-main', 'src-renderer', 'src-preload'].map((d) => newest(join(root, d))));
+  if (existsSync(built) && statSync(built).mtimeMs >= sources) return;
+  console.log('Building Tributary…');
+  const r = spawnSync(process.execPath, [join(root, 'node_modules/electron-vite/bin/electron-vite.js'), 'build'], { cwd: root, stdio: 'inherit' });
+  if (r.status !== 0) process.exit(r.status ?? 1);
+}
+
+function electronBinary() {
+  const pkg = join(root, 'node_modules/electron');
+  const pathFile = join(pkg, 'path.txt');
+  if (!existsSync(pathFile)) return null;
+  const bin = join(process.env.ELECTRON_OVERRIDE_DIST_PATH ?? join(pkg, 'dist'), readFileSync(pathFile, 'utf8').trim());
+  return existsSync(bin) ? bin : null;
+}
+
+ensureBuilt();
+const electron = headless ? null : electronBinary();
+const child = electron
+  ? spawn(electron, [root, ...passThrough], { stdio: 'inherit' })
+  : (headless || console.log('No Electron binary is installed here, so Tributary runs headless: open the URL below in your browser.'),
+    spawn(process.execPath, [join(root, 'out/main/serve.js'), ...passThrough], { stdio: 'inherit' }));
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
+child.on('exit', (code) => process.exit(code ?? 0));

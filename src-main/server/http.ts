@@ -1,0 +1,210 @@
+/**
+ * The local HTTP server of both modes: the web UI (static files, the contract over a
+ * WebSocket, upload and download endpoints for the browser), and whatever API plugins the
+ * composition root registers (the REST API). Bound to 127.0.0.1 by default; every request
+ * passes the Host guard first.
+ */
+import { existsSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import fastifyStatic from '@fastify/static';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { App } from '../app';
+import { WsClientMessage, type WsServerMessage } from '../contract';
+import { ServiceError, toServiceError } from '../errors';
+import { createHandlers, dispatch, type Platform } from '../services/handlers';
+import { allowedHosts, isAllowedHost, isSameOrigin, tokenMatches } from './guard';
+
+export interface HttpServerOptions {
+  host: string;
+  port: number;
+  /** Secret that the web UI presents (in its URL, then on every call). */
+  uiToken: string;
+  /** Folder of the built renderer (out/renderer); the UI is not served without it. */
+  rendererDir?: string;
+  /** More routes, e.g. the REST API: each registers on the server before it listens. */
+  plugins?: ((server: FastifyInstance, app: App) => Promise<void>)[];
+  platform?: Partial<Platform>;
+}
+
+export interface HttpServer {
+  server: FastifyInstance;
+  url: string;
+  port: number;
+  /** The URL that opens the web UI, token included. */
+  uiUrl: string;
+  close(): Promise<void>;
+}
+
+/** Content-Security-Policy of the web UI: our own scripts only, no remote loads, no framing. */
+export const UI_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "frame-src 'self' blob:",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** JSON error body of every local endpoint (the REST API's documented shape). */
+export function sendError(reply: FastifyReply, e: unknown): FastifyReply {
+  const err = toServiceError(e);
+  if (err.code === 'internal_error') reply.log.error(e);
+  if (err.details.retryAfter) reply.header('Retry-After', String(err.details.retryAfter));
+  return reply
+    .code(err.status)
+    .header('Content-Type', 'application/json')
+    .send(JSON.stringify({ status_code: err.status, error_code: err.code, message: err.message, id: reply.request.id }));
+}
+
+export async function createHttpServer(app: App, options: HttpServerOptions): Promise<HttpServer> {
+  const hosts = allowedHosts(options.host);
+  const server = Fastify({
+    logger: false,
+    bodyLimit: 1 << 20, // JSON bodies; file bodies are streamed and not limited here
+    connectionTimeout: 120_000, // idle sockets
+    requestTimeout: 0, // a 5 GB upload may take longer than any fixed limit
+    keepAliveTimeout: 10_000,
+    routerOptions: { maxParamLength: 10_000 }, // ids are up to 8192 characters
+    genReqId: () => Math.random().toString(36).slice(2, 12),
+  });
+
+  server.addHook('onRequest', async (request, reply) => {
+    if (!isAllowedHost(request.headers.host, hosts)) {
+      return sendError(reply, new ServiceError('forbidden', 'This server only answers requests addressed to localhost.'));
+    }
+  });
+  server.setErrorHandler((error, _request, reply) => {
+    const e = error as { statusCode?: number; code?: string; message: string };
+    if (error instanceof ServiceError) return sendError(reply, error);
+    if (e.statusCode === 413) return sendError(reply, new ServiceError('payload_too_large', 'The request body is too large.'));
+    if (e.statusCode && e.statusCode < 500) return sendError(reply, new ServiceError('bad_request', e.message));
+    return sendError(reply, error);
+  });
+  server.setNotFoundHandler((request, reply) => sendError(reply, new ServiceError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`)));
+
+  const platform: Platform = { mode: 'headless', version: process.env.npm_package_version ?? '0.1.0', ...options.platform };
+  const handlers = createHandlers(app, platform);
+  const uiToken = (request: FastifyRequest) => {
+    const q = request.query as Record<string, unknown>;
+    if (!tokenMatches(request.headers['x-tributary-token'] ?? q.token, options.uiToken)) {
+      throw new ServiceError('unauthorized', 'The web UI token is missing or wrong; open the URL Tributary printed.');
+    }
+  };
+
+  // Web UI endpoints for the browser: bodies are raw file bytes of any type.
+  await server.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+
+    scope.post('/app/upload', async (request, reply) => {
+      uiToken(request);
+      const q = request.query as Record<string, string | undefined>;
+      const account = Number(q.account);
+      const conflict = q.conflict === 'overwrite' || q.conflict === 'fail' ? q.conflict : 'rename';
+      const length = request.headers['content-length'] ? Number(request.headers['content-length']) : undefined;
+      const body = (request.body as Readable | undefined) ?? Readable.from([]);
+      const { transfer } = app.transfers.start({ direction: 'upload', name: q.name ?? '', account, target: q.parent ?? '', bytesTotal: length ?? null });
+      try {
+        const resource = await app.storage.upload(account, q.parent ?? '', q.name ?? '', body.pipe(app.transfers.meter(transfer.id)), { conflict, size: length });
+        app.transfers.finish(transfer.id);
+        return reply.code(201).header('Content-Type', 'application/json').send(JSON.stringify(resource));
+      } catch (e) {
+        app.transfers.finish(transfer.id, e);
+        body.resume(); // drain, so the client sees our answer rather than a reset
+        throw e;
+      }
+    });
+  });
+
+  server.get('/app/download', async (request, reply) => {
+    uiToken(request);
+    const q = request.query as Record<string, string | undefined>;
+    const range = parseRange(request.headers.range);
+    const { resource, stream } = await app.storage.download(Number(q.account), q.id ?? '', range);
+    const size = resource.size;
+    reply.header('Content-Type', resource.mimeType ?? 'application/octet-stream');
+    reply.header('Content-Disposition', `attachment; filename*=UTF-8''${encodeURIComponent(resource.name)}`);
+    reply.header('Accept-Ranges', 'bytes');
+    if (range && size !== null) {
+      const end = Math.min(range.end ?? size - 1, size - 1);
+      reply.code(206).header('Content-Range', `bytes ${range.start}-${end}/${size}`).header('Content-Length', String(end - range.start + 1));
+    } else if (size !== null) {
+      reply.header('Content-Length', String(size));
+    }
+    return reply.send(stream);
+  });
+
+  for (const plugin of options.plugins ?? []) await plugin(server, app);
+
+  if (options.rendererDir && existsSync(options.rendererDir)) {
+    await server.register(fastifyStatic, {
+      root: options.rendererDir,
+      index: 'index.html',
+      setHeaders: (res) => {
+        res.setHeader('Content-Security-Policy', UI_CSP);
+        res.setHeader('X-Content-Type-Options', 'nosniff');
+        res.setHeader('Referrer-Policy', 'no-referrer');
+      },
+    });
+  }
+
+  // The contract over a WebSocket: same procedures and events as Electron's IPC.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 1 << 20 });
+  server.server.on('upgrade', (request, socket, head) => {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const refuse = (status: number, text: string) => {
+      socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    };
+    if (url.pathname !== '/ws') return refuse(404, 'Not Found');
+    if (!isAllowedHost(request.headers.host, hosts) || !isSameOrigin(request.headers.origin, request.headers.host)) return refuse(403, 'Forbidden');
+    if (!tokenMatches(url.searchParams.get('token'), options.uiToken)) return refuse(401, 'Unauthorized');
+    wss.handleUpgrade(request, socket, head, (ws) => serveSocket(ws));
+  });
+
+  function serveSocket(ws: WebSocket) {
+    const send = (m: WsServerMessage) => ws.readyState === ws.OPEN && ws.send(JSON.stringify(m));
+    const off = app.events.onAny((name, payload) => send({ type: 'event', name, payload }));
+    ws.on('close', off);
+    ws.on('message', async (data) => {
+      let message;
+      try {
+        message = WsClientMessage.parse(JSON.parse(String(data)));
+      } catch {
+        return ws.close(1007, 'Malformed message');
+      }
+      send({ type: 'result', id: message.id, result: await dispatch(handlers, message.procedure, message.input) });
+    });
+  }
+
+  await server.listen({ host: options.host, port: options.port });
+  const { port } = server.server.address() as AddressInfo;
+  const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
+  const url = `http://${shownHost}:${port}`;
+  return {
+    server,
+    url,
+    port,
+    uiUrl: `${url}/?token=${options.uiToken}`,
+    async close() {
+      for (const client of wss.clients) client.terminate();
+      wss.close();
+      await server.close();
+    },
+  };
+}
+
+function parseRange(header: string | undefined): { start: number; end?: number } | undefined {
+  const m = header ? /^bytes=(\d+)-(\d*)$/.exec(header) : null;
+  if (!m) return undefined;
+  const start = Number(m[1]);
+  const end = m[2] ? Number(m[2]) : undefined;
+  if (end !== undefined && end < start) throw new ServiceError('invalid_parameters', 'The requested range is empty.');
+  return { start, end };
+}

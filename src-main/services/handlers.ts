@@ -1,0 +1,122 @@
+/**
+ * The contract, implemented: one function per procedure, over the services. Electron-only
+ * abilities (native dialogs, reading files the user dropped from the desktop) come in as a
+ * `Platform`; in headless mode they are absent and those procedures say so.
+ */
+import { createReadStream, createWriteStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { App } from '../app';
+import { procedures, type Handlers } from '../contract';
+import { ServiceError, toServiceError } from '../errors';
+
+export interface Platform {
+  mode: 'electron' | 'headless';
+  /** Asks the user where to save a file; null when they cancel. */
+  chooseSavePath?(suggestedName: string): Promise<string | null>;
+  /** Base URL of the localhost REST API, when it runs. */
+  apiUrl?: string | null;
+  version: string;
+}
+
+export function createHandlers(app: App, platform: Platform): Handlers {
+  const { accounts, storage, transfers } = app;
+
+  return {
+    'app.info': async () => ({ version: platform.version, mode: platform.mode, dataDir: app.dataDir, apiUrl: platform.apiUrl ?? null }),
+    'connectors.list': async () => accounts.connectors(),
+    'accounts.list': async () => accounts.list(),
+    'accounts.test': async ({ service, options }) => (await accounts.test(service, options), { ok: true as const }),
+    'accounts.connect': async ({ service, options, account }) => accounts.connect({ service, options, account }),
+    'accounts.update': async ({ id, account, active }) => accounts.update(id, { account, active }),
+    'accounts.delete': async ({ id }) => (await accounts.delete(id), {}),
+    'accounts.quota': async ({ id }) => accounts.quota(id),
+    'files.list': async ({ account, folder, page, pageSize }) => storage.list(account, folder, page, pageSize),
+    'files.get': async ({ account, id }) => storage.get(account, id),
+    'files.mkdir': async ({ account, parent, name }) => storage.mkdir(account, parent, name, { conflictIfExists: true }),
+    'files.rename': async ({ account, id, name }) => storage.move(account, id, { name }),
+    'files.move': async ({ account, id, toAccount, parent, name }) => withTransfer(app, 'move', account, id, parent, () => storage.move(account, id, { parentId: parent, name, account: toAccount })),
+    'files.copy': async ({ account, id, toAccount, parent, name }) => withTransfer(app, 'copy', account, id, parent, () => storage.copy(account, id, { parentId: parent, name, account: toAccount })),
+    'files.delete': async ({ account, id, permanent, recursive }) => (await storage.delete(account, id, { permanent, recursive }), {}),
+    'files.search': async ({ account, q }) => storage.search(account, q),
+    'files.uploadPaths': async ({ account, parent, paths, conflict }) => {
+      if (platform.mode !== 'electron') throw new ServiceError('not_implemented', 'Uploading by local path is only available in the desktop app; the web UI uploads over HTTP.');
+      const ids: string[] = [];
+      for (const path of paths) {
+        const info = await stat(path).catch(() => null);
+        if (!info?.isFile()) throw new ServiceError('invalid_parameters', `"${basename(path)}" is not a readable file.`);
+        const { transfer, signal } = transfers.start({ direction: 'upload', name: basename(path), account, target: parent, bytesTotal: info.size });
+        ids.push(transfer.id);
+        // Runs in the background; progress and the outcome arrive as transfers.updated events.
+        void (async () => {
+          const source = createReadStream(path, { signal });
+          const metered = source.pipe(transfers.meter(transfer.id));
+          source.once('error', (e) => metered.destroy(e));
+          await storage.upload(account, parent, basename(path), metered, { conflict, size: info.size });
+        })().then(
+          () => transfers.finish(transfer.id),
+          (e) => transfers.finish(transfer.id, toServiceError(e)),
+        );
+      }
+      return ids;
+    },
+    'files.download': async ({ account, id, to }) => {
+      const resource = await storage.get(account, id);
+      const target = to ?? (platform.chooseSavePath ? await platform.chooseSavePath(resource.name) : null);
+      if (!target) {
+        if (!platform.chooseSavePath && !to) throw new ServiceError('not_implemented', 'Saving to a local path is only available in the desktop app; the web UI downloads over HTTP.');
+        return { path: null };
+      }
+      const { transfer, signal } = transfers.start({ direction: 'download', name: resource.name, account, target: id, bytesTotal: resource.size });
+      try {
+        const { stream } = await storage.download(account, id);
+        await pipeline(stream, transfers.meter(transfer.id), createWriteStream(target), { signal });
+        transfers.finish(transfer.id);
+      } catch (e) {
+        transfers.finish(transfer.id, e);
+        throw e;
+      }
+      return { path: target };
+    },
+    'transfers.list': async () => transfers.list(),
+    'transfers.cancel': async ({ id }) => (transfers.cancel(id), {}),
+    'transfers.clearFinished': async () => (transfers.clearFinished(), {}),
+  };
+}
+
+/** Cross-account moves and copies stream bytes and can take long: show them as transfers. */
+async function withTransfer<T>(app: App, direction: 'move' | 'copy', account: number, id: string, target: string, run: () => Promise<T>): Promise<T> {
+  const resource = await app.storage.get(account, id);
+  const { transfer } = app.transfers.start({ direction, name: resource.name, account, target, bytesTotal: resource.size });
+  try {
+    const result = await run();
+    app.transfers.progress(transfer.id, resource.size ?? 0);
+    app.transfers.finish(transfer.id);
+    return result;
+  } catch (e) {
+    app.transfers.finish(transfer.id, e);
+    throw e;
+  }
+}
+
+/** Parses input with the contract, runs the handler, and shapes the result for any transport. */
+export async function dispatch(handlers: Handlers, procedure: string, input: unknown) {
+  try {
+    const def = (procedures as Record<string, { input: { parse(v: unknown): unknown } }>)[procedure];
+    if (!def) throw new ServiceError('not_found', `Unknown procedure "${procedure}".`);
+    let parsed: unknown;
+    try {
+      parsed = def.input.parse(input ?? {});
+    } catch (e) {
+      const issue = (e as { issues?: { path: PropertyKey[]; message: string }[] }).issues?.[0];
+      throw new ServiceError('invalid_parameters', issue ? `${issue.path.join('.') || 'input'}: ${issue.message}` : 'Invalid input.');
+    }
+    const value = await (handlers as Record<string, (i: unknown) => Promise<unknown>>)[procedure](parsed);
+    return { ok: true as const, value };
+  } catch (e) {
+    const err = toServiceError(e);
+    if (err.code === 'internal_error') console.error(`[rpc] ${procedure} failed:`, e);
+    return { ok: false as const, error: { code: err.code, message: err.message, status: err.status } };
+  }
+}

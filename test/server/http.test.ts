@@ -1,0 +1,139 @@
+// The local server of both modes: Host guard (DNS rebinding), UI token, the contract over a
+// WebSocket, browser upload/download. (issue 2, Build 1–2)
+import { request } from 'undici';
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp, type App } from '../../src-main/app';
+import { createHttpServer, type HttpServer } from '../../src-main/server/http';
+import { scratchDir } from '../servers/util';
+
+let app: App;
+let http: HttpServer;
+let account: number;
+const token = 'test-ui-token-0123456789abcdef';
+
+beforeAll(async () => {
+  app = await createApp({ dataDir: scratchDir('http'), defaultLocalFolder: false });
+  account = (await app.accounts.connect({ service: 'memory', options: { store: `http-${Date.now()}` } })).id;
+  http = await createHttpServer(app, { host: '127.0.0.1', port: 0, uiToken: token });
+});
+afterAll(async () => {
+  await http?.close();
+  await app?.close();
+});
+
+function call(ws: WebSocket, id: number, procedure: string, input: unknown): Promise<any> {
+  return new Promise((resolve) => {
+    const onMessage = (data: WebSocket.RawData) => {
+      const m = JSON.parse(String(data));
+      if (m.type === 'result' && m.id === id) (ws.off('message', onMessage), resolve(m.result));
+    };
+    ws.on('message', onMessage);
+    ws.send(JSON.stringify({ type: 'call', id, procedure, input }));
+  });
+}
+
+function openSocket(headers: Record<string, string> = {}, t = token): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`ws://127.0.0.1:${http.port}/ws?token=${t}`, { headers });
+    ws.once('open', () => resolve(ws));
+    ws.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
+    ws.once('error', reject);
+  });
+}
+
+describe('Host guard (DNS-rebinding protection)', () => {
+  it('refuses a request whose Host is evil.example, with the documented error shape', async () => {
+    const res = await request(`${http.url}/app/download?account=1&id=x&token=${token}`, { headers: { host: 'evil.example' } });
+    expect(res.statusCode).toBe(403);
+    const body = (await res.body.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({ status_code: 403, error_code: 'forbidden' });
+    expect(typeof body.message).toBe('string');
+  });
+  it('accepts localhost and 127.0.0.1 with a port', async () => {
+    for (const host of [`localhost:${http.port}`, `127.0.0.1:${http.port}`]) {
+      const res = await request(`${http.url}/nothing-here`, { headers: { host } });
+      await res.body.dump();
+      expect(res.statusCode).toBe(404);
+    }
+  });
+  it('refuses WebSocket upgrades from another origin or with a rebinding Host', async () => {
+    await expect(openSocket({ origin: 'http://evil.example' })).rejects.toThrow('HTTP 403');
+    await expect(openSocket({ host: 'evil.example' })).rejects.toThrow('HTTP 403');
+  });
+});
+
+describe('UI token', () => {
+  it('refuses a WebSocket without the right token', async () => {
+    await expect(openSocket({}, 'wrong')).rejects.toThrow('HTTP 401');
+  });
+  it('refuses uploads without the token', async () => {
+    const res = await request(`${http.url}/app/upload?account=${account}&parent=root&name=a.txt`, { method: 'POST', body: 'x' });
+    expect(res.statusCode).toBe(401);
+    expect(((await res.body.json()) as { error_code: string }).error_code).toBe('unauthorized');
+  });
+});
+
+describe('contract over the WebSocket', () => {
+  it('calls procedures, validates input, and pushes events', async () => {
+    const ws = await openSocket({ origin: `http://127.0.0.1:${http.port}` });
+    const events: string[] = [];
+    ws.on('message', (d) => {
+      const m = JSON.parse(String(d));
+      if (m.type === 'event') events.push(m.name);
+    });
+    const list = await call(ws, 1, 'accounts.list', {});
+    expect(list.ok).toBe(true);
+    expect(list.value.map((a: { id: number }) => a.id)).toContain(account);
+
+    const bad = await call(ws, 2, 'files.list', { account: 'one', folder: 'root' });
+    expect(bad).toMatchObject({ ok: false, error: { code: 'invalid_parameters', status: 400 } });
+
+    const unknown = await call(ws, 3, 'files.explode', {});
+    expect(unknown).toMatchObject({ ok: false, error: { code: 'not_found' } });
+
+    const folder = await call(ws, 4, 'files.mkdir', { account, parent: 'root', name: 'Docs' });
+    expect(folder).toMatchObject({ ok: true, value: { name: 'Docs', kind: 'folder' } });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(events).toContain('files.changed');
+    ws.close();
+  });
+  it('closes the socket on a malformed message instead of crashing', async () => {
+    const ws = await openSocket();
+    const closed = new Promise<number>((r) => ws.once('close', (code) => r(code)));
+    ws.send('{not json');
+    expect(await closed).toBe(1007);
+  });
+});
+
+describe('browser upload and download', () => {
+  it('uploads raw bytes of any content type, renames on conflict, downloads byte-identical with ranges', async () => {
+    const bytes = Buffer.from('hello, tributary \u2713');
+    const up = async () =>
+      request(`${http.url}/app/upload?account=${account}&parent=root&name=${encodeURIComponent('hé llo.txt')}`, {
+        method: 'POST',
+        body: bytes,
+        headers: { 'x-tributary-token': token, 'content-type': 'application/json' },
+      });
+    const first = await up();
+    expect(first.statusCode).toBe(201);
+    const file = (await first.body.json()) as { id: string; name: string; size: number };
+    expect(file).toMatchObject({ name: 'hé llo.txt', size: bytes.length });
+    const second = (await (await up()).body.json()) as { name: string };
+    expect(second.name).toBe('hé llo (1).txt');
+
+    const down = await request(`${http.url}/app/download?account=${account}&id=${file.id}&token=${token}`);
+    expect(down.statusCode).toBe(200);
+    expect(down.headers['content-disposition']).toContain("filename*=UTF-8''h%C3%A9%20llo.txt");
+    expect(Buffer.from(await down.body.arrayBuffer())).toEqual(bytes);
+
+    const part = await request(`${http.url}/app/download?account=${account}&id=${file.id}&token=${token}`, { headers: { range: 'bytes=7-15' } });
+    expect(part.statusCode).toBe(206);
+    expect(Buffer.from(await part.body.arrayBuffer())).toEqual(bytes.subarray(7, 16));
+  });
+  it('answers a tampered id with not_found, not a crash', async () => {
+    const res = await request(`${http.url}/app/download?account=${account}&id=${'A'.repeat(60)}&token=${token}`);
+    expect(res.statusCode).toBe(404);
+    expect(((await res.body.json()) as { error_code: string }).error_code).toBe('not_found');
+  });
+});
