@@ -67,7 +67,11 @@ export class TransfersService {
   }
 
   clearFinished(): void {
-    for (const [id, t] of this.transfers) if (t.finishedAt) (this.transfers.delete(id), this.lastPush.delete(id));
+    for (const [id, t] of this.transfers) {
+      if (!t.finishedAt) continue;
+      this.transfers.delete(id);
+      this.lastPush.delete(id);
+    }
   }
 
   private push(t: Transfer, force: boolean): void {

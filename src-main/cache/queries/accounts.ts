@@ -43,9 +43,13 @@ export class AccountsTable {
   private where(filter: AccountFilter): [string, unknown[]] {
     const clauses: string[] = [];
     const params: unknown[] = [];
-    if (filter.active !== undefined) (clauses.push('active = ?'), params.push(filter.active ? 1 : 0));
-    if (filter.admin !== undefined) (clauses.push('admin = ?'), params.push(filter.admin ? 1 : 0));
-    if (filter.service !== undefined) (clauses.push('service = ?'), params.push(filter.service));
+    const add = (clause: string, value: unknown) => {
+      clauses.push(clause);
+      params.push(value);
+    };
+    if (filter.active !== undefined) add('active = ?', filter.active ? 1 : 0);
+    if (filter.admin !== undefined) add('admin = ?', filter.admin ? 1 : 0);
+    if (filter.service !== undefined) add('service = ?', filter.service);
     return [clauses.length ? `WHERE ${clauses.join(' AND ')}` : '', params];
   }
 
