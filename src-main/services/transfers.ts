@@ -29,10 +29,9 @@ export class TransfersService {
 
   /** A pass-through stream that counts bytes into the transfer's progress. */
   meter(id: string): Transform {
-    const service = this;
     return new Transform({
-      transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback) {
-        service.progress(id, chunk.length);
+      transform: (chunk: Buffer, _enc: BufferEncoding, done: TransformCallback) => {
+        this.progress(id, chunk.length);
         done(null, chunk);
       },
     });
