@@ -1,0 +1,563 @@
+/**
+ * `sftp`: any SSH server with the SFTP subsystem (OpenSSH, NAS boxes, hosting). One SSH
+ * connection per account, opened lazily, kept alive, and reopened after a drop. The host key is
+ * pinned trust-on-first-use in `<dataDir>/connectors/sftp/known_hosts.json`; a changed key is
+ * refused until the user confirms the new fingerprint (`hostKeyFingerprint`).
+ *
+ * Writes go to a hidden temporary name in the target folder and are renamed over the final
+ * name once every byte is in (posix-rename@openssh.com, which replaces atomically, where the
+ * server offers it), so an interrupted upload never leaves a partial file under the final name.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import SftpClient from 'ssh2-sftp-client';
+import { z } from 'zod';
+import { ServiceError } from '../../errors';
+import { defineConnector } from '../registry';
+import { baseName, joinPath, parentOf, ROOT } from '../shared/paths';
+import type { ChunkWriter, Entry, PartReceipt, ReadOptions, StorageConnector, StorageFeatures, WriteOptions } from '../types';
+import { fingerprintOf, KnownHosts, normalizeFingerprint } from './known-hosts';
+
+const options = z.object({
+  host: z.string().trim().min(1).max(255).meta({ title: 'Server', placeholder: 'files.example.org' }),
+  port: z.coerce.number().int().min(1).max(65535).default(22).meta({ title: 'Port' }),
+  username: z.string().min(1).max(255).meta({ title: 'User name' }),
+  password: z.string().max(4096).optional().meta({ title: 'Password', secret: true }),
+  privateKey: z
+    .string()
+    .max(64 * 1024)
+    .optional()
+    .meta({ title: 'Private key', description: 'PEM or OpenSSH format ("-----BEGIN ...").', secret: true }),
+  passphrase: z.string().max(4096).optional().meta({ title: 'Key passphrase', secret: true }),
+  hostKeyFingerprint: z
+    .string()
+    .trim()
+    .max(100)
+    .optional()
+    .meta({
+      title: 'Host key fingerprint',
+      description: 'SHA256 fingerprint as `ssh-keygen -l` prints it. Optional; set it to accept a changed host key.',
+      placeholder: 'SHA256:…',
+    }),
+  root: z.string().max(4096).optional().meta({ title: 'Folder', description: 'Folder on the server to show as the account root; the login folder when empty.' }),
+});
+export type SftpOptions = z.infer<typeof options>;
+
+/** SFTP v3 status codes (draft-ietf-secsh-filexfer-02). */
+const SFTP = { EOF: 1, NO_SUCH_FILE: 2, PERMISSION_DENIED: 3, FAILURE: 4, NO_CONNECTION: 6, CONNECTION_LOST: 7 } as const;
+const TEMP_NAME = /^\.tributary-[0-9a-f]{12}\.part$/;
+const tempName = () => `.tributary-${randomBytes(6).toString('hex')}.part`;
+
+// The raw ssh2 SFTP channel: ssh2-sftp-client's wrappers lose the numeric status codes we map.
+type RawSftp = any;
+interface Session {
+  client: SftpClient;
+  sftp: RawSftp;
+  home: string;
+  alive: boolean;
+}
+
+const call = <T>(fn: (cb: (err: any, value?: T) => void) => void): Promise<T> =>
+  new Promise((resolve, reject) => fn((err, value) => (err ? reject(err) : resolve(value as T))));
+
+export class SftpConnector implements StorageConnector {
+  readonly features: StorageFeatures;
+  private session?: Promise<Session>;
+  private current?: Session;
+  private closed = false;
+  private readonly knownHosts: KnownHosts;
+
+  constructor(
+    private readonly o: SftpOptions,
+    dataDir: string,
+  ) {
+    this.knownHosts = new KnownHosts(dataDir);
+    const self = this;
+    this.features = {
+      caseSensitive: true,
+      hashes: [],
+      modTimePrecisionMs: 1000,
+      atomicWrites: true,
+      move: (from, to) => this.move(from, to),
+      // Server-side copy exists only where the server announced "copy-data" (OpenSSH ≥ 9.0);
+      // known once connected, so a getter: before the first connection the service streams.
+      get copy() {
+        return self.current?.alive && self.current.sftp._extensions?.['copy-data'] === '1' ? (from: string, to: string) => self.copy(from, to) : undefined;
+      },
+      quota: () => this.quota(),
+      openChunkWriter: (path, plan) => this.openChunkWriter(path, plan),
+      resumeChunkWriter: (path, state) => this.resumeChunkWriter(path, state),
+      partSizeFor: (size) => Math.max(8 << 20, Math.ceil(size / 10_000 / (1 << 20)) << 20),
+    };
+  }
+
+  // ---- connection -------------------------------------------------------------------------
+
+  private async connect(): Promise<Session> {
+    const o = this.o;
+    if (!o.password && !o.privateKey) throw new ServiceError('invalid_parameters', 'A password or a private key is required.');
+    const hostId = `[${o.host}]:${o.port}`;
+    const pinned = o.hostKeyFingerprint ? normalizeFingerprint(o.hostKeyFingerprint) : undefined;
+    let seen: string | undefined;
+    let refusal: ServiceError | undefined;
+    // Quiet global listeners: drops are noticed through `alive` and reported per operation.
+    const quiet = () => {};
+    const client = new SftpClient('tributary', { error: quiet, end: quiet, close: quiet });
+    const config = {
+      host: o.host,
+      port: o.port,
+      username: o.username,
+      password: o.password,
+      privateKey: o.privateKey,
+      passphrase: o.passphrase,
+      readyTimeout: 20_000,
+      keepaliveInterval: 10_000,
+      keepaliveCountMax: 3,
+      hostVerifier: (key: Buffer) => {
+        seen = fingerprintOf(key);
+        const known = this.knownHosts.get(hostId);
+        if (pinned && pinned !== seen) {
+          refusal = new ServiceError(
+            'forbidden',
+            `The host key of ${o.host} (SHA256:${seen}) does not match the fingerprint in the settings (SHA256:${pinned}). The connection was refused.`,
+          );
+          return false;
+        }
+        if (!pinned && known && known !== seen) {
+          refusal = new ServiceError(
+            'forbidden',
+            `The host key of ${o.host} has changed: it was SHA256:${known} and is now SHA256:${seen}. ` +
+              `This can mean someone is intercepting the connection. If the server's key was replaced on purpose, ` +
+              `accept the new key by setting the host key fingerprint to SHA256:${seen}.`,
+          );
+          return false;
+        }
+        return true;
+      },
+    };
+    try {
+      await client.connect(config as SftpClient.ConnectOptions);
+    } catch (e) {
+      await client.end().catch(() => {});
+      if (refusal) throw refusal;
+      throw mapError(e, `Could not connect to ${o.host}:${o.port}`);
+    }
+    // Trust on first use (or on the user's explicit acceptance of a new key).
+    if (seen) this.knownHosts.set(hostId, seen);
+    const sftp = (client as any).sftp as RawSftp;
+    const ssh = (client as any).client;
+    const session: Session = { client, sftp, home: '/', alive: true };
+    const dead = () => {
+      session.alive = false;
+    };
+    ssh.on('close', dead);
+    ssh.on('end', dead);
+    ssh.on('error', dead);
+    sftp.on?.('close', dead);
+    try {
+      const root = o.root?.trim() ? o.root.trim() : '.';
+      session.home = await call<string>((cb) => sftp.realpath(root, cb));
+      const st = await call<any>((cb) => sftp.stat(session.home, cb));
+      if (!st.isDirectory()) throw new ServiceError('invalid_parameters', `"${o.root}" is not a folder on ${o.host}.`);
+    } catch (e) {
+      await client.end().catch(() => {});
+      if (e instanceof ServiceError) throw e;
+      if (e && (e as any).code === SFTP.NO_SUCH_FILE) throw new ServiceError('invalid_parameters', `The folder "${o.root}" does not exist on ${o.host}.`);
+      throw mapError(e, 'Could not open the folder');
+    }
+    return session;
+  }
+
+  /** The live session, reconnecting when the previous one dropped. */
+  private async sftp(): Promise<Session> {
+    if (this.closed) throw new ServiceError('service_not_available', 'This connection was closed.');
+    if (this.session) {
+      const s = await this.session.catch(() => undefined);
+      if (s?.alive) return s;
+      if (s) s.client.end().catch(() => {});
+    }
+    const p = this.connect();
+    this.session = p;
+    p.then((s) => (this.current = s)).catch(() => {
+      if (this.session === p) this.session = undefined;
+    });
+    return p;
+  }
+
+  /** Runs an idempotent operation, once more on a fresh connection if the first one dropped. */
+  private async idempotent<T>(op: (s: Session) => Promise<T>): Promise<T> {
+    const s = await this.sftp();
+    try {
+      return await op(s);
+    } catch (e) {
+      if (!s.alive && !this.closed) return op(await this.sftp());
+      throw e;
+    }
+  }
+
+  private abs(s: Session, path: string): string {
+    return path === ROOT ? s.home : s.home === '/' ? path : s.home + path;
+  }
+
+  // ---- core -------------------------------------------------------------------------------
+
+  private toEntry(path: string, attrs: any, raw?: Record<string, unknown>): Entry {
+    const folder = attrs.isDirectory();
+    const modified = attrs.mtime ? new Date(attrs.mtime * 1000) : null;
+    return {
+      path,
+      name: baseName(path),
+      kind: folder ? 'folder' : 'file',
+      size: folder ? null : Number(attrs.size),
+      modified,
+      created: null,
+      etag: folder ? undefined : `${attrs.mtime}-${attrs.size}`,
+      raw: raw ?? { mode: attrs.mode, uid: attrs.uid, gid: attrs.gid, mtime: attrs.mtime, atime: attrs.atime },
+    };
+  }
+
+  async stat(path: string): Promise<Entry> {
+    return this.idempotent(async (s) => {
+      try {
+        return this.toEntry(path, await call((cb) => s.sftp.stat(this.abs(s, path), cb)));
+      } catch (e) {
+        throw mapError(e, `"${path}"`, s);
+      }
+    });
+  }
+
+  async list(path: string): Promise<Entry[]> {
+    return this.idempotent(async (s) => {
+      let items: any[];
+      try {
+        items = await call<any[]>((cb) => s.sftp.readdir(this.abs(s, path), cb));
+      } catch (e) {
+        const err = mapError(e, `"${path}"`, s);
+        // Listing a file fails with "no such file" (OpenSSH) or a generic status: say what it is.
+        if (err.code !== 'service_not_available') {
+          const st = await call<any>((cb) => s.sftp.stat(this.abs(s, path), cb)).catch(() => undefined);
+          if (st && !st.isDirectory()) throw new ServiceError('invalid_parent_folder', `"${path}" is not a folder.`);
+        }
+        throw err;
+      }
+      const out: Entry[] = [];
+      for (const it of items) {
+        if (it.filename === '.' || it.filename === '..' || TEMP_NAME.test(it.filename)) continue;
+        let attrs = it.attrs;
+        // A symlink is shown as what it points to; a dangling one is left out.
+        if ((attrs.mode & 0o170000) === 0o120000) {
+          attrs = await call((cb) => s.sftp.stat(this.abs(s, joinPath(path, it.filename)), cb)).catch(() => undefined);
+          if (!attrs) continue;
+        }
+        out.push(this.toEntry(joinPath(path, it.filename.normalize('NFC')), attrs));
+      }
+      return out;
+    });
+  }
+
+  async read(path: string, opts: ReadOptions = {}): Promise<Readable> {
+    return this.idempotent(async (s) => {
+      const abs = this.abs(s, path);
+      let handle: Buffer;
+      try {
+        const st = await call<any>((cb) => s.sftp.stat(abs, cb));
+        if (st.isDirectory()) throw new ServiceError('invalid_parameters', `"${path}" is a folder.`);
+        handle = await call<Buffer>((cb) => s.sftp.open(abs, 'r', cb));
+      } catch (e) {
+        throw mapError(e, `"${path}"`, s);
+      }
+      const stream: Readable = s.sftp.createReadStream(abs, {
+        handle,
+        start: opts.start ?? 0,
+        end: opts.end,
+        highWaterMark: 256 * 1024,
+        autoClose: true,
+      });
+      // Errors arrive later, as stream errors: give them the same codes.
+      const origEmit = stream.emit.bind(stream);
+      stream.emit = ((event: string, ...args: unknown[]) =>
+        event === 'error' ? origEmit('error', mapError(args[0], `Reading "${path}"`, s)) : origEmit(event, ...args)) as typeof stream.emit;
+      if (opts.signal) opts.signal.addEventListener('abort', () => stream.destroy(new ServiceError('request_timeout', 'The download was cancelled.')), { once: true });
+      return stream;
+    });
+  }
+
+  async write(path: string, body: Readable, opts: WriteOptions = {}): Promise<Entry> {
+    const s = await this.sftp();
+    const temp = joinPath(parentOf(path), tempName());
+    const absTemp = this.abs(s, temp);
+    try {
+      const out = s.sftp.createWriteStream(absTemp, { flags: 'w', mode: 0o644, highWaterMark: 256 * 1024 });
+      await pipeline(body, out, { signal: opts.signal });
+      if (!s.alive) throw new ServiceError('service_not_available', `The connection to ${this.o.host} dropped during the upload.`);
+      if (opts.modified) {
+        const t = Math.floor(opts.modified.getTime() / 1000);
+        await call((cb) => s.sftp.utimes(absTemp, t, t, cb)).catch(() => {});
+      }
+      await this.replace(s, temp, path);
+    } catch (e) {
+      if (s.alive) await call((cb) => s.sftp.unlink(absTemp, cb)).catch(() => {});
+      throw mapError(e, `Writing "${path}"`, s);
+    }
+    return this.stat(path);
+  }
+
+  /** Renames `temp` over `path`: atomically with posix-rename, else delete-then-rename. */
+  private async replace(s: Session, temp: string, path: string): Promise<void> {
+    const from = this.abs(s, temp);
+    const to = this.abs(s, path);
+    if (s.sftp._extensions?.['posix-rename@openssh.com'] === '1') {
+      await call((cb) => s.sftp.ext_openssh_rename(from, to, cb));
+      return;
+    }
+    const existing = await call<any>((cb) => s.sftp.stat(to, cb)).catch(() => undefined);
+    if (existing?.isDirectory()) throw new ServiceError('naming_conflict', `A folder named "${baseName(path)}" exists.`);
+    if (existing) await call((cb) => s.sftp.unlink(to, cb));
+    await call((cb) => s.sftp.rename(from, to, cb));
+  }
+
+  async mkdir(path: string): Promise<Entry> {
+    const s = await this.sftp();
+    try {
+      await call((cb) => s.sftp.mkdir(this.abs(s, path), cb));
+    } catch (e) {
+      const exists = await call((cb) => s.sftp.stat(this.abs(s, path), cb)).then(
+        () => true,
+        () => false,
+      );
+      if (exists) throw new ServiceError('naming_conflict', `"${baseName(path)}" already exists.`);
+      throw mapError(e, `Creating "${path}"`, s);
+    }
+    return this.stat(path);
+  }
+
+  async remove(path: string, { recursive }: { recursive: boolean }): Promise<void> {
+    const s = await this.sftp();
+    const entry = await this.stat(path);
+    try {
+      if (entry.kind === 'file') {
+        await call((cb) => s.sftp.unlink(this.abs(s, path), cb));
+        return;
+      }
+      const children = await call<any[]>((cb) => s.sftp.readdir(this.abs(s, path), cb));
+      if (children.length > 0 && !recursive) throw new ServiceError('folder_not_empty', `The folder "${entry.name}" is not empty.`);
+      for (const c of children) {
+        const child = joinPath(path, c.filename);
+        if ((c.attrs.mode & 0o170000) === 0o040000) await this.remove(child, { recursive: true });
+        else await call((cb) => s.sftp.unlink(this.abs(s, child), cb));
+      }
+      await call((cb) => s.sftp.rmdir(this.abs(s, path), cb));
+    } catch (e) {
+      throw mapError(e, `Deleting "${path}"`, s);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const s = await this.session?.catch(() => undefined);
+    this.session = undefined;
+    if (s) await s.client.end().catch(() => {});
+  }
+
+  // ---- features ---------------------------------------------------------------------------
+
+  private async move(from: string, to: string): Promise<Entry> {
+    const s = await this.sftp();
+    const exists = await call((cb) => s.sftp.stat(this.abs(s, to), cb)).then(
+      () => true,
+      () => false,
+    );
+    if (exists) throw new ServiceError('naming_conflict', `"${baseName(to)}" already exists.`);
+    try {
+      await call((cb) => s.sftp.rename(this.abs(s, from), this.abs(s, to), cb));
+    } catch (e) {
+      throw mapError(e, `Moving "${from}"`, s);
+    }
+    return this.stat(to);
+  }
+
+  /** Server-side copy with the "copy-data" extension: the bytes never leave the server. */
+  private async copy(from: string, to: string): Promise<Entry> {
+    const s = await this.sftp();
+    const src = await this.stat(from);
+    const exists = await call((cb) => s.sftp.stat(this.abs(s, to), cb)).then(
+      () => true,
+      () => false,
+    );
+    if (exists) throw new ServiceError('naming_conflict', `"${baseName(to)}" already exists.`);
+    if (src.kind === 'folder') {
+      await this.mkdir(to);
+      for (const child of await this.list(from)) await this.copy(child.path, joinPath(to, child.name));
+      return this.stat(to);
+    }
+    const temp = joinPath(parentOf(to), tempName());
+    let rh: Buffer | undefined;
+    let wh: Buffer | undefined;
+    try {
+      rh = await call<Buffer>((cb) => s.sftp.open(this.abs(s, from), 'r', cb));
+      wh = await call<Buffer>((cb) => s.sftp.open(this.abs(s, temp), 'w', cb));
+      // length 0 = "to the end of the source" (copy-data extension).
+      await call((cb) => s.sftp.ext_copy_data(rh, 0, 0, wh, 0, cb));
+      await call((cb) => s.sftp.close(wh, cb));
+      wh = undefined;
+      await this.replace(s, temp, to);
+    } catch (e) {
+      if (wh) await call((cb) => s.sftp.close(wh, cb)).catch(() => {});
+      if (s.alive) await call((cb) => s.sftp.unlink(this.abs(s, temp), cb)).catch(() => {});
+      throw mapError(e, `Copying "${from}"`, s);
+    } finally {
+      if (rh) await call((cb) => s.sftp.close(rh, cb)).catch(() => {});
+    }
+    return this.stat(to);
+  }
+
+  private async quota() {
+    const s = await this.sftp();
+    if (s.sftp._extensions?.['statvfs@openssh.com'] !== '2') return { used: null, total: null };
+    const v = await call<any>((cb) => s.sftp.ext_openssh_statvfs(s.home, cb)).catch(() => undefined);
+    if (!v) return { used: null, total: null };
+    const total = Number(v.blocks) * Number(v.frsize);
+    return { used: total - Number(v.bfree) * Number(v.frsize), total };
+  }
+
+  /**
+   * Multipart by offset writes into one hidden temporary file; parts can go in parallel and
+   * in any order. complete() checks the size and renames it over the final name.
+   */
+  private async openChunkWriter(path: string, plan: { size: number; partSize: number }): Promise<ChunkWriter> {
+    const s = await this.sftp();
+    const temp = joinPath(parentOf(path), tempName());
+    try {
+      const h = await call<Buffer>((cb) => s.sftp.open(this.abs(s, temp), 'w', cb));
+      await call((cb) => s.sftp.close(h, cb));
+    } catch (e) {
+      throw mapError(e, `Writing "${path}"`, s);
+    }
+    return this.chunkWriter(path, { temp, size: plan.size, partSize: plan.partSize });
+  }
+
+  private async resumeChunkWriter(path: string, state: Record<string, unknown>): Promise<ChunkWriter> {
+    const st = z.object({ temp: z.string(), size: z.number().int().min(0), partSize: z.number().int().min(1) }).safeParse(state);
+    if (!st.success || parentOf(st.data.temp) !== parentOf(path) || !TEMP_NAME.test(baseName(st.data.temp))) {
+      throw new ServiceError('invalid_parameters', 'This upload cannot be resumed: its saved state is not valid.');
+    }
+    await this.stat(st.data.temp).catch((e) => {
+      throw e instanceof ServiceError && e.code === 'not_found' ? new ServiceError('not_found', 'The partial upload is gone from the server; start it again.') : e;
+    });
+    return this.chunkWriter(path, st.data);
+  }
+
+  private chunkWriter(path: string, state: { temp: string; size: number; partSize: number }): ChunkWriter {
+    const { temp, size, partSize } = state;
+    const parts = Math.max(1, Math.ceil(size / partSize));
+    return {
+      partSize,
+      parallel: true,
+      state: { ...state },
+      writePart: async (partNumber: number, body: Buffer): Promise<PartReceipt> => {
+        if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > parts) {
+          throw new ServiceError('invalid_parameters', `Part ${partNumber} is out of range (1–${parts}).`);
+        }
+        const expected = partNumber < parts ? partSize : size - partSize * (parts - 1);
+        if (body.length !== expected) throw new ServiceError('invalid_parameters', `Part ${partNumber} must be ${expected} bytes, not ${body.length}.`);
+        const s = await this.sftp();
+        const abs = this.abs(s, temp);
+        let h: Buffer | undefined;
+        try {
+          h = await call<Buffer>((cb) => s.sftp.open(abs, 'r+', cb));
+          const offset = (partNumber - 1) * partSize;
+          for (let done = 0; done < body.length; ) {
+            const n = Math.min(body.length - done, 256 * 1024);
+            await call((cb) => s.sftp.write(h, body, done, n, offset + done, cb));
+            done += n;
+          }
+        } catch (e) {
+          throw mapError(e, `Writing part ${partNumber} of "${path}"`, s);
+        } finally {
+          if (h) await call((cb) => s.sftp.close(h, cb)).catch(() => {});
+        }
+        return { partNumber, size: body.length };
+      },
+      complete: async (receipts: PartReceipt[]): Promise<Entry> => {
+        const numbers = new Set(receipts.map((r) => r.partNumber));
+        for (let n = 1; n <= parts; n++) if (!numbers.has(n)) throw new ServiceError('invalid_parameters', `Part ${n} was not uploaded.`);
+        const s = await this.sftp();
+        const st = await this.stat(temp);
+        if (st.size !== size) throw new ServiceError('conflict', `The uploaded parts hold ${st.size} bytes, not ${size}.`);
+        try {
+          await this.replace(s, temp, path);
+        } catch (e) {
+          throw mapError(e, `Finishing "${path}"`, s);
+        }
+        return this.stat(path);
+      },
+      abort: async () => {
+        const s = await this.sftp();
+        await call((cb) => s.sftp.unlink(this.abs(s, temp), cb)).catch(() => {});
+      },
+    };
+  }
+}
+
+/** Maps ssh2 / SFTP failures to documented codes, with a message a person can act on. */
+export function mapError(e: unknown, what: string, s?: Session): ServiceError {
+  if (e instanceof ServiceError) return e;
+  const err = e as { code?: unknown; level?: string; message?: string };
+  const msg = err?.message ?? String(e);
+  if (typeof err?.code === 'number') {
+    switch (err.code) {
+      case SFTP.NO_SUCH_FILE:
+        return new ServiceError('not_found', `${what} was not found.`, {}, { cause: e });
+      case SFTP.PERMISSION_DENIED:
+        return new ServiceError('forbidden', `${what}: permission denied by the server.`, {}, { cause: e });
+      case SFTP.NO_CONNECTION:
+      case SFTP.CONNECTION_LOST:
+        return unavailable(what, e);
+    }
+  }
+  if (s && !s.alive) return unavailable(what, e);
+  if (err?.level === 'client-authentication' || /authentication methods failed|All configured authentication/i.test(msg)) {
+    return new ServiceError('upstream_auth_failed', 'The server refused the user name, password or key.', {}, { cause: e });
+  }
+  if (/passphrase|Cannot parse privateKey|Unsupported key format|Malformed/i.test(msg)) {
+    return new ServiceError('invalid_parameters', `The private key could not be read: ${msg}`, {}, { cause: e });
+  }
+  if (
+    err?.level === 'client-socket' ||
+    err?.level === 'client-timeout' ||
+    /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|EPIPE|Timed out|No SFTP connection|Not connected|connection lost|closed|ended/i.test(msg)
+  ) {
+    return unavailable(what, e);
+  }
+  return new ServiceError('upstream_error', `${what}: ${msg}`, {}, { cause: e });
+}
+
+function unavailable(what: string, cause: unknown): ServiceError {
+  const m = (cause as Error)?.message;
+  return new ServiceError('service_not_available', `${what}: the SFTP server is not reachable${m ? ` (${m})` : ''}.`, { retryAfter: 5 }, { cause });
+}
+
+export default defineConnector({
+  id: 'sftp',
+  name: 'SFTP',
+  kind: 'storage',
+  group: 'file_store',
+  options,
+  fromImport: (body) => {
+    const token = typeof body.token === 'string' ? body.token : undefined;
+    const isKey = token?.trimStart().startsWith('-----BEGIN');
+    return {
+      host: body.host ?? body.domain,
+      port: body.port ?? undefined,
+      username: body.account,
+      password: isKey ? undefined : token,
+      privateKey: isKey ? token : undefined,
+      passphrase: isKey && typeof body.token_secret === 'string' ? body.token_secret : undefined,
+      hostKeyFingerprint: body.host_key_fingerprint ?? undefined,
+      root: body.path ?? undefined,
+    };
+  },
+  describe: (o) => `${o.username}@${o.host}${o.port === 22 ? '' : `:${o.port}`}`,
+  create: (o, ctx) => new SftpConnector(o, ctx.dataDir),
+});
