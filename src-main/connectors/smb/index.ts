@@ -1,0 +1,441 @@
+/**
+ * `smb`: a Windows / NAS / Samba share over SMB2 and SMB3, driven through Samba's own
+ * `smbclient` (one short-lived process per operation). Chosen over the npm SMB libraries
+ * after measuring both (docs/sftp-smb.md): smbclient negotiates SMB 3.1.1 with signing and
+ * encryption, handles the server's interim (STATUS_PENDING) replies that make the libraries
+ * fail on default Samba settings, needs no `--openssl-legacy-provider`, and was faster.
+ *
+ * Uploads go to a hidden temporary name and are renamed over the final name (`rename -f`, an
+ * atomic replace on the server) once every byte is in.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { PassThrough, Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { z } from 'zod';
+import { ServiceError, type ErrorCode } from '../../errors';
+import { defineConnector } from '../registry';
+import { baseName, joinPath, parentOf, ROOT } from '../shared/paths';
+import type { Entry, ReadOptions, StorageConnector, StorageFeatures, WriteOptions } from '../types';
+
+const options = z.object({
+  host: z.string().trim().min(1).max(255).meta({ title: 'Server', placeholder: 'nas.local' }),
+  port: z.coerce.number().int().min(1).max(65535).default(445).meta({ title: 'Port' }),
+  share: z
+    .string()
+    .trim()
+    .min(1)
+    .max(80)
+    .regex(/^[^\\/"*:<>?|;]+$/, 'A share name cannot contain \\ / " * : < > ? | or ;.')
+    .meta({ title: 'Share', placeholder: 'photos' }),
+  workgroup: z.string().trim().max(255).default('WORKGROUP').meta({ title: 'Domain or workgroup' }),
+  username: z.string().max(255).default('').meta({ title: 'User name', description: 'Empty for guest access.' }),
+  password: z.string().max(4096).default('').meta({ title: 'Password', secret: true }),
+  protection: z
+    .enum(['auto', 'sign', 'encrypt'])
+    .default('auto')
+    .meta({ title: 'Protection', description: 'Require SMB signing or SMB3 encryption; "auto" uses what the server asks for.' }),
+  smbclient: z.string().max(1024).default('smbclient').meta({ title: 'smbclient program', description: 'Path of Samba\'s smbclient.' }),
+});
+export type SmbOptions = z.infer<typeof options>;
+
+const TEMP_NAME = /^\.tributary-[0-9a-f]{12}\.part$/;
+const tempName = () => `.tributary-${randomBytes(6).toString('hex')}.part`;
+/** Names SMB cannot hold: Windows' reserved characters, and trailing dots or spaces. */
+const INVALID_NAME = /["*:<>?|\\]|[. ]$/;
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+// smbclient's `ls` line: "  %-30s%7s %8.0f  %s" (name, attributes, size, ctime-style date).
+const LS_LINE = /^ {2}(.+?) +([A-Z]*) +(\d+) {2}\w{3} (\w{3}) +(\d+) (\d\d):(\d\d):(\d\d) (\d{4})$/;
+const BLOCKS_LINE = /(\d+) blocks of size (\d+)\. (\d+) blocks available/;
+const MAX_PROCESSES = 6;
+
+interface Run {
+  output: string;
+  code: number | null;
+}
+
+export class SmbConnector implements StorageConnector {
+  readonly features: StorageFeatures;
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+  private readonly children = new Set<ReturnType<typeof spawn>>();
+
+  constructor(private readonly o: SmbOptions) {
+    this.features = {
+      // Samba and Windows match names case-insensitively for SMB clients.
+      caseSensitive: false,
+      hashes: [],
+      modTimePrecisionMs: 1000,
+      atomicWrites: true,
+      move: (from, to) => this.move(from, to),
+      copy: (from, to) => this.copy(from, to),
+      quota: () => this.quota(),
+    };
+  }
+
+  // ---- running smbclient ------------------------------------------------------------------
+
+  private args(extra: string[] = []): string[] {
+    const o = this.o;
+    const args = ['-s', '/dev/null', '-p', String(o.port), `//${o.host}/${o.share}`, '-W', o.workgroup || 'WORKGROUP'];
+    if (o.username) args.push('-U', o.username);
+    else args.push('-N');
+    if (o.protection !== 'auto') args.push(`--client-protection=${o.protection}`);
+    return [...args, ...extra];
+  }
+
+  private spawn(extra: string[]) {
+    const program = this.o.smbclient;
+    if (program.includes('/') && !existsSync(program)) {
+      throw new ServiceError('service_not_available', `${program} is not installed: SMB accounts need Samba's smbclient (package "smbclient").`);
+    }
+    // The password travels in the environment (PASSWD), never on the command line; TZ=UTC
+    // makes `ls` print dates in UTC.
+    const child = spawn(program, this.args(extra), {
+      env: { ...process.env, PASSWD: this.o.password, TZ: 'UTC', LC_ALL: 'C.UTF-8' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    this.children.add(child);
+    child.once('close', () => this.children.delete(child));
+    return child;
+  }
+
+  private async slot<T>(fn: () => Promise<T>): Promise<T> {
+    while (this.running >= MAX_PROCESSES) await new Promise<void>((r) => this.waiting.push(r));
+    this.running++;
+    try {
+      return await fn();
+    } finally {
+      this.running--;
+      this.waiting.shift()?.();
+    }
+  }
+
+  /** Runs smbclient commands (fed on stdin, one per line, so names may contain ";"). */
+  private commands(lines: string[]): Promise<Run> {
+    return this.slot(
+      () =>
+        new Promise<Run>((resolve, reject) => {
+          const child = this.spawn([]);
+          let output = '';
+          child.stdout!.setEncoding('utf8').on('data', (d: string) => (output += d));
+          child.stderr!.setEncoding('utf8').on('data', (d: string) => (output += d));
+          child.once('error', (e) => reject(spawnError(this.o.smbclient, e)));
+          child.once('close', (code) => resolve({ output, code }));
+          child.stdin!.on('error', () => {});
+          child.stdin!.end(lines.join('\n') + '\n');
+        }),
+    );
+  }
+
+  /** Runs commands and throws the first NT_STATUS failure they reported, mapped. */
+  private async must(lines: string[], what: string): Promise<string> {
+    const r = await this.commands(lines);
+    const err = statusError(r.output, what);
+    if (err) throw err;
+    if (r.code !== 0 && r.code !== null) throw new ServiceError('upstream_error', `${what}: smbclient exited with ${r.code}: ${r.output.trim().slice(-300)}`);
+    return r.output;
+  }
+
+  // ---- core -------------------------------------------------------------------------------
+
+  private parseLs(output: string, folder: string): Entry[] {
+    const out: Entry[] = [];
+    for (const line of output.split('\n')) {
+      const m = LS_LINE.exec(line);
+      if (!m) continue;
+      const [, name, attrs, size, mon, day, hh, mm, ss, year] = m;
+      if (name === '.' || name === '..' || TEMP_NAME.test(name!)) continue;
+      const kind = attrs!.includes('D') ? 'folder' : 'file';
+      const modified = new Date(Date.UTC(Number(year), MONTHS.indexOf(mon!), Number(day), Number(hh), Number(mm), Number(ss)));
+      out.push({
+        path: joinPath(folder, name!.normalize('NFC')),
+        name: name!.normalize('NFC'),
+        kind,
+        size: kind === 'file' ? Number(size) : null,
+        modified,
+        created: null,
+        etag: kind === 'file' ? `${modified.getTime()}-${size}` : undefined,
+        raw: { attributes: attrs },
+      });
+    }
+    return out;
+  }
+
+  async stat(path: string): Promise<Entry> {
+    if (path === ROOT) {
+      // Any command proves the share is reachable with these credentials.
+      await this.must(['pwd'], 'The share');
+      return { path: ROOT, name: '', kind: 'folder', size: null, modified: null, created: null };
+    }
+    const out = await this.must([`ls ${q(path)}`], `"${path}"`);
+    const entry = this.parseLs(out, parentOf(path)).find((e) => e.name.toLocaleLowerCase() === baseName(path).toLocaleLowerCase());
+    if (!entry) throw new ServiceError('not_found', `"${path}" was not found.`);
+    return { ...entry, path };
+  }
+
+  async list(path: string): Promise<Entry[]> {
+    const r = await this.commands([`ls ${q(path === ROOT ? '/*' : `${path}/*`)}`]);
+    const err = statusError(r.output, `"${path}"`);
+    if (err) {
+      if (err.code === 'service_not_available' || err.code === 'upstream_auth_failed' || path === ROOT) throw err;
+      const self = await this.stat(path).catch(() => undefined);
+      if (self?.kind === 'file') throw new ServiceError('invalid_parent_folder', `"${path}" is not a folder.`);
+      // An empty folder lists "." and ".." and no error; an error here means it is gone.
+      throw self ? err : new ServiceError('not_found', `"${path}" was not found.`);
+    }
+    return this.parseLs(r.output, path);
+  }
+
+  async read(path: string, opts: ReadOptions = {}): Promise<Readable> {
+    const entry = await this.stat(path);
+    if (entry.kind !== 'file') throw new ServiceError('invalid_parameters', `"${path}" is a folder.`);
+    const size = entry.size ?? 0;
+    const start = opts.start ?? 0;
+    const end = Math.min(opts.end ?? size - 1, size - 1);
+    const want = Math.max(0, end - start + 1);
+    const out = new PassThrough({ highWaterMark: 1 << 20 });
+    if (want === 0) {
+      out.end();
+      return out;
+    }
+    {
+      // smbclient has no ranged get: skip to `start` and stop the transfer after `end`.
+      // Not counted in the process limit: the caller's reading pace decides when it ends.
+      const child = this.spawn(['-E']);
+      let log = '';
+      let seen = 0;
+      let delivered = 0;
+      let finished = false;
+      child.stderr!.setEncoding('utf8').on('data', (d: string) => (log += d));
+      const range = new Transform({
+        transform(chunk: Buffer, _enc, cb) {
+          const from = Math.max(0, start - seen);
+          seen += chunk.length;
+          if (from >= chunk.length || delivered >= want) return cb();
+          const piece = chunk.subarray(from, from + (want - delivered));
+          delivered += piece.length;
+          cb(null, piece);
+          if (delivered >= want && !finished) {
+            finished = true;
+            this.end();
+            child.kill('SIGTERM');
+          }
+        },
+      });
+      child.stdout!.pipe(range).pipe(out);
+      child.once('close', () => {
+        if (delivered < want) {
+          const err = statusError(log, `Reading "${path}"`) ?? unavailable(`Reading "${path}"`, `the transfer stopped after ${start + delivered} of ${size} bytes`);
+          out.destroy(err);
+        }
+      });
+      child.once('error', (e) => out.destroy(spawnError(this.o.smbclient, e)));
+      child.stdin!.on('error', () => {});
+      child.stdin!.end(`get ${q(path)} -\n`);
+      out.once('close', () => {
+        if (!finished) child.kill('SIGTERM');
+      });
+      if (opts.signal) opts.signal.addEventListener('abort', () => out.destroy(new ServiceError('request_timeout', 'The download was cancelled.')), { once: true });
+    }
+    return out;
+  }
+
+  async write(path: string, body: Readable, opts: WriteOptions = {}): Promise<Entry> {
+    checkSmbName(baseName(path));
+    // `put` must run with -c (stdin carries the bytes), where ";" splits commands: a folder
+    // whose path has one gets the temporary file at the share root instead (same share, so the
+    // rename is still atomic).
+    const temp = joinPath(parentOf(path).includes(';') ? ROOT : parentOf(path), tempName());
+    try {
+      await this.slot(
+        () =>
+          new Promise<void>((resolve, reject) => {
+            const child = this.spawn(['-E', '-c', `put - ${q(temp)}`]);
+            let log = '';
+            let failed: unknown;
+            child.stderr!.setEncoding('utf8').on('data', (d: string) => (log += d));
+            child.stdout!.resume();
+            child.once('error', (e) => reject(spawnError(this.o.smbclient, e)));
+            child.once('close', (code) => {
+              // smbclient's own report first (auth, dropped server), then the body's failure.
+              const err = statusError(log, `Writing "${path}"`);
+              if (err) return reject(err);
+              if (failed) return reject(failed);
+              if (code !== 0) return reject(unavailable(`Writing "${path}"`, `smbclient exited with ${code}: ${log.trim().slice(-200)}`));
+              resolve();
+            });
+            child.stdin!.on('error', () => {});
+            pipeline(body, child.stdin!, { signal: opts.signal }).catch((e) => {
+              // The body failed (or smbclient died): stop the transfer, never finish the file.
+              failed ??= e;
+              child.kill('SIGKILL');
+            });
+          }),
+      );
+      await this.must([`rename ${q(temp)} ${q(path)} -f`], `Writing "${path}"`);
+    } catch (e) {
+      await this.commands([`del ${q(temp)}`]).catch(() => {});
+      throw e instanceof ServiceError ? e : new ServiceError('upstream_error', `Writing "${path}": ${(e as Error).message}`, {}, { cause: e });
+    }
+    return this.stat(path);
+  }
+
+  async mkdir(path: string): Promise<Entry> {
+    checkSmbName(baseName(path));
+    await this.must([`mkdir ${q(path)}`], `Creating "${path}"`);
+    return this.stat(path);
+  }
+
+  async remove(path: string, { recursive }: { recursive: boolean }): Promise<void> {
+    const entry = await this.stat(path);
+    if (entry.kind === 'file') {
+      await this.must([`del ${q(path)}`], `Deleting "${path}"`);
+      return;
+    }
+    if (!recursive) await this.must([`rmdir ${q(path)}`], `Deleting "${path}"`);
+    else await this.must([`deltree ${q(path)}`], `Deleting "${path}"`);
+  }
+
+  async close(): Promise<void> {
+    for (const child of this.children) child.kill('SIGTERM');
+  }
+
+  // ---- features ---------------------------------------------------------------------------
+
+  private async move(from: string, to: string): Promise<Entry> {
+    checkSmbName(baseName(to));
+    // Without -f the server refuses an existing target (naming_conflict), except for a
+    // case-only rename of the entry itself, which the service allows.
+    await this.must([`rename ${q(from)} ${q(to)}`], `Moving "${from}"`);
+    return this.stat(to);
+  }
+
+  /** Server-side copy (SMB2 COPYCHUNK via `scopy`): the bytes never cross the network. */
+  private async copy(from: string, to: string): Promise<Entry> {
+    checkSmbName(baseName(to));
+    const src = await this.stat(from);
+    const exists = await this.stat(to).then(
+      () => true,
+      () => false,
+    );
+    if (exists) throw new ServiceError('naming_conflict', `"${baseName(to)}" already exists.`);
+    if (src.kind === 'folder') {
+      await this.mkdir(to);
+      for (const child of await this.list(from)) await this.copy(child.path, joinPath(to, child.name));
+      return this.stat(to);
+    }
+    const temp = joinPath(parentOf(to), tempName());
+    try {
+      await this.must([`scopy ${q(from)} ${q(temp)}`, `rename ${q(temp)} ${q(to)} -f`], `Copying "${from}"`);
+    } catch (e) {
+      await this.commands([`del ${q(temp)}`]).catch(() => {});
+      throw e;
+    }
+    return this.stat(to);
+  }
+
+  private async quota() {
+    const out = await this.must(['du'], 'The share');
+    const m = BLOCKS_LINE.exec(out);
+    if (!m) return { used: null, total: null };
+    const block = Number(m[2]);
+    return { total: Number(m[1]) * block, used: (Number(m[1]) - Number(m[3])) * block };
+  }
+}
+
+/** A path as one quoted smbclient argument: backslashes, from the share root. */
+function q(path: string): string {
+  if (path.includes('"')) throw new ServiceError('invalid_parameters', 'SMB names cannot contain ".');
+  return `"${path.replace(/\//g, '\\')}"`;
+}
+
+function checkSmbName(name: string): void {
+  if (INVALID_NAME.test(name)) {
+    throw new ServiceError('invalid_parameters', `"${name}" is not a valid SMB name: names cannot contain " * : < > ? | \\ or end with a dot or a space.`);
+  }
+}
+
+const STATUS: Record<string, ErrorCode> = {
+  OBJECT_NAME_NOT_FOUND: 'not_found',
+  OBJECT_PATH_NOT_FOUND: 'not_found',
+  NO_SUCH_FILE: 'not_found',
+  NOT_FOUND: 'not_found',
+  DELETE_PENDING: 'not_found',
+  OBJECT_NAME_COLLISION: 'naming_conflict',
+  DIRECTORY_NOT_EMPTY: 'folder_not_empty',
+  NOT_A_DIRECTORY: 'invalid_parent_folder',
+  FILE_IS_A_DIRECTORY: 'invalid_parameters',
+  OBJECT_NAME_INVALID: 'invalid_parameters',
+  OBJECT_PATH_SYNTAX_BAD: 'invalid_parameters',
+  BAD_NETWORK_NAME: 'invalid_parameters',
+  LOGON_FAILURE: 'upstream_auth_failed',
+  WRONG_PASSWORD: 'upstream_auth_failed',
+  NO_SUCH_USER: 'upstream_auth_failed',
+  ACCOUNT_DISABLED: 'upstream_auth_failed',
+  ACCOUNT_LOCKED_OUT: 'upstream_auth_failed',
+  ACCOUNT_RESTRICTION: 'upstream_auth_failed',
+  PASSWORD_EXPIRED: 'upstream_auth_failed',
+  PASSWORD_MUST_CHANGE: 'upstream_auth_failed',
+  ACCESS_DENIED: 'forbidden',
+  NETWORK_ACCESS_DENIED: 'forbidden',
+  SHARING_VIOLATION: 'conflict',
+  FILE_LOCK_CONFLICT: 'conflict',
+  DISK_FULL: 'payload_too_large',
+};
+
+const UNAVAILABLE = /CONNECTION_|IO_TIMEOUT|HOST_UNREACHABLE|NETWORK_UNREACHABLE|END_OF_FILE|INVALID_NETWORK_RESPONSE|PIPE_BROKEN|NETWORK_NAME_DELETED|LOCAL_DISCONNECT|REMOTE_DISCONNECT|NETWORK_SESSION_EXPIRED|PORT_UNREACHABLE|UNSUCCESSFUL|PIPE_DISCONNECTED|USER_SESSION_DELETED/;
+
+/** The first NT_STATUS failure in smbclient's output, as a ServiceError; undefined if none. */
+export function statusError(output: string, what: string): ServiceError | undefined {
+  const m = /NT_STATUS_([A-Z0-9_]+)/.exec(output);
+  if (!m || m[1] === 'OK') return undefined;
+  const status = m[1]!;
+  const line = output.split('\n').find((l) => l.includes(m[0]))?.trim() ?? m[0];
+  const code = STATUS[status];
+  if (code === 'upstream_auth_failed') return new ServiceError(code, `The SMB server refused the user name or password (${m[0]}).`);
+  if (status === 'BAD_NETWORK_NAME') return new ServiceError('invalid_parameters', `The server has no share of that name (${m[0]}).`);
+  if (code === 'not_found') return new ServiceError(code, `${what} was not found.`);
+  if (code === 'naming_conflict') return new ServiceError(code, `${what}: the name is already taken.`);
+  if (code === 'folder_not_empty') return new ServiceError(code, `${what}: the folder is not empty.`);
+  if (code) return new ServiceError(code, `${what}: ${line}`);
+  if (UNAVAILABLE.test(status)) return unavailable(what, line);
+  return new ServiceError('upstream_error', `${what}: ${line}`);
+}
+
+function unavailable(what: string, detail: string): ServiceError {
+  return new ServiceError('service_not_available', `${what}: the SMB server is not reachable (${detail}).`, { retryAfter: 5 });
+}
+
+function spawnError(program: string, e: NodeJS.ErrnoException): ServiceError {
+  if (e.code === 'ENOENT') {
+    return new ServiceError('service_not_available', `${program} was not found: SMB accounts need Samba's smbclient (package "smbclient").`, {}, { cause: e });
+  }
+  return new ServiceError('service_not_available', `Could not run ${program}: ${e.message}`, {}, { cause: e });
+}
+
+export default defineConnector({
+  id: 'smb',
+  name: 'SMB / Windows share',
+  kind: 'storage',
+  group: 'file_store',
+  options,
+  fromImport: (body) => {
+    // spec 1: `domain` is the server's host, plus ":port" if not 445; we also accept
+    // "host[:port]/share" when no separate `share` is given.
+    const domain = typeof body.domain === 'string' ? body.domain.trim().replace(/^smb:\/\//i, '').replace(/^\\\\/, '') : '';
+    const [hostPort = '', ...rest] = domain.split(/[/\\]/);
+    const m = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(hostPort);
+    return {
+      host: m?.[1]?.replace(/^\[|\]$/g, '') ?? (hostPort || undefined),
+      port: m?.[2] ?? body.port ?? undefined,
+      share: body.share ?? (rest.filter(Boolean)[0] || undefined),
+      workgroup: body.workgroup ?? undefined,
+      username: body.account ?? '',
+      password: body.token ?? '',
+    };
+  },
+  describe: (o) => `${o.username || 'guest'}@${o.host}${o.port === 445 ? '' : `:${o.port}`}/${o.share}`,
+  create: (o) => new SmbConnector(o),
+});
