@@ -1,0 +1,39 @@
+/**
+ * Activity cursors: opaque strings (base64url JSON) holding the account, the log position and,
+ * for time-ranged reads, the range of the first request so that follow-up cursors stay in it
+ * (spec 3, Activity list).
+ */
+import { ServiceError } from '../errors';
+
+export interface CursorState {
+  /** Account the cursor belongs to; a cursor of another account is refused. */
+  a: number;
+  /** Log position: the seq of the last activity already returned (0 = before everything). */
+  s: number;
+  /** [from, until) in epoch ms, fixed by the first time-ranged request. */
+  f?: number;
+  u?: number;
+}
+
+export const AFTER_AUTH = 'after-auth';
+
+export function encodeCursor(c: CursorState): string {
+  return Buffer.from(JSON.stringify(c)).toString('base64url');
+}
+
+export function decodeCursor(accountId: number, cursor: string): CursorState {
+  let c: CursorState;
+  try {
+    c = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as CursorState;
+  } catch {
+    throw new ServiceError('invalid_parameters', 'The `cursor` is not valid.');
+  }
+  if (!c || typeof c !== 'object' || !Number.isSafeInteger(c.a) || !Number.isSafeInteger(c.s) || c.s < 0) {
+    throw new ServiceError('invalid_parameters', 'The `cursor` is not valid.');
+  }
+  if (c.a !== accountId) throw new ServiceError('invalid_parameters', 'The `cursor` belongs to another account.');
+  if ((c.f !== undefined && !Number.isFinite(c.f)) || (c.u !== undefined && !Number.isFinite(c.u))) {
+    throw new ServiceError('invalid_parameters', 'The `cursor` is not valid.');
+  }
+  return c;
+}

@@ -1,0 +1,112 @@
+/**
+ * The activity backend (issue 6): subscriptions, followers, the activity log and webhooks, wired
+ * together over the app's database, settings, accounts and storage. The REST routes call the
+ * functions of endpoints.ts (one service call plus one serializer each); the dashboard calls
+ * the `activity.*` procedures of contract/activity.ts.
+ */
+import type { Db } from '../cache/db';
+import type { SettingsStore } from '../cache/queries/settings';
+import type { AccountsService } from '../services/accounts';
+import type { EventBus } from '../services/events';
+import type { StorageService } from '../services/storage';
+import { DEFAULT_FOLLOWER_OPTIONS, FollowerManager, type FollowerOptions, type MailChangeFeed } from './followers';
+import { ActivityLog, RETENTION } from './log';
+import type { SerializeContext } from './serialize';
+import { SubscriptionsService } from './subscriptions';
+import { systemClock, type Clock } from './types';
+import { WebhooksService, type Timers } from './webhooks';
+
+export interface ActivityDeps {
+  db: Db;
+  settings: SettingsStore;
+  events: EventBus;
+  accounts: AccountsService;
+  storage: StorageService;
+}
+
+export interface ActivityOptions {
+  /** Oldest active API key, for webhook signatures (services/api-keys.ts). */
+  signingKey: () => string | null;
+  clock?: Clock;
+  followers?: Partial<FollowerOptions> & { perService?: Record<string, Partial<FollowerOptions>> };
+  /** Mail change feed per mail account (src-main/mail/). */
+  mailFeed?: (accountId: number) => Promise<MailChangeFeed>;
+  webhookTimers?: Timers;
+  /** false: webhooks are delivered only by `webhooks.runDue()` (tests with a fake clock). */
+  autoDeliverWebhooks?: boolean;
+  retention?: typeof RETENTION;
+  /** Housekeeping (expiry refresh, 90-day removal) interval; default hourly. */
+  maintenanceIntervalMs?: number;
+}
+
+/** Pushes an activity event on the app bus; the names are declared in contract/activity.ts. */
+type LooseBus = { emit(name: string, payload: unknown): void };
+
+export class ActivityService {
+  readonly log: ActivityLog;
+  readonly subscriptions: SubscriptionsService;
+  readonly followers: FollowerManager;
+  readonly webhooks: WebhooksService;
+  readonly serializeContext: SerializeContext;
+  private readonly offs: (() => void)[] = [];
+  private maintenance: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly deps: ActivityDeps,
+    private readonly options: ActivityOptions,
+  ) {
+    const clock = options.clock ?? systemClock;
+    this.log = new ActivityLog(deps.db, clock, options.retention ?? RETENTION);
+    this.subscriptions = new SubscriptionsService(deps.db, deps.accounts, deps.storage, deps.settings, this.log, clock);
+    const bus = deps.events as unknown as LooseBus;
+    this.followers = new FollowerManager(
+      {
+        db: deps.db,
+        log: this.log,
+        subs: this.subscriptions,
+        accounts: deps.accounts,
+        mailFeed: options.mailFeed,
+        clock,
+        emit: () => bus.emit('activity.followersChanged', { followers: this.followers.status() }),
+      },
+      { ...DEFAULT_FOLLOWER_OPTIONS, ...options.followers },
+    );
+    this.webhooks = new WebhooksService(deps.db, this.log, deps.settings, options.signingKey, {
+      clock,
+      timers: options.webhookTimers,
+      autoDeliver: options.autoDeliverWebhooks,
+    });
+    this.serializeContext = {
+      toResource: (account, entry) => deps.storage.toResource(account, entry),
+      actor: (account) => {
+        const a = deps.accounts.row(account);
+        return { name: a.account, id: a.user_id, email: a.account.includes('@') ? a.account : null };
+      },
+    };
+    this.offs.push(this.log.onAppended((info) => bus.emit('activity.appended', { account: info.accountId, subscription: info.subscriptionId, count: info.count, cursor: info.cursor })));
+    this.offs.push(this.subscriptions.onChange((c) => bus.emit('activity.subscriptionsChanged', { account: c.account })));
+    // The accounts.changed payload names no account: subscribe accounts created since last time.
+    this.offs.push(deps.events.on('accounts.changed', () => void this.subscriptions.reconcileNewAccounts().catch(() => {})));
+  }
+
+  /** Starts followers for the active subscriptions and the housekeeping timer. */
+  async start(): Promise<void> {
+    this.subscriptions.maintain();
+    await this.followers.sync();
+    this.maintenance = setInterval(() => {
+      try {
+        this.subscriptions.maintain();
+      } catch {
+        /* next round */
+      }
+    }, this.options.maintenanceIntervalMs ?? 3600_000);
+    this.maintenance.unref();
+  }
+
+  async close(): Promise<void> {
+    if (this.maintenance) clearInterval(this.maintenance);
+    for (const off of this.offs) off();
+    await this.followers.close();
+    await this.webhooks.close();
+  }
+}

@@ -1,0 +1,49 @@
+/** Shapes shared by the activity modules: what a follower records and what the log stores. */
+export const V1_TYPES = ['add', 'delete', 'update', 'rename', 'move', 'copy', 'restore'] as const;
+export type V1Type = (typeof V1_TYPES)[number];
+
+/** A metadata snapshot of a storage entry or a message, JSON-safe (dates as ISO strings). */
+export interface EntrySnapshot {
+  path: string;
+  name: string;
+  kind: 'file' | 'folder' | 'message';
+  size: number | null;
+  modified: string | null;
+  created: string | null;
+  mimeType?: string;
+  etag?: string;
+}
+
+/** One change as a follower hands it to the log. */
+export interface ActivityChange {
+  type: V1Type;
+  api?: 'storage' | 'email';
+  kind: 'file' | 'folder' | 'message';
+  path: string;
+  previousPath?: string;
+  metadata?: EntrySnapshot | null;
+  previousMetadata?: EntrySnapshot | null;
+  /** The upstream's own id for this event, when it has one (served as the v1 `id` string). */
+  upstreamId?: string;
+  occurredAt?: string | null;
+}
+
+/** One stored activity record: v1 and v2 are both rendered from this. */
+export interface ActivityRecord {
+  seq: number;
+  accountId: number;
+  subscriptionId: number;
+  type: V1Type;
+  api: 'storage' | 'email';
+  kind: 'file' | 'folder' | 'message';
+  path: string;
+  previousPath: string | null;
+  metadata: EntrySnapshot | null;
+  previousMetadata: EntrySnapshot | null;
+  upstreamId: string | null;
+  occurredAt: string | null;
+  recordedAt: string;
+}
+
+export type Clock = () => number;
+export const systemClock: Clock = () => Date.now();

@@ -1,0 +1,301 @@
+/**
+ * Webhook notifications (spec 3, JSON webhook and Legacy webhooks).
+ *
+ * Creation tests the receiver with a POST of `{}` that must be answered 200 with exactly the
+ * application id; otherwise nothing is saved. Afterwards every committed batch of activity queues
+ * one notification per (webhook, subscription): a POST of `{account, subscription}` (JSON, or
+ * URL-encoded for legacy webhooks), signed with `X-Service-Signature` = Base64(HMAC-SHA256(oldest
+ * active API key, exact body)). A delivery succeeds on any status below 500 within 3.05 s connect
+ * + 27 s read; failures are retried with exponential back-off from 1 s up to 15 min; after 24 h
+ * of continuous failure the webhook is paused until new activity arrives. Every attempt is
+ * persisted. The clock and timers are injectable so tests can run the schedule on a fake clock.
+ */
+import { createHmac, randomUUID } from 'node:crypto';
+import { Agent, request } from 'undici';
+import type { Db } from '../cache/db';
+import type { SettingsStore } from '../cache/queries/settings';
+import { ServiceError } from '../errors';
+import type { AppendedInfo, ActivityLog } from './log';
+import { webhookBody } from './serialize';
+import { systemClock, type Clock } from './types';
+
+export const APPLICATION_ID = 'activity.applicationId';
+export const USER_AGENT = 'service-webhook/2.0';
+export const TIMEOUTS = { connectMs: 3050, readMs: 27_000 };
+export const BACKOFF = { firstMs: 1000, maxMs: 15 * 60_000, giveUpAfterMs: 24 * 3600_000 };
+
+export interface Webhook {
+  id: number;
+  url: string;
+  format: 'json' | 'form';
+  /** Only this account's activity; null = every account. */
+  account: number | null;
+  failingSince: string | null;
+  paused: boolean;
+  created: string;
+}
+
+export interface DeliveryAttempt {
+  id: number;
+  webhook: number;
+  account: number | null;
+  subscription: number | null;
+  kind: 'test' | 'notify';
+  at: string;
+  status: number | null;
+  error: string | null;
+  ok: boolean;
+  durationMs: number;
+  nextAttemptAt: string | null;
+}
+
+export interface Timers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+const realTimers: Timers = {
+  setTimeout: (fn, ms) => {
+    const t = setTimeout(fn, ms);
+    t.unref?.();
+    return t;
+  },
+  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
+};
+
+/** Back-off before retry number `attempt` (1-based): 1 s, 2 s, 4 s … capped at 15 min. */
+export function backoffMs(attempt: number): number {
+  return Math.min(BACKOFF.firstMs * 2 ** Math.max(0, attempt - 1), BACKOFF.maxMs);
+}
+
+export function sign(key: string, body: string): string {
+  return createHmac('sha256', key).update(body, 'utf8').digest('base64');
+}
+
+interface HookRow {
+  id: number;
+  url: string;
+  format: 'json' | 'form';
+  account_id: number | null;
+  failing_since: string | null;
+  paused: number;
+  created: string;
+}
+interface QueueRow {
+  webhook_id: number;
+  account_id: number;
+  subscription_id: number;
+  attempts: number;
+  next_attempt_at: number;
+}
+
+const NEVER = Number.MAX_SAFE_INTEGER;
+
+export class WebhooksService {
+  private readonly agent = new Agent({ connect: { timeout: TIMEOUTS.connectMs }, headersTimeout: TIMEOUTS.readMs, bodyTimeout: TIMEOUTS.readMs });
+  private timer: unknown = null;
+  private pumping: Promise<void> | null = null;
+  private closed = false;
+  private readonly off: () => void;
+
+  constructor(
+    private readonly db: Db,
+    log: ActivityLog,
+    private readonly settings: SettingsStore,
+    /** The oldest active API key (src-main/services/api-keys.ts), null when there is none. */
+    private readonly signingKey: () => string | null,
+    private readonly options: { clock?: Clock; timers?: Timers; autoDeliver?: boolean } = {},
+  ) {
+    this.off = log.onAppended((info) => this.enqueue(info));
+    if (options.autoDeliver !== false) this.arm();
+  }
+
+  private get clock(): Clock {
+    return this.options.clock ?? systemClock;
+  }
+  private get timers(): Timers {
+    return this.options.timers ?? realTimers;
+  }
+
+  /** The application id receivers must echo on the creation test (a setting, made once). */
+  applicationId(): string {
+    let id = this.settings.get<string | null>(APPLICATION_ID, null);
+    if (!id) {
+      id = `tributary-${randomUUID()}`;
+      this.settings.set(APPLICATION_ID, id);
+    }
+    return id;
+  }
+
+  list(): Webhook[] {
+    return (this.db.prepare('SELECT * FROM activity_webhooks ORDER BY id').all() as HookRow[]).map(toHook);
+  }
+
+  get(id: number): Webhook {
+    const row = this.db.prepare('SELECT * FROM activity_webhooks WHERE id = ?').get(id) as HookRow | undefined;
+    if (!row) throw new ServiceError('not_found', `Webhook ${id} was not found.`);
+    return toHook(row);
+  }
+
+  /** Tests the receiver, then saves the webhook; throws (and saves nothing) when the test fails. */
+  async create(input: { url: string; format?: 'json' | 'form'; account?: number | null }): Promise<Webhook> {
+    let url: URL;
+    try {
+      url = new URL(input.url);
+    } catch {
+      throw new ServiceError('invalid_parameters', '`url` must be an absolute http(s) URL.');
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ServiceError('invalid_parameters', '`url` must be an http or https URL.');
+    const format = input.format ?? 'json';
+    if (format !== 'json' && format !== 'form') throw new ServiceError('invalid_parameters', '`format` must be `json` or `form`.');
+    const body = format === 'json' ? '{}' : '';
+    const r = await this.post(url.href, format, body);
+    const expected = this.applicationId();
+    if (r.status !== 200 || r.body.trim() !== expected) {
+      const got = r.error ?? `status ${r.status}${r.status === 200 ? ' with a body other than the application id' : ''}`;
+      throw new ServiceError('invalid_parameters', `The webhook test failed (${got}); the receiver must answer the test POST of {} with status 200 and the application id "${expected}" as the body. The webhook was not saved.`);
+    }
+    const now = new Date(this.clock()).toISOString();
+    const id = this.db.transaction(() => {
+      const row = this.db.prepare('INSERT INTO activity_webhooks (url, format, account_id, created) VALUES (?, ?, ?, ?)').run(url.href, format, input.account ?? null, now);
+      const hid = Number(row.lastInsertRowid);
+      this.record(hid, null, null, 'test', r, null);
+      return hid;
+    })();
+    return this.get(id);
+  }
+
+  delete(id: number): void {
+    this.get(id);
+    this.db.prepare('DELETE FROM activity_webhooks WHERE id = ?').run(id);
+  }
+
+  attempts(webhookId: number, limit = 100): DeliveryAttempt[] {
+    const rows = this.db.prepare('SELECT * FROM activity_webhook_attempts WHERE webhook_id = ? ORDER BY id DESC LIMIT ?').all(webhookId, limit) as {
+      id: number; webhook_id: number; account_id: number | null; subscription_id: number | null; kind: 'test' | 'notify'; at: string; status: number | null; error: string | null; ok: number; duration_ms: number; next_attempt_at: string | null;
+    }[];
+    return rows.map((r) => ({ id: r.id, webhook: r.webhook_id, account: r.account_id, subscription: r.subscription_id, kind: r.kind, at: r.at, status: r.status, error: r.error, ok: r.ok === 1, durationMs: r.duration_ms, nextAttemptAt: r.next_attempt_at }));
+  }
+
+  /** Pending notifications with their next try (epoch ms), for the dashboard. */
+  pending(): { webhook: number; account: number; subscription: number; attempts: number; nextAttemptAt: number | null }[] {
+    return (this.db.prepare('SELECT * FROM activity_webhook_queue ORDER BY next_attempt_at').all() as QueueRow[]).map((q) => ({
+      webhook: q.webhook_id, account: q.account_id, subscription: q.subscription_id, attempts: q.attempts, nextAttemptAt: q.next_attempt_at === NEVER ? null : q.next_attempt_at,
+    }));
+  }
+
+  /** New activity: queue a notification for each matching webhook; re-arms paused ones. */
+  private enqueue(info: AppendedInfo): void {
+    const now = this.clock();
+    const hooks = this.db.prepare('SELECT id FROM activity_webhooks WHERE account_id IS NULL OR account_id = ?').all(info.accountId) as { id: number }[];
+    if (!hooks.length) return;
+    this.db.transaction(() => {
+      for (const h of hooks) {
+        this.db
+          .prepare(
+            `INSERT INTO activity_webhook_queue (webhook_id, account_id, subscription_id, attempts, next_attempt_at) VALUES (?, ?, ?, 0, ?)
+             ON CONFLICT (webhook_id, subscription_id) DO UPDATE SET
+               attempts = CASE WHEN next_attempt_at = ${NEVER} THEN 0 ELSE attempts END,
+               next_attempt_at = CASE WHEN next_attempt_at = ${NEVER} THEN excluded.next_attempt_at ELSE next_attempt_at END`,
+          )
+          .run(h.id, info.accountId, info.subscriptionId, now);
+        this.db.prepare('UPDATE activity_webhooks SET paused = 0, failing_since = CASE WHEN paused = 1 THEN NULL ELSE failing_since END WHERE id = ?').run(h.id);
+      }
+    })();
+    this.arm();
+  }
+
+  /** Delivers every notification due by the clock now; resolves when they are all attempted. */
+  runDue(): Promise<void> {
+    if (!this.pumping) this.pumping = this.pump().finally(() => (this.pumping = null));
+    return this.pumping;
+  }
+
+  private async pump(): Promise<void> {
+    for (;;) {
+      const due = this.db.prepare('SELECT * FROM activity_webhook_queue WHERE next_attempt_at <= ? ORDER BY next_attempt_at LIMIT 50').all(this.clock()) as QueueRow[];
+      if (!due.length || this.closed) break;
+      await Promise.all(due.map((q) => this.deliver(q)));
+    }
+    this.arm();
+  }
+
+  private async deliver(q: QueueRow): Promise<void> {
+    const hook = this.db.prepare('SELECT * FROM activity_webhooks WHERE id = ?').get(q.webhook_id) as HookRow | undefined;
+    if (!hook) return;
+    const payload = webhookBody(q.account_id, q.subscription_id);
+    const body = hook.format === 'json' ? JSON.stringify(payload) : new URLSearchParams({ account: String(payload.account), subscription: String(payload.subscription) }).toString();
+    const r = await this.post(hook.url, hook.format, body);
+    const now = this.clock();
+    this.db.transaction(() => {
+      if (r.ok) {
+        this.db.prepare('DELETE FROM activity_webhook_queue WHERE webhook_id = ? AND subscription_id = ? AND next_attempt_at <= ?').run(q.webhook_id, q.subscription_id, q.next_attempt_at);
+        this.db.prepare('UPDATE activity_webhooks SET failing_since = NULL, paused = 0 WHERE id = ?').run(hook.id);
+        this.record(hook.id, q.account_id, q.subscription_id, 'notify', r, null);
+        return;
+      }
+      const failingSince = hook.failing_since ?? new Date(now).toISOString();
+      const attempts = q.attempts + 1;
+      const giveUp = now - Date.parse(failingSince) >= BACKOFF.giveUpAfterMs;
+      const next = giveUp ? NEVER : now + backoffMs(attempts);
+      this.db.prepare('UPDATE activity_webhook_queue SET attempts = ?, next_attempt_at = ? WHERE webhook_id = ? AND subscription_id = ?').run(attempts, next, q.webhook_id, q.subscription_id);
+      this.db.prepare('UPDATE activity_webhooks SET failing_since = ?, paused = ? WHERE id = ?').run(failingSince, giveUp ? 1 : 0, hook.id);
+      this.record(hook.id, q.account_id, q.subscription_id, 'notify', r, giveUp ? null : new Date(next).toISOString());
+    })();
+  }
+
+  private record(hook: number, account: number | null, sub: number | null, kind: 'test' | 'notify', r: PostResult, next: string | null): void {
+    this.db
+      .prepare('INSERT INTO activity_webhook_attempts (webhook_id, account_id, subscription_id, kind, at, status, error, ok, duration_ms, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(hook, account, sub, kind, new Date(r.at).toISOString(), r.status, r.error, r.ok ? 1 : 0, r.durationMs, next);
+  }
+
+  private async post(url: string, format: 'json' | 'form', body: string): Promise<PostResult> {
+    const at = this.clock();
+    const started = performance.now();
+    const headers: Record<string, string> = {
+      'content-type': format === 'json' ? 'application/json' : 'application/x-www-form-urlencoded',
+      'user-agent': USER_AGENT,
+    };
+    const key = this.signingKey();
+    if (key) headers['x-service-signature'] = sign(key, body);
+    try {
+      const res = await request(url, { method: 'POST', headers, body, dispatcher: this.agent });
+      const text = await res.body.text();
+      return { at, status: res.statusCode, body: text, error: null, ok: res.statusCode < 500, durationMs: Math.round(performance.now() - started) };
+    } catch (e) {
+      const err = e as Error & { code?: string };
+      return { at, status: null, body: '', error: `${err.code ?? err.name}: ${err.message}`, ok: false, durationMs: Math.round(performance.now() - started) };
+    }
+  }
+
+  /** Sets a timer for the earliest pending notification (real timers or the injected ones). */
+  private arm(): void {
+    if (this.closed || this.options.autoDeliver === false) return;
+    if (this.timer) this.timers.clearTimeout(this.timer);
+    this.timer = null;
+    const next = this.db.prepare(`SELECT MIN(next_attempt_at) AS t FROM activity_webhook_queue WHERE next_attempt_at < ${NEVER}`).get() as { t: number | null };
+    if (next.t === null) return;
+    this.timer = this.timers.setTimeout(() => void this.runDue(), Math.max(0, next.t - this.clock()));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.off();
+    if (this.timer) this.timers.clearTimeout(this.timer);
+    await this.pumping;
+    await this.agent.close();
+  }
+}
+
+interface PostResult {
+  at: number;
+  status: number | null;
+  body: string;
+  error: string | null;
+  ok: boolean;
+  durationMs: number;
+}
+
+function toHook(r: HookRow): Webhook {
+  return { id: r.id, url: r.url, format: r.format, account: r.account_id, failingSince: r.failing_since, paused: r.paused === 1, created: r.created };
+}

@@ -1,0 +1,47 @@
+/** Shared setup for the activity tests: a real app on a scratch data dir plus ActivityService. */
+import { rmSync } from 'node:fs';
+import { createApp, type App } from '../../src-main/app';
+import { ActivityService, type ActivityOptions } from '../../src-main/activity';
+import type { ActivityChange } from '../../src-main/activity/types';
+import { scratchDir } from '../servers/util';
+
+export interface Harness {
+  app: App;
+  activity: ActivityService;
+  dir: string;
+  close(): Promise<void>;
+}
+
+export async function makeHarness(options: Partial<ActivityOptions> = {}, dir = scratchDir('activity')): Promise<Harness> {
+  const app = await createApp({ dataDir: dir, defaultLocalFolder: false });
+  const activity = new ActivityService(app, { signingKey: () => null, ...options });
+  return {
+    app,
+    activity,
+    dir,
+    async close() {
+      await activity.close();
+      await app.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** `n` synthetic file changes (as a follower would produce them), paths numbered from `start`. */
+export function generated(n: number, start = 0): ActivityChange[] {
+  return Array.from({ length: n }, (_, i) => {
+    const k = start + i;
+    const path = `/gen/file-${k}.txt`;
+    return { type: k % 3 === 0 ? 'add' : 'update', kind: 'file', path, metadata: { path, name: `file-${k}.txt`, kind: 'file', size: k, modified: new Date(1_700_000_000_000 + k).toISOString(), created: null } };
+  });
+}
+
+export async function until<T>(probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
