@@ -1,0 +1,357 @@
+/**
+ * `azure`: Azure Blob Storage, one container as the account root. Folders are name prefixes; an
+ * empty folder is kept as a zero-byte marker blob `<prefix>/`. Multipart uploads are native
+ * block blobs: each part is a staged block whose id is derived from its part number, and
+ * complete commits the block list in part order.
+ */
+import { createHash } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import {
+  AnonymousCredential,
+  BlobSASPermissions,
+  BlobServiceClient,
+  StorageSharedKeyCredential,
+  type BlobItem,
+  type ContainerClient,
+  type StoragePipelineOptions,
+} from '@azure/storage-blob';
+import { lookup as mimeLookup } from 'mime-types';
+import { z } from 'zod';
+import { ServiceError } from '../../errors';
+import { defineConnector } from '../registry';
+import { objectStorePartSize, DEFAULT_PART } from '../s3';
+import { baseName, isInside, ROOT } from '../shared/paths';
+import type { ChunkWriter, Entry, PartReceipt, StorageConnector, StorageFeatures, WriteOptions } from '../types';
+
+const options = z
+  .object({
+    accountName: z.string().min(1).optional().meta({ title: 'Storage account name' }),
+    accountKey: z.string().min(1).optional().meta({ title: 'Account key', secret: true }),
+    sasToken: z.string().min(1).optional().meta({ title: 'SAS token', secret: true, description: 'Instead of the account key.' }),
+    connectionString: z.string().min(1).optional().meta({ title: 'Connection string', secret: true, description: 'Instead of name and key.' }),
+    endpoint: z.url().optional().meta({ title: 'Blob endpoint', placeholder: 'https://ACCOUNT.blob.core.windows.net' }),
+    container: z.string().min(1).meta({ title: 'Container' }),
+  })
+  .refine((o) => o.connectionString || (o.accountName && (o.accountKey || o.sasToken)), {
+    message: 'Give a connection string, or the account name with its key or a SAS token',
+  });
+type Options = z.infer<typeof options>;
+
+/** Maps RestError and network failures onto the documented codes. */
+export function azureError(e: unknown, what: string, container: string): ServiceError {
+  if (e instanceof ServiceError) return e;
+  const err = e as { statusCode?: number; code?: string; message?: string; name?: string; details?: { errorCode?: string } };
+  const code = err?.details?.errorCode ?? err?.code ?? '';
+  const status = err?.statusCode;
+  const msg = (err?.message ?? String(e)).split('\n')[0];
+  if (code === 'ContainerNotFound') return new ServiceError('not_found', `The container "${container}" does not exist.`, {}, { cause: e });
+  if (status === 404 || code === 'BlobNotFound') return new ServiceError('not_found', `${what} was not found.`, {}, { cause: e });
+  if (status === 403 || status === 401 || ['AuthenticationFailed', 'AuthorizationFailure', 'AuthorizationPermissionMismatch'].includes(code)) {
+    return new ServiceError('upstream_auth_failed', `Azure refused the credentials: ${msg}`, {}, { cause: e });
+  }
+  if (status === 409 && code === 'BlobAlreadyExists') return new ServiceError('naming_conflict', `${what} already exists.`, {}, { cause: e });
+  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'REQUEST_SEND_ERROR', 'EHOSTUNREACH'].includes(code) || err?.name === 'AbortError') {
+    return new ServiceError('service_not_available', `Azure cannot be reached (${code || err?.name}).`, { retryAfter: 5 }, { cause: e });
+  }
+  if (status === 503 || status === 500 || status === 502) return new ServiceError('service_not_available', `Azure is busy: ${msg}`, { retryAfter: 5 }, { cause: e });
+  if (code === 'Md5Mismatch') return new ServiceError('upstream_error', `Azure received corrupted data: ${msg}`, {}, { cause: e });
+  if (code === 'InvalidBlockList' || code === 'InvalidBlockId') return new ServiceError('invalid_parameters', `Azure rejected the parts: ${msg}`, {}, { cause: e });
+  if (status && status >= 400) return new ServiceError('upstream_error', `Azure rejected the request: ${msg}`, {}, { cause: e });
+  return new ServiceError('service_not_available', `Azure request failed: ${msg}`, {}, { cause: e });
+}
+
+/** Block ids must all have the same length within a blob: a fixed-width part number. */
+export const blockId = (partNumber: number) => Buffer.from(`tributary-part-${String(partNumber).padStart(5, '0')}`).toString('base64');
+
+const pipeline: StoragePipelineOptions = {
+  // The SDK's default retries back off for minutes; the uploader has its own retry loop.
+  retryOptions: { maxTries: 3, retryDelayInMs: 200, maxRetryDelayInMs: 2000, tryTimeoutInMs: 120_000 },
+  keepAliveOptions: { enable: true },
+};
+
+function clientFor(o: Options): { service: BlobServiceClient; sharedKey?: StorageSharedKeyCredential } {
+  if (o.connectionString) {
+    const service = BlobServiceClient.fromConnectionString(o.connectionString, pipeline);
+    return { service, sharedKey: service.credential instanceof StorageSharedKeyCredential ? service.credential : undefined };
+  }
+  const url = (o.endpoint ?? `https://${o.accountName}.blob.core.windows.net`).replace(/\/+$/, '');
+  if (o.accountKey) {
+    const sharedKey = new StorageSharedKeyCredential(o.accountName!, o.accountKey);
+    return { service: new BlobServiceClient(url, sharedKey, pipeline), sharedKey };
+  }
+  const sas = o.sasToken!.replace(/^\?/, '');
+  return { service: new BlobServiceClient(`${url}?${sas}`, new AnonymousCredential(), pipeline) };
+}
+
+export class AzureConnector implements StorageConnector {
+  readonly container: ContainerClient;
+  readonly features: StorageFeatures;
+  private readonly name: string;
+
+  constructor(o: Options) {
+    const { service, sharedKey } = clientFor(o);
+    this.name = o.container;
+    this.container = service.getContainerClient(o.container);
+    this.features = {
+      caseSensitive: true,
+      hashes: ['md5'],
+      modTimePrecisionMs: 1000,
+      atomicWrites: true,
+      move: (from, to) => this.moveOrCopy(from, to, true),
+      copy: (from, to) => this.moveOrCopy(from, to, false),
+      openChunkWriter: async (path, plan) => this.chunkWriter(path, { partSize: plan.partSize }),
+      resumeChunkWriter: async (path, state) => this.chunkWriter(path, state as { partSize: number }),
+      partSizeFor: objectStorePartSize,
+      // A SAS URL with a lifetime needs the account key; SAS-token accounts cannot mint one.
+      ...(sharedKey ? { uploadUrl: (path: string, opts: { expiresIn: number; useHttp: boolean }) => this.uploadUrl(path, opts) } : {}),
+    };
+  }
+
+  private blobName(path: string): string {
+    return path.slice(1);
+  }
+
+  private dirPrefix(path: string): string {
+    return path === ROOT ? '' : `${path.slice(1)}/`;
+  }
+
+  private pathOf(name: string): string {
+    return '/' + name.replace(/\/$/, '');
+  }
+
+  private async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (e) {
+      throw azureError(e, what, this.name);
+    }
+  }
+
+  private fileEntry(path: string, p: { size?: number; modified?: Date; created?: Date; etag?: string; md5?: Uint8Array; mimeType?: string }): Entry {
+    const etag = p.etag?.replace(/"/g, '');
+    const md5 = p.md5 && p.md5.length === 16 ? Buffer.from(p.md5).toString('hex') : undefined;
+    return {
+      path,
+      name: baseName(path),
+      kind: 'file',
+      size: p.size ?? 0,
+      modified: p.modified ?? null,
+      created: p.created ?? null,
+      etag,
+      mimeType: p.mimeType,
+      hashes: md5 ? { md5 } : {},
+      raw: { name: this.blobName(path), etag, contentMD5: md5 },
+    };
+  }
+
+  private folderEntry(path: string, modified: Date | null = null): Entry {
+    return { path, name: baseName(path), kind: 'folder', size: null, modified, created: null, raw: { prefix: this.dirPrefix(path) } };
+  }
+
+  private async props(name: string) {
+    try {
+      return await this.container.getBlobClient(name).getProperties();
+    } catch (e) {
+      const err = azureError(e, name, this.name);
+      if (err.code === 'not_found' && !err.message.includes('container')) return undefined;
+      throw err;
+    }
+  }
+
+  async stat(path: string): Promise<Entry> {
+    if (path === ROOT) {
+      await this.call('The container', () => this.container.getProperties());
+      return this.folderEntry(ROOT);
+    }
+    const file = await this.props(this.blobName(path));
+    if (file) {
+      return this.fileEntry(path, { size: file.contentLength, modified: file.lastModified, created: file.createdOn, etag: file.etag, md5: file.contentMD5, mimeType: file.contentType });
+    }
+    const marker = await this.props(this.dirPrefix(path));
+    if (marker) return this.folderEntry(path, marker.lastModified ?? null);
+    const page = await this.call(path, () => this.container.listBlobsFlat({ prefix: this.dirPrefix(path) }).byPage({ maxPageSize: 1 }).next());
+    if (!page.done && page.value.segment.blobItems.length > 0) return this.folderEntry(path);
+    throw new ServiceError('not_found', `"${path}" was not found.`);
+  }
+
+  private itemEntry(b: BlobItem): Entry {
+    const p = b.properties;
+    return this.fileEntry(this.pathOf(b.name), { size: p.contentLength, modified: p.lastModified, created: p.createdOn, etag: p.etag, md5: p.contentMD5, mimeType: p.contentType });
+  }
+
+  async list(path: string): Promise<Entry[]> {
+    const folder = await this.stat(path);
+    if (folder.kind !== 'folder') throw new ServiceError('invalid_parent_folder', `"${path}" is not a folder.`);
+    const prefix = this.dirPrefix(path);
+    const out: Entry[] = [];
+    await this.call(path, async () => {
+      for await (const page of this.container.listBlobsByHierarchy('/', { prefix }).byPage({ maxPageSize: 1000 })) {
+        for (const p of page.segment.blobPrefixes ?? []) out.push(this.folderEntry(this.pathOf(p.name)));
+        for (const b of page.segment.blobItems) if (b.name !== prefix) out.push(this.itemEntry(b));
+      }
+    });
+    return out;
+  }
+
+  async read(path: string, opts: { start?: number; end?: number; signal?: AbortSignal } = {}): Promise<Readable> {
+    const offset = opts.start ?? 0;
+    const count = opts.end !== undefined ? opts.end - offset + 1 : undefined;
+    try {
+      const res = await this.container.getBlobClient(this.blobName(path)).download(offset, count, { abortSignal: opts.signal });
+      return res.readableStreamBody as Readable;
+    } catch (e) {
+      const err = azureError(e, path, this.name);
+      if (err.code === 'not_found') {
+        const entry = await this.stat(path);
+        if (entry.kind === 'folder') throw new ServiceError('invalid_parameters', `"${path}" is a folder.`);
+      }
+      throw err;
+    }
+  }
+
+  async write(path: string, body: Readable, opts: WriteOptions = {}): Promise<Entry> {
+    const blob = this.container.getBlockBlobClient(this.blobName(path));
+    const contentType = opts.mimeType || mimeLookup(baseName(path)) || 'application/octet-stream';
+    const bufferSize = opts.size !== undefined ? objectStorePartSize(opts.size) : DEFAULT_PART;
+    await this.call(path, () => blob.uploadStream(body, bufferSize, 4, { blobHTTPHeaders: { blobContentType: contentType }, abortSignal: opts.signal }));
+    return this.stat(path);
+  }
+
+  async mkdir(path: string): Promise<Entry> {
+    const exists = await this.stat(path).catch((e) => (e instanceof ServiceError && e.code === 'not_found' ? undefined : Promise.reject(e)));
+    if (exists) throw new ServiceError('naming_conflict', `"${baseName(path)}" already exists.`);
+    await this.call(path, () => this.container.getBlockBlobClient(this.dirPrefix(path)).upload('', 0));
+    return this.folderEntry(path, new Date());
+  }
+
+  private async namesBelow(prefix: string): Promise<string[]> {
+    const names: string[] = [];
+    await this.call(prefix, async () => {
+      for await (const b of this.container.listBlobsFlat({ prefix })) names.push(b.name);
+    });
+    return names;
+  }
+
+  private async parallel(names: string[], fn: (name: string) => Promise<unknown>): Promise<void> {
+    const queue = [...names];
+    await Promise.all(
+      Array.from({ length: Math.min(8, queue.length) }, async () => {
+        for (let n = queue.shift(); n !== undefined; n = queue.shift()) await fn(n);
+      }),
+    );
+  }
+
+  async remove(path: string, { recursive }: { recursive: boolean }): Promise<void> {
+    if (path === ROOT) throw new ServiceError('forbidden', 'The root cannot be removed.');
+    const entry = await this.stat(path);
+    if (entry.kind === 'file') {
+      await this.call(path, () => this.container.deleteBlob(this.blobName(path)));
+      return;
+    }
+    const prefix = this.dirPrefix(path);
+    const names = await this.namesBelow(prefix);
+    if (!recursive && names.some((n) => n !== prefix)) throw new ServiceError('folder_not_empty', `The folder "${baseName(path)}" is not empty.`);
+    await this.parallel(names, (n) => this.call(n, () => this.container.deleteBlob(n)));
+  }
+
+  /** Server-side Copy Blob (same account, so the shared key or SAS authorizes the source). */
+  private async copyBlob(from: string, to: string): Promise<void> {
+    const source = this.container.getBlobClient(from);
+    await this.call(from, async () => {
+      const poller = await this.container.getBlobClient(to).beginCopyFromURL(source.url, { intervalInMs: 200 });
+      const result = await poller.pollUntilDone();
+      if (result.copyStatus && result.copyStatus !== 'success') throw new ServiceError('upstream_error', `Azure could not copy "${from}": ${result.copyStatus}`);
+    });
+  }
+
+  private async moveOrCopy(from: string, to: string, move: boolean): Promise<Entry> {
+    if (to === from || isInside(to, from)) throw new ServiceError('invalid_parameters', 'A folder cannot be moved into itself.');
+    const entry = await this.stat(from);
+    const taken = await this.stat(to).catch((e) => (e instanceof ServiceError && e.code === 'not_found' ? undefined : Promise.reject(e)));
+    if (taken) throw new ServiceError('naming_conflict', `"${baseName(to)}" already exists.`);
+    if (entry.kind === 'file') {
+      await this.copyBlob(this.blobName(from), this.blobName(to));
+      if (move) await this.call(from, () => this.container.deleteBlob(this.blobName(from)));
+      return this.stat(to);
+    }
+    const src = this.dirPrefix(from);
+    const dst = this.dirPrefix(to);
+    const names = await this.namesBelow(src);
+    await this.parallel(names, (n) => this.copyBlob(n, dst + n.slice(src.length)));
+    if (!names.includes(src)) await this.call(to, () => this.container.getBlockBlobClient(dst).upload('', 0));
+    if (move) await this.parallel(names, (n) => this.call(n, () => this.container.deleteBlob(n)));
+    return this.folderEntry(to, new Date());
+  }
+
+  // ---- multipart -----------------------------------------------------------------------------
+
+  private chunkWriter(path: string, state: { partSize: number }): ChunkWriter {
+    if (typeof state?.partSize !== 'number') throw new ServiceError('invalid_parameters', 'This multipart state does not belong to Azure.');
+    const blob = this.container.getBlockBlobClient(this.blobName(path));
+    return {
+      partSize: state.partSize,
+      parallel: true,
+      state: { partSize: state.partSize },
+      writePart: async (partNumber, body, signal): Promise<PartReceipt> => {
+        // The transactional MD5 makes the service verify each block (Md5Mismatch otherwise).
+        const md5 = createHash('md5').update(body).digest();
+        await this.call(`Part ${partNumber}`, () => blob.stageBlock(blockId(partNumber), body, body.length, { transactionalContentMD5: md5, abortSignal: signal }));
+        return { partNumber, size: body.length, etag: md5.toString('hex') };
+      },
+      complete: async (parts) => {
+        const ids = [...parts].sort((a, b) => a.partNumber - b.partNumber).map((p) => blockId(p.partNumber));
+        await this.call(path, () => blob.commitBlockList(ids, { blobHTTPHeaders: { blobContentType: mimeLookup(baseName(path)) || 'application/octet-stream' } }));
+        return this.stat(path);
+      },
+      abort: async () => {
+        // Azure has no "abort": uncommitted blocks live until the next commit or 7 days. When no
+        // blob exists yet, committing an empty list and deleting the result discards them now.
+        // An existing blob keeps its content; its stray blocks expire on their own.
+        if (await this.props(this.blobName(path))) return;
+        await this.call(path, () => blob.commitBlockList([]));
+        await this.call(path, () => blob.deleteIfExists());
+      },
+    };
+  }
+
+  private async uploadUrl(path: string, opts: { expiresIn: number; useHttp: boolean }): Promise<{ method: string; url: string }> {
+    const url = await this.call(path, () =>
+      this.container.getBlockBlobClient(this.blobName(path)).generateSasUrl({
+        permissions: BlobSASPermissions.parse('cw'),
+        expiresOn: new Date(Date.now() + opts.expiresIn * 1000),
+      }),
+    );
+    // The PUT needs the header `x-ms-blob-type: BlockBlob` (documented in docs/uploads.md).
+    return { method: 'PUT', url: opts.useHttp ? url.replace(/^https:/, 'http:') : url };
+  }
+
+  async close(): Promise<void> {}
+}
+
+const str = (v: unknown) => (typeof v === 'string' && v.length > 0 ? v : undefined);
+
+export default defineConnector({
+  id: 'azure',
+  name: 'Azure Blob Storage',
+  kind: 'storage',
+  group: 'object_store',
+  options,
+  fromImport: (body) => {
+    const token = str(body.token);
+    const isConnectionString = token !== undefined && /AccountName=|BlobEndpoint=/i.test(token);
+    const isSas = token !== undefined && !isConnectionString && /(^|[?&])sv=/.test(token);
+    return {
+      accountName: str(body.account),
+      accountKey: token && !isSas && !isConnectionString ? token : undefined,
+      sasToken: isSas ? token : undefined,
+      connectionString: isConnectionString ? token : str(body.connection_string),
+      endpoint: str(body.endpoint),
+      container: str(body.container),
+    };
+  },
+  describe: (o) => {
+    const account = o.accountName ?? /AccountName=([^;]+)/i.exec(o.connectionString ?? '')?.[1] ?? 'azure';
+    return `${o.container}@${account}`;
+  },
+  create: (o) => new AzureConnector(o),
+});
