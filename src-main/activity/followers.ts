@@ -34,9 +34,11 @@ export interface FollowerOptions {
   concurrency: number;
   /** Folder ETags change when anything below changes: unchanged folders need no listing. */
   deepFolderEtags: boolean;
+  /** Poll even where the connector can watch (network file systems without inotify). */
+  forcePolling: boolean;
 }
 
-export const DEFAULT_FOLLOWER_OPTIONS: FollowerOptions = { pollIntervalMs: 60_000, maxBackoffMs: 15 * 60_000, concurrency: 4, deepFolderEtags: false };
+export const DEFAULT_FOLLOWER_OPTIONS: FollowerOptions = { pollIntervalMs: 60_000, maxBackoffMs: 15 * 60_000, concurrency: 4, deepFolderEtags: false, forcePolling: false };
 
 export type FollowerMode = 'watching' | 'polling' | 'crawling' | 'backing-off' | 'done' | 'stopped';
 export interface FollowerStatus {
@@ -117,6 +119,10 @@ class Snapshot {
   }
   get(path: string): SnapRow | undefined {
     return this.db.prepare('SELECT path, parent, kind, etag, size, modified FROM activity_snapshot WHERE subscription_id = ? AND path = ?').get(this.sub, path) as SnapRow | undefined;
+  }
+  /** Other known entries with this change tag (same inode and content on local). */
+  withEtag(etag: string, kind: string, except: string): SnapRow[] {
+    return this.db.prepare('SELECT path, parent, kind, etag, size, modified FROM activity_snapshot WHERE subscription_id = ? AND etag = ? AND kind = ? AND path != ?').all(this.sub, etag, kind, except) as SnapRow[];
   }
   subtree(path: string): SnapRow[] {
     const [lo, hi] = below(path);
@@ -272,6 +278,7 @@ class Follower {
   private stopped = false;
   private failures = 0;
   private running: Promise<void> | null = null;
+  private watchQueue: Promise<void> = Promise.resolve();
   private readonly snap: Snapshot;
 
   constructor(
@@ -291,12 +298,13 @@ class Follower {
       this.status.mode = 'crawling';
       return this.schedule(0);
     }
-    if (c.features.watch) {
+    if (c.features.watch && !this.opts.forcePolling) {
       await this.runOnce(); // catch-up walk (or baseline) before trusting the watch
       if (this.stopped) return;
       const roots = await this.deps.subs.monitoredPaths(this.sub);
       this.watcher = await c.features.watch(
-        (raw) => this.onWatch(c, roots, raw),
+        // Batches are applied one at a time, in the order the watcher reported them.
+        (raw) => void (this.watchQueue = this.watchQueue.then(() => this.onWatch(c, roots, raw)).catch((e) => void (this.status.error = toServiceError(e).message))),
         (e) => this.onWatchError(e),
       );
       this.status.mode = 'watching';
@@ -366,15 +374,33 @@ class Follower {
     if (this.stopped) return;
     // Entries the watcher did not include are looked up; gone again = nothing to record.
     const prepared: { ch: RawChange; entry: Entry | null }[] = [];
-    for (const ch of raw) {
+    for (const raw0 of raw) {
+      let ch = raw0;
       if (!roots.some((r) => isUnder(ch.path, r) || (ch.previousPath && isUnder(ch.previousPath, r)))) continue;
       let entry = ch.entry ?? null;
       if (!entry && ch.type !== 'delete') entry = await c.stat(ch.path).catch(() => null);
       if (!entry && ch.type !== 'delete') continue;
+      // Watchers may report a rename as add-then-delete: an added entry with the tag of a known
+      // entry that no longer exists is that entry renamed or moved.
+      // The same holds for a rename/move whose reported source we do not know (watchers that
+      // paired the wrong events): the known entry with that tag that is gone is the source.
+      const unknownSource = (ch.type === 'rename' || ch.type === 'move') && ch.previousPath && !this.snap.get(ch.previousPath);
+      if (((ch.type === 'add' && !this.snap.get(ch.path)) || unknownSource) && entry?.etag) {
+        for (const old of this.snap.withEtag(entry.etag, entry.kind, ch.path)) {
+          const gone = await c.stat(old.path).then(() => false, (e) => toServiceError(e).code === 'not_found');
+          if (gone) {
+            ch = { ...ch, type: parentOf(old.path) === parentOf(ch.path) ? 'rename' : 'move', previousPath: old.path };
+            break;
+          }
+        }
+      }
       prepared.push({ ch, entry });
     }
-    const changes: ActivityChange[] = [];
-    const info = this.deps.log.append(this.sub.id, this.sub.account, changes, () => {
+    // A delete reported for the source of a detected rename/move is part of that move.
+    const movedFrom = new Set(prepared.filter((p) => p.ch.type === 'rename' || p.ch.type === 'move').map((p) => p.ch.previousPath));
+    for (let i = prepared.length - 1; i >= 0; i--) if (prepared[i]!.ch.type === 'delete' && movedFrom.has(prepared[i]!.ch.path)) prepared.splice(i, 1);
+    const info = this.deps.log.append(this.sub.id, this.sub.account, () => {
+      const changes: ActivityChange[] = [];
       for (const { ch, entry } of prepared) {
         const s = entry ? snapshotOf(entry) : null;
         const old = this.snap.get(ch.previousPath ?? ch.path);
@@ -384,6 +410,8 @@ class Follower {
           changes.push({ type: 'delete', kind: old.kind, path: ch.path, metadata: null, previousMetadata: fromRow(old) });
         } else if (ch.type === 'rename' || ch.type === 'move') {
           if (!ch.previousPath) continue;
+          const there = this.snap.get(ch.path);
+          if (!old && there && tagOf(there) === tagOf(s!)) continue; // came along with its renamed folder
           this.snap.remove(ch.path);
           this.snap.rename(ch.previousPath, ch.path);
           this.snap.put(s!);
@@ -395,6 +423,7 @@ class Follower {
           changes.push({ type: old ? 'update' : 'add', kind: s!.kind as 'file' | 'folder', path: ch.path, metadata: s, occurredAt: s!.modified });
         }
       }
+      return changes;
     });
     if (info) this.deps.emit(this.sub, info);
   }

@@ -80,11 +80,13 @@ export class ActivityLog {
 
   /**
    * Appends changes and runs `within` (the follower's cursor/snapshot write) in the same
-   * transaction; listeners hear of it only after the commit.
+   * transaction; listeners hear of it only after the commit. `changes` may be a function, run
+   * first inside the transaction (for followers that derive activity from the stored snapshot).
    */
-  append(subscriptionId: number, accountId: number, changes: ActivityChange[], within?: () => void): AppendedInfo | null {
+  append(subscriptionId: number, accountId: number, input: ActivityChange[] | (() => ActivityChange[]), within?: () => void): AppendedInfo | null {
     const now = new Date(this.clock()).toISOString();
     const info = this.db.transaction(() => {
+      const changes = typeof input === 'function' ? input() : input;
       let first = 0;
       let last = 0;
       for (const c of changes) {

@@ -69,6 +69,7 @@ export function up(db: Db): void {
       PRIMARY KEY (subscription_id, path)
     ) STRICT, WITHOUT ROWID;
     CREATE INDEX activity_snapshot_by_parent ON activity_snapshot (subscription_id, parent);
+    CREATE INDEX activity_snapshot_by_etag ON activity_snapshot (subscription_id, etag);
 
     CREATE TABLE activity_webhooks (
       id INTEGER PRIMARY KEY AUTOINCREMENT,
