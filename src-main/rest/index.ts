@@ -1,0 +1,114 @@
+/**
+ * The localhost REST API (spec 1 and 3): v0, v1 and v2 side by side over the same services, plus
+ * the public link route `/l/{token}`. Registered inside its own encapsulated fastify scope with
+ * its own body handling: every body reaches the handlers as the raw stream, so an upload is
+ * recognised by its metadata header whatever its Content-Type (chunked or not), and JSON is
+ * parsed leniently by the routes that take it (and ignored on GET/DELETE).
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { App } from '../app';
+import { ServiceError } from '../errors';
+import { ApiKeysService } from '../services/api-keys';
+import { LinksService } from '../services/links';
+import { authenticate } from './auth';
+import { flatQuery, expandPath, Router, sendError, sendJson, VERSIONS, type RestDeps, type Version } from './http';
+import { ROUTES, serveLink } from './routes';
+
+export { ApiKeysService } from '../services/api-keys';
+export { LinksService } from '../services/links';
+
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+const depsByApp = new WeakMap<App, RestDeps>();
+
+/** The REST services of an app (one per app, so Settings and the CLI share them with the routes). */
+export function restServices(app: App): RestDeps {
+  let deps = depsByApp.get(app);
+  if (!deps) {
+    deps = { app, apiKeys: new ApiKeysService(app.db, app.keyring), links: new LinksService(app.db) };
+    depsByApp.set(app, deps);
+  }
+  return deps;
+}
+
+export async function registerRest(server: FastifyInstance, app: App): Promise<void> {
+  const deps = restServices(app);
+  const router = new Router(ROUTES);
+  const openapi = openApiDocument();
+
+  for (const version of VERSIONS) {
+    await server.register(
+      async (scope) => {
+        scope.removeAllContentTypeParsers();
+        scope.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
+        scope.setErrorHandler((error, _req, reply) => sendError(reply, error));
+        scope.setNotFoundHandler((req, reply) => sendError(reply, new ServiceError('not_found', `No route for ${req.method} ${req.url.split('?')[0]}.`)));
+        const handle = (req: FastifyRequest, reply: FastifyReply) => serve(version, req, reply);
+        scope.route({ method: [...METHODS], url: '/', handler: handle });
+        scope.route({ method: [...METHODS], url: '/*', handler: handle });
+      },
+      { prefix: `/${version}` },
+    );
+  }
+
+  async function serve(version: Version, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    try {
+      const path = req.url.split('?')[0]!.slice(version.length + 1);
+      if (version === 'v2' && req.method === 'GET' && path.replace(/\/+$/, '') === '/openapi.json') return sendJson(reply, 200, openapi);
+      const match = router.match(version, req.method, path);
+      if ('error' in match) {
+        throw new ServiceError(match.error, match.error === 'not_found' ? `No route for ${req.method} /${version}${path}.` : `${req.method} is not allowed on /${version}${path}.`);
+      }
+      const auth = authenticate(req, deps, version);
+      const result = await match.route.handler({ ...deps, version, req, reply, params: match.params, query: flatQuery(req.query), auth });
+      if (result) return sendJson(reply, result.status, result.body);
+      return reply;
+    } catch (e) {
+      return sendError(reply, e);
+    }
+  }
+
+  // Public links: no credentials, the token in the URL is the capability.
+  await server.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
+    scope.setErrorHandler((error, _req, reply) => sendError(reply, error));
+    scope.get('/l/:token', async (req, reply) => {
+      try {
+        await serveLink({ ...deps, reply }, (req.params as { token: string }).token, flatQuery(req.query));
+        return reply;
+      } catch (e) {
+        return sendError(reply, e);
+      }
+    });
+  });
+}
+
+/** A minimal OpenAPI 3.1 description of v2, generated from the route table. */
+export function openApiDocument(): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const r of ROUTES) {
+    if (!r.versions.includes('v2')) continue;
+    const p = `/v2${expandPath(r.path, 'v2')}`.replace(/:([a-z]+)/g, '{$1}');
+    const params = [...p.matchAll(/\{([a-z]+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+    paths[p] ??= {};
+    paths[p][r.method.toLowerCase()] = {
+      summary: r.summary,
+      parameters: params,
+      security: [{ apiKey: [] }, { bearer: [] }],
+      responses: { default: { description: 'Success, or an error body {status_code, error_code, message, id}' } },
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Tributary localhost API', version: 'v2' },
+    servers: [{ url: '/' }],
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'APIKey <key>' },
+        bearer: { type: 'http', scheme: 'bearer' },
+      },
+    },
+    paths,
+  };
+}

@@ -1,0 +1,748 @@
+/**
+ * Every REST route of spec 1 (accounts, account keys, files, folders, convert_id, recent,
+ * search, links, legacy permissions), declared once and served in v0, v1 and v2: handlers call
+ * the services and hand service objects to the version mappers in shapes.ts.
+ */
+import { Readable } from 'node:stream';
+import sharp from 'sharp';
+import { request as undiciRequest } from 'undici';
+import type { Account, Resource } from '../contract';
+import { connectorDefinition, secretFields } from '../connectors/registry';
+import { ServiceError, toServiceError } from '../errors';
+import { MAX_ID_LENGTH } from '../ids';
+import type { LinkChanges } from '../services/links';
+import { accountOf, accountsOf, requireAccount, requireApiKey } from './auth';
+import { bodyStream, bool, errorBody, int, jsonBody, serviceHeader, str, timestamp, type Ctx, type Route, type Version } from './http';
+import * as shape from './shapes';
+
+const ALL: Version[] = ['v0', 'v1', 'v2'];
+const V0: Version[] = ['v0'];
+
+type Json = Record<string, unknown>;
+
+// ---- helpers -------------------------------------------------------------------------------------
+
+function paging(ctx: Ctx, defaultSize: number, maxSize: number): { page: number; pageSize: number; offset: number } {
+  const page = int(ctx.query.page, 'page', 1, 1, 1_000_000_000);
+  const pageSize = int(ctx.query.page_size, 'page_size', defaultSize, 1, maxSize);
+  return { page, pageSize, offset: (page - 1) * pageSize };
+}
+
+function resourceId(value: string | undefined, name = 'id'): string {
+  if (!value) throw new ServiceError('invalid_parameters', `\`${name}\` is required.`);
+  if (value.length > MAX_ID_LENGTH) throw new ServiceError('invalid_parameters', `\`${name}\` is longer than ${MAX_ID_LENGTH} characters.`);
+  return value;
+}
+
+function accountBodyId(ctx: Ctx, value: unknown): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1) throw new ServiceError('invalid_parameters', '`account` must be an account id.');
+  requireAccount(ctx, n);
+  return n;
+}
+
+async function getKind(ctx: Ctx, account: number, id: string, kind: 'file' | 'folder'): Promise<Resource> {
+  const r = await ctx.app.storage.get(account, resourceId(id));
+  if (r.kind !== kind) throw new ServiceError('not_found', `No ${kind} has this id in this account.`);
+  return r;
+}
+
+const ok = (body: unknown) => ({ status: 200, body });
+const created = (body: unknown) => ({ status: 201, body });
+const noContent = () => ({ status: 204 });
+
+function linkUrl(ctx: Ctx, token: string): string {
+  return `${ctx.req.protocol}://${ctx.req.host}/l/${token}`;
+}
+
+/** Credential attributes for `retrieve_tokens` (spec 1, Account): the connector's secret options. */
+function credentials(ctx: Ctx, a: Account): Json {
+  const options = ctx.app.accounts.options(a.id);
+  const secrets = secretFields(connectorDefinition(a.service)).map((k) => options[k]).filter((v) => typeof v === 'string') as string[];
+  return {
+    token: secrets[0] ?? '',
+    token_secret: secrets[1] ?? '',
+    refresh_token: '',
+    account_id: a.userId ?? String(a.id),
+    token_expiry: a.tokenExpiry,
+    refresh_token_expiry: a.refreshTokenExpiry,
+  };
+}
+
+/**
+ * The options an update's credential fields change: the connector's import mapping applied to
+ * the body, minus what the same mapping yields for the display name alone (so renaming an
+ * account or sending unknown keys changes no connection setting).
+ */
+function changedOptions(service: string, body: Json): Json | undefined {
+  const def = connectorDefinition(service);
+  const withBody = (def.fromImport(body) ?? {}) as Json;
+  const base = (def.fromImport({ account: body.account }) ?? {}) as Json;
+  const changed: Json = {};
+  for (const [k, v] of Object.entries(withBody)) if (v !== undefined && JSON.stringify(v) !== JSON.stringify(base[k])) changed[k] = v;
+  return Object.keys(changed).length ? changed : undefined;
+}
+
+function importExpiries(a: Account): Json {
+  return { token_expiry: a.tokenExpiry, refresh_token_expiry: a.refreshTokenExpiry };
+}
+
+// ---- accounts ------------------------------------------------------------------------------------
+
+const accountRoutes: Route[] = [
+  {
+    method: 'GET',
+    path: '/accounts',
+    versions: ALL,
+    summary: 'List accounts (spec 1, Accounts)',
+    async handler(ctx) {
+      const { page, pageSize, offset } = paging(ctx, 10, 1000);
+      const filter = { active: bool(ctx.query[ctx.version === 'v2' ? 'enabled' : 'active'] ?? ctx.query.active, 'active'), admin: bool(ctx.query.admin, 'admin') };
+      let all: Account[];
+      let total: number;
+      if (ctx.auth.kind === 'api_key') {
+        all = ctx.app.accounts.list(filter, { offset, limit: pageSize });
+        total = ctx.app.accounts.count(filter);
+      } else {
+        const mine = ctx.auth.accounts
+          .map((id) => ctx.app.accounts.get(id))
+          .filter((a) => (filter.active === undefined || a.active === filter.active) && (filter.admin === undefined || a.admin === filter.admin));
+        total = mine.length;
+        all = mine.slice(offset, offset + pageSize);
+      }
+      return ok(shape.page(ctx.version, { objects: all.map((a) => shape.account(ctx.version, a)), total, page, hasNext: offset + all.length < total }, { api: 'meta' }));
+    },
+  },
+  {
+    method: 'POST',
+    path: '/accounts',
+    versions: ALL,
+    summary: 'Import an account (spec 1, Import an account)',
+    async handler(ctx) {
+      requireApiKey(ctx, 'Importing an account');
+      const body = await jsonBody(ctx.req);
+      const service = str(body, 'service', true, 100);
+      const accountName = str(body, 'account', true, 500);
+      const def = connectorDefinition(service);
+      const options = def.fromImport(body);
+      const a = await ctx.app.accounts.connect({
+        service: def.id,
+        options,
+        account: accountName,
+        tokenExpiry: timestamp(body.token_expiry, 'token_expiry') ?? null,
+        refreshTokenExpiry: timestamp(body.refresh_token_expiry, 'refresh_token_expiry') ?? null,
+      });
+      const token = ctx.apiKeys.bearerToken(a.id);
+      return created(shape.account(ctx.version, a, { ...importExpiries(a), bearer_token: { key: token } }));
+    },
+  },
+  {
+    method: 'GET',
+    path: '/accounts/:account',
+    versions: ALL,
+    summary: 'Retrieve an account (spec 1, Retrieve an account)',
+    async handler(ctx) {
+      const id = accountOf(ctx, ctx.params.account!);
+      const a = ctx.app.accounts.get(id);
+      const active = bool(ctx.query.active ?? ctx.query.enabled, 'active');
+      if (active !== undefined && a.active !== active) throw new ServiceError('not_found', `Account ${id} is not ${active ? 'active' : 'inactive'}.`);
+      const extra: Json = {};
+      if (bool(ctx.query.retrieve_tokens, 'retrieve_tokens', false)) {
+        if (!ctx.app.settings.get('rest.retrieveTokens', false)) {
+          throw new ServiceError('forbidden', 'Returning account credentials is switched off (Settings → API → "Allow retrieve_tokens").');
+        }
+        Object.assign(extra, credentials(ctx, a));
+      }
+      if (bool(ctx.query.retrieve_full, 'retrieve_full', true) && a.active) {
+        const quota = await ctx.app.accounts.quota(id).catch(() => null);
+        if (quota) extra.quota = { used: quota.used, total: quota.total };
+      }
+      return ok(shape.account(ctx.version, a, extra));
+    },
+  },
+  {
+    method: 'PATCH',
+    path: '/accounts/:account',
+    versions: ALL,
+    summary: 'Update an account (spec 1, Update an account)',
+    async handler(ctx) {
+      const id = accountOf(ctx, ctx.params.account!);
+      const body = await jsonBody(ctx.req);
+      const current = ctx.app.accounts.get(id);
+      const service = str(body, 'service', false, 100);
+      if (service !== undefined && service !== current.service) throw new ServiceError('invalid_parameters', 'The service of an account cannot be changed; import a new account.');
+      const active = bool(ctx.version === 'v2' ? (body.enabled ?? body.active) : body.active, 'active');
+      const a = await ctx.app.accounts.update(id, {
+        account: str(body, 'account', false, 500),
+        active,
+        options: changedOptions(current.service, body),
+        tokenExpiry: body.token_expiry === null ? null : timestamp(body.token_expiry, 'token_expiry'),
+        refreshTokenExpiry: body.refresh_token_expiry === null ? null : timestamp(body.refresh_token_expiry, 'refresh_token_expiry'),
+      });
+      return ok(shape.account(ctx.version, a));
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/accounts/:account',
+    versions: ALL,
+    summary: 'Delete an account (spec 1, Delete an account)',
+    async handler(ctx) {
+      const id = accountOf(ctx, ctx.params.account!);
+      await ctx.app.accounts.delete(id);
+      return noContent();
+    },
+  },
+];
+
+// ---- account keys (v0, deprecated) ---------------------------------------------------------------
+
+function accountKeyId(value: string | undefined): number {
+  if (!value || !/^\d{1,15}$/.test(value)) throw new ServiceError('not_found', 'No account key has this id.');
+  return Number(value);
+}
+
+const keyRoutes: Route[] = [
+  {
+    method: 'GET',
+    path: '/accounts/:accounts/keys',
+    versions: V0,
+    summary: 'List account keys (spec 1, Account keys)',
+    async handler(ctx) {
+      const ids = accountsOf(ctx, ctx.params.accounts!, true);
+      const { page, pageSize, offset } = paging(ctx, 30, 1000);
+      const { total, keys } = ctx.apiKeys.listAccountKeys(ids, { offset, limit: pageSize });
+      return ok(shape.page('v0', { objects: keys.map(shape.accountKey), total, page, hasNext: offset + keys.length < total }));
+    },
+  },
+  {
+    method: 'POST',
+    path: '/accounts/:account/keys',
+    versions: V0,
+    summary: 'Create an account key (Tributary extension; spec 1 only lists and deletes them)',
+    async handler(ctx) {
+      requireApiKey(ctx, 'Creating an account key');
+      const id = accountOf(ctx, ctx.params.account!);
+      const body = await jsonBody(ctx.req);
+      return created(shape.accountKey(ctx.apiKeys.createAccountKey(id, timestamp(body.expiration, 'expiration') ?? null)));
+    },
+  },
+  {
+    method: 'GET',
+    path: '/accounts/:account/keys/:key',
+    versions: V0,
+    summary: 'Retrieve an account key (spec 1, Account keys)',
+    async handler(ctx) {
+      const id = accountOf(ctx, ctx.params.account!);
+      return ok(shape.accountKey(ctx.apiKeys.getAccountKey(id, accountKeyId(ctx.params.key))));
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/accounts/:account/keys/:key',
+    versions: V0,
+    summary: 'Delete an account key (spec 1, Account keys)',
+    async handler(ctx) {
+      const id = accountOf(ctx, ctx.params.account!);
+      ctx.apiKeys.deleteAccountKey(id, accountKeyId(ctx.params.key));
+      return noContent();
+    },
+  },
+  {
+    method: 'POST',
+    path: '/accounts/:account/token_from_key',
+    versions: V0,
+    summary: 'Bearer token from an account key (spec 1, Account keys)',
+    async handler(ctx) {
+      if (ctx.auth.kind !== 'account_key') throw new ServiceError('forbidden', 'token_from_key is authorized by an account key (Authorization: AccountKey …).');
+      const id = accountOf(ctx, ctx.params.account!);
+      const a = ctx.app.accounts.get(id);
+      return ok({ access_token: ctx.apiKeys.bearerToken(id), token_type: 'Bearer', scope: `${a.service}:normal.storage`, account_id: id });
+    },
+  },
+];
+
+// ---- files ---------------------------------------------------------------------------------------
+
+async function uploadFromUrl(ctx: Ctx, account: number, body: Json, overwrite: boolean): Promise<Resource> {
+  const url = str(body, 'url', true);
+  const parentId = resourceId(str(body, 'parent_id', true), 'parent_id');
+  const name = str(body, 'name', true, 1024);
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ServiceError('invalid_parameters', '`url` is not a valid URL.');
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ServiceError('invalid_parameters', '`url` must be an http or https URL.');
+  // Fail on a bad parent before fetching anything.
+  await getKind(ctx, account, parentId, 'folder');
+  let res;
+  try {
+    res = await undiciRequest(parsed, { method: 'GET', headersTimeout: 30_000, bodyTimeout: 60_000 });
+  } catch (e) {
+    throw new ServiceError('upstream_error', `Could not fetch \`url\`: ${(e as Error).message}`);
+  }
+  const length = Number(res.headers['content-length']);
+  if (res.statusCode < 200 || res.statusCode > 299) {
+    await res.body.dump().catch(() => {});
+    throw new ServiceError('invalid_parameters', `\`url\` answered HTTP ${res.statusCode}.`);
+  }
+  if (res.headers['content-length'] === undefined || !Number.isSafeInteger(length) || length < 0) {
+    await res.body.dump({ limit: 0 }).catch(() => {});
+    throw new ServiceError('invalid_parameters', 'The response from `url` must carry a Content-Length header.');
+  }
+  return ctx.app.storage.upload(account, parentId, name, res.body, { conflict: overwrite ? 'overwrite' : 'rename', size: length });
+}
+
+function parseMetadata(raw: string): { parentId: string; name: string } {
+  let meta: unknown;
+  try {
+    meta = JSON.parse(raw);
+  } catch {
+    throw new ServiceError('bad_request', 'X-Service-Metadata must be a JSON object with `parent_id` and `name`.');
+  }
+  if (!meta || typeof meta !== 'object' || Array.isArray(meta)) throw new ServiceError('bad_request', 'X-Service-Metadata must be a JSON object with `parent_id` and `name`.');
+  const m = meta as Json;
+  return { parentId: resourceId(str(m, 'parent_id', true), 'parent_id'), name: str(m, 'name', true, 1024) };
+}
+
+function contentLength(ctx: Ctx): number | undefined {
+  const h = ctx.req.headers['content-length'];
+  const n = h === undefined ? NaN : Number(h);
+  return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+}
+
+const THUMB_FORMATS = new Set(['png', 'jpeg']);
+
+const fileRoutes: Route[] = [
+  {
+    method: 'POST',
+    path: '/accounts/:account/{s}files',
+    versions: ALL,
+    summary: 'Upload a file: binary with X-Service-Metadata, or JSON {parent_id, name, url} (spec 1, Upload a file)',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      const overwrite = bool(ctx.query.overwrite, 'overwrite', false);
+      const metadata = serviceHeader(ctx.req, 'metadata');
+      let r: Resource;
+      if (metadata !== undefined) {
+        const { parentId, name } = parseMetadata(metadata);
+        r = await ctx.app.storage.upload(account, parentId, name, bodyStream(ctx.req), { conflict: overwrite ? 'overwrite' : 'rename', size: contentLength(ctx) });
+      } else {
+        const body = await jsonBody(ctx.req);
+        if (body.url === undefined) throw new ServiceError('bad_request', 'Send the file bytes with an X-Service-Metadata header, or a JSON body with `parent_id`, `name` and `url`.');
+        r = await uploadFromUrl(ctx, account, body, overwrite);
+      }
+      return created(shape.resource(ctx.version, r));
+    },
+  },
+  {
+    method: 'GET',
+    path: '/accounts/:account/{s}files/:id',
+    versions: ALL,
+    summary: 'Retrieve file metadata (spec 1, Retrieve metadata)',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      return ok(shape.resource(ctx.version, await getKind(ctx, account, ctx.params.id!, 'file')));
+    },
+  },
+  {
+    method: 'PATCH',
+    path: '/accounts/:account/{s}files/:id',
+    versions: ALL,
+    summary: 'Rename or move a file, also to another account (spec 1, Rename / move)',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      const body = await jsonBody(ctx.req);
+      const id = resourceId(ctx.params.id);
+      if (id !== 'root' && id !== 'trash') await getKind(ctx, account, id, 'file');
+      const r = await ctx.app.storage.move(account, id, {
+        parentId: body.parent_id === undefined ? undefined : resourceId(str(body, 'parent_id', true), 'parent_id'),
+        name: str(body, 'name', false, 1024),
+        account: accountBodyId(ctx, body.account),
+      });
+      return ok(shape.resource(ctx.version, r));
+    },
+  },
+  {
+    method: 'PUT',
+    path: '/accounts/:account/{s}files/:id',
+    versions: ALL,
+    summary: 'Replace file content (spec 1, Replace content)',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      const r = await ctx.app.storage.replace(account, resourceId(ctx.params.id), bodyStream(ctx.req), { size: contentLength(ctx) });
+      return ok(shape.resource(ctx.version, r));
+    },
+  },
+  {
+    method: 'GET',
+    path: '/accounts/:account/{s}files/:id/contents',
+    versions: ALL,
+    summary: 'Download a file (spec 1, Download)',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      // `content_type` picks among several formats; no connected backend offers more than one.
+      const { resource, stream } = await ctx.app.storage.download(account, resourceId(ctx.params.id));
+      ctx.reply.code(200).header('content-type', resource.mimeType ?? 'application/octet-stream');
+      if (resource.size !== null) ctx.reply.header('content-length', String(resource.size));
+      ctx.reply.header('content-disposition', `attachment; filename*=UTF-8''${encodeURIComponent(resource.name)}`);
+      await ctx.reply.send(stream);
+    },
+  },
+  {
+    method: 'GET',
+    path: '/accounts/:account/{s}files/:id/thumbnail',
+    versions: ALL,
+    summary: 'Thumbnail of an image, png or jpeg, 1-1024 px (spec 1, Thumbnail)',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      const size = int(ctx.query.size, 'size', 256, 1, 1024);
+      const requested = (ctx.query.image_format ?? 'png').toLowerCase();
+      const format = requested === 'jpg' ? 'jpeg' : THUMB_FORMATS.has(requested) ? requested : 'png';
+      const { resource, stream } = await ctx.app.storage.download(account, resourceId(ctx.params.id));
+      if (!resource.mimeType?.startsWith('image/')) {
+        stream.destroy();
+        throw new ServiceError('invalid_parameters', 'Thumbnails exist for images only.');
+      }
+      let image: Buffer;
+      try {
+        const pipeline = sharp({ limitInputPixels: 100_000_000, failOn: 'error' }).rotate().resize(size, size, { fit: 'inside', withoutEnlargement: true });
+        const out = format === 'jpeg' ? pipeline.jpeg({ quality: 80 }) : pipeline.png();
+        stream.on('error', (e) => out.destroy(e));
+        stream.pipe(out);
+        image = await out.toBuffer();
+      } catch (e) {
+        if (e instanceof ServiceError) throw e;
+        throw new ServiceError('invalid_parameters', `This image cannot be read: ${(e as Error).message}`);
+      }
+      ctx.reply.code(200).header('content-type', `image/${format}`).header('content-length', String(image.length));
+      await ctx.reply.send(image);
+    },
+  },
+  {
+    method: 'POST',
+    path: '/accounts/:account/{s}files/:id/copy',
+    versions: ALL,
+    summary: 'Copy a file, also to another account (spec 1, Copy)',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      const body = await jsonBody(ctx.req);
+      const id = resourceId(ctx.params.id);
+      await getKind(ctx, account, id, 'file');
+      const r = await ctx.app.storage.copy(account, id, {
+        parentId: resourceId(str(body, 'parent_id', true), 'parent_id'),
+        name: str(body, 'name', false, 1024),
+        account: accountBodyId(ctx, body.account),
+      });
+      return created(shape.resource(ctx.version, r));
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/accounts/:account/{s}files/:id',
+    versions: ALL,
+    summary: 'Delete a file, to the trash unless permanent (spec 1, Delete)',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      const permanent = bool(ctx.query.permanent, 'permanent', false);
+      const id = resourceId(ctx.params.id);
+      if (id !== 'root' && id !== 'trash') await getKind(ctx, account, id, 'file');
+      await ctx.app.storage.delete(account, id, { permanent });
+      return noContent();
+    },
+  },
+  {
+    method: 'POST',
+    path: '/accounts/:account/{s}convert_id',
+    versions: ALL,
+    summary: 'Convert an upstream id into a Tributary id (spec 1, Convert a raw id)',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      const withMetadata = bool(ctx.query.retrieve_metadata, 'retrieve_metadata', false);
+      const body = await jsonBody(ctx.req);
+      const rawId = str(body, 'raw_id', true, MAX_ID_LENGTH);
+      const type = str(body, 'type', true, 10);
+      if (type !== 'file' && type !== 'folder') throw new ServiceError('invalid_parameters', '`type` must be file or folder.');
+      const { id, resource } = await ctx.app.storage.convertId(account, rawId, type, withMetadata);
+      const out: Json = { id, type };
+      if (resource) out.metadata = shape.resource(ctx.version, resource);
+      if (ctx.version !== 'v0') out.api = 'storage';
+      return ok(out);
+    },
+  },
+  {
+    method: 'GET',
+    path: '/accounts/:accounts/{s}recent',
+    versions: ALL,
+    summary: 'Recently modified files, from what Tributary has seen (spec 1, Recent files)',
+    async handler(ctx) {
+      const ids = accountsOf(ctx, ctx.params.accounts!, true);
+      const { page, pageSize, offset } = paging(ctx, 30, 1000);
+      const after = timestamp(ctx.query.after, 'after');
+      let total = 0;
+      const merged: Resource[] = [];
+      for (const id of ids) {
+        // Enough of each account to cut the merged page out of.
+        const r = ctx.app.storage.recent(id, { after, page: 1, pageSize: offset + pageSize });
+        total += r.total;
+        merged.push(...r.items);
+      }
+      merged.sort((a, b) => (b.modified ?? '').localeCompare(a.modified ?? ''));
+      const items = merged.slice(offset, offset + pageSize);
+      return ok(shape.page(ctx.version, { objects: items.map((r) => shape.resource(ctx.version, r)), total, page, hasNext: offset + items.length < total }, { member: 'files' }));
+    },
+  },
+  {
+    method: 'GET',
+    path: '/accounts/:accounts/{s}search',
+    versions: ALL,
+    summary: 'Search file names in one or several accounts, results interleaved (spec 1, Search)',
+    async handler(ctx) {
+      const ids = accountsOf(ctx, ctx.params.accounts!, true);
+      const q = ctx.query.q;
+      if (!q || !q.trim()) throw new ServiceError('invalid_parameters', '`q` is required.');
+      if (q.length > 1000) throw new ServiceError('invalid_parameters', '`q` is at most 1000 characters.');
+      // Reserved by the spec ("not yet functional") but still range-checked.
+      paging(ctx, 30, 100);
+      const results = await Promise.allSettled(ids.map((id) => ctx.app.storage.search(id, q)));
+      const lists: Resource[][] = [];
+      const errors: Json = {};
+      results.forEach((r, i) => {
+        if (r.status === 'fulfilled') lists.push(r.value);
+        else errors[String(ids[i])] = errorBody(toServiceError(r.reason));
+      });
+      const interleaved: Resource[] = [];
+      for (let i = 0; lists.some((l) => i < l.length); i++) for (const l of lists) if (i < l.length) interleaved.push(l[i]!);
+      const objects = interleaved.map((r) => shape.resource(ctx.version, r));
+      const out: Json =
+        ctx.version === 'v0' ? { count: objects.length, objects } : shape.page(ctx.version, { objects, total: objects.length, page: 1, hasNext: false });
+      if (ids.length > 1) out.errors = errors;
+      else if (Object.keys(errors).length) throw results.find((r) => r.status === 'rejected')!.reason;
+      return ok(out);
+    },
+  },
+];
+
+// ---- folders -------------------------------------------------------------------------------------
+
+const folderRoutes: Route[] = [
+  {
+    method: 'POST',
+    path: '/accounts/:account/{s}folders',
+    versions: ALL,
+    summary: 'Create a folder: body {parent_id, name}; the existing one is returned unless conflict_if_exists (spec 1, Create a folder)',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      const conflictIfExists = bool(ctx.query.conflict_if_exists, 'conflict_if_exists', false);
+      const body = await jsonBody(ctx.req);
+      const parentId = resourceId(str(body, 'parent_id', true), 'parent_id');
+      const r = await ctx.app.storage.mkdir(account, parentId, str(body, 'name', true, 1024), { conflictIfExists });
+      return created(shape.resource(ctx.version, r));
+    },
+  },
+  {
+    method: 'GET',
+    path: '/accounts/:account/{s}folders/:id',
+    versions: ALL,
+    summary: 'Retrieve folder metadata (`root`, `trash` or an id)',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      return ok(shape.resource(ctx.version, await getKind(ctx, account, ctx.params.id!, 'folder')));
+    },
+  },
+  {
+    method: 'GET',
+    path: '/accounts/:account/{s}folders/:id/contents',
+    versions: ALL,
+    summary: 'List folder contents, folders first then by name; page_size 1-1000, default 100',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      const { page, pageSize } = paging(ctx, 100, 1000);
+      const p = await ctx.app.storage.list(account, resourceId(ctx.params.id), page, pageSize);
+      if (p.folder.kind !== 'folder') throw new ServiceError('not_found', 'No folder has this id in this account.');
+      return ok(shape.page(ctx.version, { objects: p.items.map((r) => shape.resource(ctx.version, r)), total: p.total, page, hasNext: p.hasNext }, { hasNextMember: true }));
+    },
+  },
+  {
+    method: 'PATCH',
+    path: '/accounts/:account/{s}folders/:id',
+    versions: ALL,
+    summary: 'Rename or move a folder, also to another account',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      const body = await jsonBody(ctx.req);
+      const id = resourceId(ctx.params.id);
+      if (id !== 'root' && id !== 'trash') await getKind(ctx, account, id, 'folder');
+      const r = await ctx.app.storage.move(account, id, {
+        parentId: body.parent_id === undefined ? undefined : resourceId(str(body, 'parent_id', true), 'parent_id'),
+        name: str(body, 'name', false, 1024),
+        account: accountBodyId(ctx, body.account),
+      });
+      return ok(shape.resource(ctx.version, r));
+    },
+  },
+  {
+    method: 'POST',
+    path: '/accounts/:account/{s}folders/:id/copy',
+    versions: ALL,
+    summary: 'Copy a folder tree, also to another account',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      const body = await jsonBody(ctx.req);
+      const id = resourceId(ctx.params.id);
+      await getKind(ctx, account, id, 'folder');
+      const r = await ctx.app.storage.copy(account, id, {
+        parentId: resourceId(str(body, 'parent_id', true), 'parent_id'),
+        name: str(body, 'name', false, 1024),
+        account: accountBodyId(ctx, body.account),
+      });
+      return created(shape.resource(ctx.version, r));
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/accounts/:account/{s}folders/:id',
+    versions: ALL,
+    summary: 'Delete a folder; a non-empty one needs recursive=true',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      const recursive = bool(ctx.query.recursive, 'recursive', false);
+      const permanent = bool(ctx.query.permanent, 'permanent', false);
+      const id = resourceId(ctx.params.id);
+      if (id !== 'root' && id !== 'trash') await getKind(ctx, account, id, 'folder');
+      await ctx.app.storage.delete(account, id, { recursive, permanent });
+      return noContent();
+    },
+  },
+];
+
+// ---- links ---------------------------------------------------------------------------------------
+
+function linkChanges(body: Json): LinkChanges {
+  const password = body.password;
+  if (password !== undefined && password !== null && (typeof password !== 'string' || password.length > 1000)) {
+    throw new ServiceError('invalid_parameters', '`password` must be a string.');
+  }
+  const expiration = body.expiration === null ? null : timestamp(body.expiration, 'expiration');
+  return {
+    direct: bool(body.direct, 'direct'),
+    active: bool(body.active, 'active'),
+    expiration,
+    password: password as string | null | undefined,
+  };
+}
+
+const linkRoutes: Route[] = [
+  {
+    method: 'POST',
+    path: '/accounts/:account/{s}links',
+    versions: ALL,
+    summary: 'Create a link to a file: {file_id, direct, expiration, password, active}',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      const body = await jsonBody(ctx.req);
+      const fileId = resourceId(str(body, 'file_id', true), 'file_id');
+      await getKind(ctx, account, fileId, 'file');
+      const l = ctx.links.create(account, fileId, linkChanges(body));
+      return created(shape.link(ctx.version, l, linkUrl(ctx, l.token)));
+    },
+  },
+  {
+    method: 'GET',
+    path: '/accounts/:account/{s}links',
+    versions: ALL,
+    summary: 'List links, newest first; filter `active`',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      const { page, pageSize, offset } = paging(ctx, 30, 1000);
+      const { total, links } = ctx.links.list(account, { active: bool(ctx.query.active, 'active') }, { offset, limit: pageSize });
+      const objects = links.map((l) => shape.link(ctx.version, l, linkUrl(ctx, l.token)));
+      return ok(shape.page(ctx.version, { objects, total, page, hasNext: offset + links.length < total }));
+    },
+  },
+  {
+    method: 'GET',
+    path: '/accounts/:account/{s}links/:id',
+    versions: ALL,
+    summary: 'Retrieve a link',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      const l = ctx.links.get(account, ctx.params.id!);
+      return ok(shape.link(ctx.version, l, linkUrl(ctx, l.token)));
+    },
+  },
+  {
+    method: 'PATCH',
+    path: '/accounts/:account/{s}links/:id',
+    versions: ALL,
+    summary: 'Update a link: direct, expiration, password, active',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      const body = await jsonBody(ctx.req);
+      const l = ctx.links.update(account, ctx.params.id!, linkChanges(body));
+      return ok(shape.link(ctx.version, l, linkUrl(ctx, l.token)));
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/accounts/:account/{s}links/:id',
+    versions: ALL,
+    summary: 'Delete a link; its URL answers 404 from then on',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      ctx.links.delete(account, ctx.params.id!);
+      return noContent();
+    },
+  },
+];
+
+// ---- legacy permissions --------------------------------------------------------------------------
+
+function permissionRoute(method: 'GET' | 'PUT' | 'PATCH', kind: 'files' | 'folders', versions: Version[]): Route {
+  return {
+    method,
+    path: `/accounts/:account/{s}${kind}/:id/permissions`,
+    versions,
+    summary: 'Sharing permissions: not_implemented, no connected backend has sharing permissions',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      await getKind(ctx, account, ctx.params.id!, kind === 'files' ? 'file' : 'folder');
+      if (method !== 'GET') await jsonBody(ctx.req);
+      const service = ctx.app.accounts.get(account).serviceName;
+      throw new ServiceError('not_implemented', `${service} accounts have no sharing permissions.`);
+    },
+  };
+}
+
+const permissionRoutes: Route[] = (['files', 'folders'] as const).flatMap((kind) => [
+  permissionRoute('PUT', kind, ALL),
+  permissionRoute('PATCH', kind, ALL),
+  permissionRoute('GET', kind, ['v1', 'v2']),
+]);
+
+export const ROUTES: Route[] = [...accountRoutes, ...keyRoutes, ...fileRoutes, ...folderRoutes, ...linkRoutes, ...permissionRoutes];
+
+/** The public side of a link (`/l/{token}`), no auth: the bytes (direct) or a download page. */
+export async function serveLink(ctx: Pick<Ctx, 'app' | 'links' | 'reply'>, token: string, query: Record<string, string>): Promise<void> {
+  const link = ctx.links.resolve(token, query.password);
+  const { resource, stream } = await ctx.app.storage.download(link.account, link.fileId);
+  if (link.direct || bool(query.download, 'download', false)) {
+    ctx.reply.code(200).header('content-type', resource.mimeType ?? 'application/octet-stream');
+    if (resource.size !== null) ctx.reply.header('content-length', String(resource.size));
+    ctx.reply.header('content-disposition', `${link.direct ? 'inline' : 'attachment'}; filename*=UTF-8''${encodeURIComponent(resource.name)}`);
+    await ctx.reply.send(stream);
+    return;
+  }
+  stream.destroy();
+  const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  const params = new URLSearchParams({ download: '1', ...(query.password !== undefined ? { password: query.password } : {}) });
+  const html = `<!doctype html><meta charset="utf-8"><title>${esc(resource.name)}</title><h1>${esc(resource.name)}</h1><p>${resource.size ?? '?'} bytes</p><p><a href="?${esc(params.toString())}">Download</a></p>`;
+  await ctx.reply
+    .code(200)
+    .header('content-type', 'text/html; charset=utf-8')
+    .header('content-security-policy', "default-src 'none'")
+    .send(Readable.from([Buffer.from(html)]));
+}
