@@ -1,0 +1,170 @@
+/**
+ * Connections of one IMAP/SMTP account: fresh IMAP clients for the sync engine and IDLE
+ * watchers, one shared command client serialized by a queue, and one pooled nodemailer
+ * transport. All library errors leave here as ServiceError.
+ */
+import { ImapFlow } from 'imapflow';
+import nodemailer, { type Transporter } from 'nodemailer';
+import { ServiceError } from '../../errors';
+
+export type Security = 'tls' | 'starttls' | 'none';
+
+export interface ImapOptions {
+  host: string;
+  port?: number;
+  tls: Security;
+  user: string;
+  password?: string;
+  accessToken?: string;
+  ca?: string;
+  email?: string;
+  smtp_host?: string;
+  smtp_port?: number;
+  smtp_tls?: Security;
+}
+
+export interface MailConnector {
+  readonly kind: 'mail';
+  /** The account's own address (From of sent mail). */
+  readonly address: string;
+  /** A new logged-in IMAP connection; the caller owns it and must logout(). */
+  connect(): Promise<ImapFlow>;
+  /** Runs `fn` on the shared command connection, one operation at a time. */
+  withClient<T>(fn: (client: ImapFlow) => Promise<T>): Promise<T>;
+  /** Sends a complete RFC 822 message through the pooled SMTP transport. */
+  send(raw: Buffer, envelope: { from: string; to: string[] }): Promise<{ messageId?: string; response: string }>;
+  verify(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Maps imapflow / nodemailer / socket failures to the documented codes. */
+export function mailError(e: unknown, what: string): ServiceError {
+  if (e instanceof ServiceError) return e;
+  const err = e as { code?: string; authenticationFailed?: boolean; responseCode?: number; responseText?: string; response?: string; message?: string; mailboxMissing?: boolean };
+  const detail = err.responseText || err.response || err.message || String(e);
+  if (err.authenticationFailed || err.code === 'EAUTH' || err.responseCode === 535) {
+    return new ServiceError('upstream_auth_failed', `${what}: authentication failed (${detail}).`, {}, { cause: e });
+  }
+  if (err.mailboxMissing) return new ServiceError('not_found', `${what}: the mailbox does not exist.`, {}, { cause: e });
+  if (['ECONNREFUSED', 'ECONNECTION', 'ETIMEDOUT', 'ENOTFOUND', 'ECONNRESET', 'EConnectionClosed', 'ESOCKET', 'NoConnection'].includes(err.code ?? '')) {
+    return new ServiceError('service_not_available', `${what}: ${detail}`, { retryAfter: 30 }, { cause: e });
+  }
+  return new ServiceError('upstream_error', `${what}: ${detail}`, {}, { cause: e });
+}
+
+export class ImapConnector implements MailConnector {
+  readonly kind = 'mail' as const;
+  readonly address: string;
+  private shared: Promise<ImapFlow> | null = null;
+  private queue: Promise<unknown> = Promise.resolve();
+  private transport: Transporter | null = null;
+  private readonly owned = new Set<ImapFlow>();
+  private closed = false;
+
+  constructor(private readonly o: ImapOptions) {
+    this.address = o.email ?? (o.user.includes('@') ? o.user : `${o.user}@${o.host}`);
+  }
+
+  async connect(): Promise<ImapFlow> {
+    if (this.closed) throw new ServiceError('service_not_available', 'The mail account is closed.');
+    const o = this.o;
+    const client = new ImapFlow({
+      host: o.host,
+      port: o.port ?? (o.tls === 'tls' ? 993 : 143),
+      secure: o.tls === 'tls',
+      doSTARTTLS: o.tls === 'starttls' ? true : o.tls === 'none' ? false : undefined,
+      tls: o.ca ? { ca: o.ca } : undefined,
+      auth: o.accessToken ? { user: o.user, accessToken: o.accessToken } : { user: o.user, pass: o.password ?? '' },
+      logger: false,
+      qresync: true,
+      // IDLE is started explicitly by the watcher (imapflow 2.1.2 does not deliver events otherwise).
+      disableAutoIdle: true,
+      connectionTimeout: 15_000,
+    });
+    // Socket errors are reported through the pending command; an unhandled 'error' would crash.
+    client.on('error', () => {});
+    try {
+      await client.connect();
+    } catch (e) {
+      client.close();
+      throw mailError(e, `IMAP ${o.host}`);
+    }
+    this.owned.add(client);
+    client.on('close', () => this.owned.delete(client));
+    return client;
+  }
+
+  withClient<T>(fn: (client: ImapFlow) => Promise<T>): Promise<T> {
+    const run = async () => {
+      if (!this.shared) this.shared = this.connect();
+      let client: ImapFlow;
+      try {
+        client = await this.shared;
+      } catch (e) {
+        this.shared = null;
+        throw e;
+      }
+      if (!client.usable) {
+        this.shared = this.connect();
+        client = await this.shared;
+      }
+      try {
+        return await fn(client);
+      } catch (e) {
+        if (!client.usable) this.shared = null;
+        throw mailError(e, `IMAP ${this.o.host}`);
+      }
+    };
+    const p = this.queue.then(run, run);
+    this.queue = p.catch(() => {});
+    return p;
+  }
+
+  private smtp(): Transporter {
+    if (!this.transport) {
+      const o = this.o;
+      const sec = o.smtp_tls ?? o.tls;
+      this.transport = nodemailer.createTransport({
+        pool: true,
+        maxConnections: 2,
+        host: o.smtp_host ?? o.host,
+        port: o.smtp_port ?? (sec === 'tls' ? 465 : sec === 'starttls' ? 587 : 25),
+        secure: sec === 'tls',
+        requireTLS: sec === 'starttls',
+        ignoreTLS: sec === 'none',
+        tls: o.ca ? { ca: o.ca } : undefined,
+        auth: o.accessToken ? { type: 'OAuth2', user: o.user, accessToken: o.accessToken } : { user: o.user, pass: o.password ?? '' },
+        connectionTimeout: 15_000,
+      });
+    }
+    return this.transport;
+  }
+
+  async send(raw: Buffer, envelope: { from: string; to: string[] }): Promise<{ messageId?: string; response: string }> {
+    try {
+      const info = await this.smtp().sendMail({ envelope, raw });
+      return { messageId: info.messageId, response: String(info.response ?? '') };
+    } catch (e) {
+      throw mailError(e, `SMTP ${this.o.smtp_host ?? this.o.host}`);
+    }
+  }
+
+  async verify(): Promise<void> {
+    const client = await this.connect();
+    await client.logout().catch(() => {});
+    try {
+      await this.smtp().verify();
+    } catch (e) {
+      throw mailError(e, `SMTP ${this.o.smtp_host ?? this.o.host}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.owned].map((c) => c.logout().catch(() => c.close())));
+    this.owned.clear();
+    this.shared = null;
+    this.transport?.close();
+    this.transport = null;
+  }
+}

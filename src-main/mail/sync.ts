@@ -1,0 +1,353 @@
+/**
+ * The sync engine of one mail account: the only writer of its rows in the cache.
+ *
+ * - Folder list with special-use detection (LIST + SPECIAL-USE).
+ * - First sync of a folder: headers newest-first, by descending sequence ranges, one
+ *   transaction and one `changed` notification per batch, so the newest mail shows first.
+ * - Incremental sync: QRESYNC SELECT (RFC 7162) hands over flag changes and VANISHED UIDs
+ *   since the stored HIGHESTMODSEQ; new mail is `UID FETCH uidnext:*`. Without QRESYNC,
+ *   CONDSTORE `CHANGEDSINCE` (or a full flags fetch) and a UID diff do the same job.
+ * - UIDVALIDITY change: the folder's cache is dropped and synced again from scratch.
+ * - A final count check (cached rows vs EXISTS) repairs anything missed with a UID diff.
+ * - Live updates: IDLE on the inbox and on the folder the user has open, each on its own
+ *   connection; any EXISTS/EXPUNGE/FETCH there schedules an incremental sync.
+ */
+import { createHash } from 'node:crypto';
+import type { FetchMessageObject, FetchQueryObject, ImapFlow, MessageStructureObject } from 'imapflow';
+import type { MailConnector } from '../connectors/imap/connector';
+import type { HeaderInput, MailStore, Person } from './store';
+
+export type ChangeKind = 'messages' | 'folders';
+export type ChangeListener = (change: { folder: string | null; kind: ChangeKind }) => void;
+
+export const FIRST_BATCH = 200;
+export const BATCH = 2000;
+
+export function threadIdFor(messageId: string | null, inReplyTo: string | null, references: string[], fallback: string): string {
+  // The thread root is the first message the References chain names (RFC 5256 REFERENCES
+  // without the subject merge), else the parent, else the message itself.
+  const root = references[0] ?? inReplyTo ?? messageId ?? fallback;
+  return createHash('sha256').update(root.toLowerCase()).digest('base64url').slice(0, 22);
+}
+
+const people = (list: { name?: string; address?: string }[] | undefined): Person[] =>
+  (list ?? []).filter((a) => a.address).map((a) => ({ name: a.name || null, email: a.address! }));
+
+export const messageIds = (value: string | null | undefined): string[] => (value ? (value.match(/<[^<>\s]+>/g) ?? []) : []);
+
+function headerValue(headers: Buffer | undefined, name: string): string | null {
+  if (!headers) return null;
+  const unfolded = headers.toString('utf8').replace(/\r?\n[ \t]+/g, ' ');
+  const m = new RegExp(`^${name}:[ \\t]*(.*)$`, 'im').exec(unfolded);
+  return m ? m[1]!.trim() : null;
+}
+
+function hasAttachment(node: MessageStructureObject | undefined): boolean {
+  if (!node) return false;
+  if (node.childNodes?.length) return node.childNodes.some(hasAttachment);
+  if (node.disposition === 'attachment') return true;
+  const named = node.dispositionParameters?.filename || node.parameters?.name;
+  return Boolean(named) && !node.type.startsWith('text/') && !node.type.startsWith('multipart/');
+}
+
+export function headerOf(folder: string, msg: FetchMessageObject): HeaderInput {
+  const env = msg.envelope ?? {};
+  const references = messageIds(headerValue(msg.headers, 'references'));
+  const messageId = env.messageId ?? null;
+  const inReplyTo = messageIds(env.inReplyTo)[0] ?? null;
+  const date = new Date(msg.internalDate ?? env.date ?? 0);
+  return {
+    uid: msg.uid,
+    modseq: msg.modseq !== undefined ? Number(msg.modseq) : null,
+    messageId,
+    inReplyTo,
+    references,
+    threadId: threadIdFor(messageId, inReplyTo, references, `${folder}/${msg.uid}`),
+    subject: env.subject ?? '',
+    from: people(env.from)[0] ?? null,
+    to: people(env.to),
+    cc: people(env.cc),
+    bcc: people(env.bcc),
+    dateMs: date.getTime(),
+    size: msg.size ?? null,
+    flags: [...(msg.flags ?? [])],
+    hasAttachments: hasAttachment(msg.bodyStructure),
+  };
+}
+
+const HEADER_QUERY: FetchQueryObject = { uid: true, flags: true, envelope: true, internalDate: true, size: true, bodyStructure: true, headers: ['references'] };
+
+export interface SyncStats {
+  added: number;
+  updated: number;
+  removed: number;
+  full: boolean;
+}
+
+export class MailSync {
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly watchers = new Map<string, IdleWatcher>();
+  private openFolder: string | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly store: MailStore,
+    readonly account: number,
+    private readonly connector: MailConnector,
+    private readonly onChange: ChangeListener,
+  ) {}
+
+  /** One writer per account: every sync step runs through this queue. */
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const p = this.queue.then(fn, fn);
+    this.queue = p.catch(() => {});
+    return p;
+  }
+
+  /** Refreshes the folder list (special-use included) and drops folders gone upstream. */
+  syncFolders(): Promise<void> {
+    return this.exclusive(async () => {
+      const list = await this.connector.withClient((c) => c.list());
+      const seen = new Set<string>();
+      const db = this.store.db;
+      db.transaction(() => {
+        for (const f of list) {
+          seen.add(f.path);
+          this.store.upsertFolder(this.account, {
+            path: f.path,
+            name: f.name,
+            delimiter: f.delimiter ?? null,
+            specialUse: f.specialUse ?? null,
+            selectable: !f.flags.has('\\Noselect') && !f.flags.has('\\NonExistent'),
+          });
+        }
+        for (const f of this.store.folders(this.account)) if (!seen.has(f.path)) this.store.deleteFolder(this.account, f.path);
+      })();
+      this.onChange({ folder: null, kind: 'folders' });
+    });
+  }
+
+  /** Folders, then every selectable folder's messages, the inbox first. */
+  async syncAll(): Promise<void> {
+    await this.syncFolders();
+    const folders = this.store.folders(this.account).filter((f) => f.selectable);
+    folders.sort((a, b) => Number(b.path.toUpperCase() === 'INBOX') - Number(a.path.toUpperCase() === 'INBOX'));
+    for (const f of folders) await this.syncFolder(f.path);
+  }
+
+  syncFolder(path: string): Promise<SyncStats> {
+    return this.exclusive(() => this.connector.withClient((c) => this.syncOn(c, path)));
+  }
+
+  private async syncOn(client: ImapFlow, path: string): Promise<SyncStats> {
+    const stats: SyncStats = { added: 0, updated: 0, removed: 0, full: false };
+    const cached = this.store.folder(this.account, path);
+    const vanished: number[] = [];
+    const flagged = new Map<number, { flags: string[]; modseq: number | null }>();
+    const onExpunge = (e: { path: string; uid?: number; vanished?: boolean }) => {
+      if (e.path === path && e.vanished && e.uid) vanished.push(e.uid);
+    };
+    const onFlags = (e: { path: string; uid?: number; flags: Set<string>; modseq?: bigint }) => {
+      if (e.path === path && e.uid) flagged.set(e.uid, { flags: [...e.flags], modseq: e.modseq !== undefined ? Number(e.modseq) : null });
+    };
+    client.on('expunge', onExpunge);
+    client.on('flags', onFlags);
+    try {
+      const resume = cached?.uidvalidity && cached.highestmodseq ? { changedSince: BigInt(cached.highestmodseq), uidValidity: BigInt(cached.uidvalidity) } : {};
+      const mb = await client.mailboxOpen(path, { readOnly: true, ...resume });
+      const uidvalidity = Number(mb.uidValidity);
+      const highest = mb.highestModseq !== undefined && !mb.noModseq ? Number(mb.highestModseq) : null;
+      const db = this.store.db;
+
+      if (!cached?.uidvalidity || cached.uidvalidity !== uidvalidity || cached.uidnext == null) {
+        // First sync, or the server renumbered the mailbox: start over, newest first.
+        stats.full = true;
+        db.transaction(() => this.store.clearFolder(this.account, path))();
+        let end = mb.exists;
+        let size = FIRST_BATCH;
+        while (end >= 1) {
+          const start = Math.max(1, end - size + 1);
+          stats.added += await this.fetchHeaders(client, path, uidvalidity, `${start}:${end}`, false);
+          end = start - 1;
+          size = BATCH;
+        }
+      } else {
+        if (!(mb as { qresync?: boolean }).qresync && cached.uidnext > 1) {
+          // No QRESYNC: flag changes by CONDSTORE CHANGEDSINCE (or all flags), expunges by UID diff below.
+          const opts = highest && cached.highestmodseq ? { uid: true, changedSince: BigInt(cached.highestmodseq) } : { uid: true };
+          for await (const m of client.fetch(`1:${cached.uidnext - 1}`, { uid: true, flags: true }, opts)) {
+            flagged.set(m.uid, { flags: [...(m.flags ?? [])], modseq: m.modseq !== undefined ? Number(m.modseq) : null });
+          }
+        }
+        if (vanished.length || flagged.size) {
+          db.transaction(() => {
+            for (const uid of vanished) if (this.store.deleteUid(this.account, path, uid)) stats.removed++;
+            for (const [uid, f] of flagged) if (this.store.setFlags(this.account, path, uid, f.flags, f.modseq)) stats.updated++;
+          })();
+          this.onChange({ folder: path, kind: 'messages' });
+        }
+        if (mb.uidNext > cached.uidnext) stats.added += await this.fetchHeaders(client, path, uidvalidity, `${cached.uidnext}:*`, true, cached.uidnext);
+      }
+
+      // Safety net: the cache must hold exactly the server's messages.
+      const exists = client.mailbox ? client.mailbox.exists : mb.exists;
+      if (this.store.count(this.account, path) !== exists) {
+        const server = new Set((await client.search({ all: true }, { uid: true })) || []);
+        const local = new Set(this.store.uids(this.account, path));
+        const gone = [...local].filter((u) => !server.has(u));
+        const missing = [...server].filter((u) => !local.has(u)).sort((a, b) => b - a);
+        if (gone.length) {
+          db.transaction(() => gone.forEach((u) => this.store.deleteUid(this.account, path, u)))();
+          stats.removed += gone.length;
+          this.onChange({ folder: path, kind: 'messages' });
+        }
+        for (let i = 0; i < missing.length; i += BATCH) {
+          stats.added += await this.fetchHeaders(client, path, uidvalidity, missing.slice(i, i + BATCH).join(','), true);
+        }
+      }
+      const uidNext = client.mailbox && client.mailbox.path === path ? client.mailbox.uidNext : mb.uidNext;
+      const modseq = client.mailbox && client.mailbox.path === path && client.mailbox.highestModseq !== undefined ? Number(client.mailbox.highestModseq) : highest;
+      db.transaction(() => this.store.setCursor(this.account, path, { uidvalidity, uidnext: uidNext, highestmodseq: modseq }))();
+      return stats;
+    } finally {
+      client.off('expunge', onExpunge);
+      client.off('flags', onFlags);
+    }
+  }
+
+  /** Fetches one range of headers and commits it in one transaction; returns the count. */
+  private async fetchHeaders(client: ImapFlow, path: string, uidvalidity: number, range: string, byUid: boolean, minUid = 0): Promise<number> {
+    const batch: HeaderInput[] = [];
+    for await (const m of client.fetch(range, HEADER_QUERY, { uid: byUid })) {
+      if (m.uid >= minUid) batch.push(headerOf(path, m));
+    }
+    if (!batch.length) return 0;
+    this.store.db.transaction(() => {
+      for (const h of batch) this.store.upsertHeader(this.account, path, uidvalidity, h);
+    })();
+    this.onChange({ folder: path, kind: 'messages' });
+    return batch.length;
+  }
+
+  /** Runs `fn` with the given folder opened read-write on the shared connection, then re-syncs it. */
+  async write<T>(path: string, fn: (client: ImapFlow) => Promise<T>): Promise<T> {
+    return this.exclusive(() =>
+      this.connector.withClient(async (c) => {
+        await c.mailboxOpen(path);
+        const result = await fn(c);
+        await this.syncOn(c, path);
+        return result;
+      }),
+    );
+  }
+
+  /** Runs an account-level IMAP command (CREATE, RENAME, DELETE, APPEND) under the writer lock. */
+  command<T>(fn: (client: ImapFlow) => Promise<T>): Promise<T> {
+    return this.exclusive(() => this.connector.withClient(fn));
+  }
+
+  /** IDLE on the inbox, plus on `openFolder` (replacing the previous open folder's watcher). */
+  async watch(folders: { inbox: string; open?: string | null }): Promise<void> {
+    if (this.closed) return;
+    const wanted = new Set([folders.inbox, ...(folders.open ? [folders.open] : [])]);
+    this.openFolder = folders.open ?? null;
+    for (const [path, w] of this.watchers) {
+      if (!wanted.has(path)) {
+        this.watchers.delete(path);
+        await w.stop();
+      }
+    }
+    const starts: Promise<void>[] = [];
+    for (const path of wanted) {
+      if (this.watchers.has(path)) continue;
+      const w = new IdleWatcher(this.connector, path, () => {
+        this.syncFolder(path).catch(() => {});
+      });
+      this.watchers.set(path, w);
+      starts.push(w.start());
+    }
+    await Promise.all(starts);
+  }
+
+  get watching(): string[] {
+    return [...this.watchers.keys()];
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.watchers.values()].map((w) => w.stop()));
+    this.watchers.clear();
+    await this.queue.catch(() => {});
+  }
+}
+
+/** One IDLE connection on one folder; reconnects with backoff; debounces bursts of events. */
+class IdleWatcher {
+  private client: ImapFlow | null = null;
+  private stopped = false;
+  private timer: NodeJS.Timeout | null = null;
+  private loop: Promise<void> | null = null;
+
+  constructor(
+    private readonly connector: MailConnector,
+    private readonly path: string,
+    private readonly changed: () => void,
+  ) {}
+
+  /** Resolves once IDLE is established (or the first attempt failed; it keeps retrying). */
+  start(): Promise<void> {
+    return new Promise((ready) => {
+      this.loop = this.run(ready);
+    });
+  }
+
+  private async run(ready: () => void): Promise<void> {
+    let delay = 1000;
+    while (!this.stopped) {
+      try {
+        const client = await this.connector.connect();
+        this.client = client;
+        const poke = () => {
+          if (this.timer) return;
+          this.timer = setTimeout(() => {
+            this.timer = null;
+            this.changed();
+          }, 50);
+        };
+        client.on('exists', poke);
+        client.on('expunge', poke);
+        client.on('flags', poke);
+        await client.mailboxOpen(this.path, { readOnly: true });
+        delay = 1000;
+        // Changes between the last sync and IDLE would otherwise wait for the next event.
+        poke();
+        let first = true;
+        while (!this.stopped && client.usable) {
+          const idling = client.idle();
+          if (first) {
+            first = false;
+            setTimeout(ready, 100);
+          }
+          await idling;
+        }
+      } catch {
+        ready();
+        if (this.stopped) break;
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(delay * 2, 60_000);
+      } finally {
+        const c = this.client;
+        this.client = null;
+        if (c) await c.logout().catch(() => c.close());
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    const c = this.client;
+    if (c) await c.logout().catch(() => c.close());
+    await this.loop?.catch(() => {});
+  }
+}
