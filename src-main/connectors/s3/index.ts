@@ -79,6 +79,9 @@ export function s3Error(e: unknown, what: string, bucket: string): ServiceError 
   if (name === 'SlowDown' || status === 503) return new ServiceError('service_not_available', `S3 is busy: ${msg}`, { retryAfter: 5 }, { cause: e });
   if (name === 'BadDigest' || name === 'InvalidDigest') return new ServiceError('upstream_error', `S3 received corrupted data: ${msg}`, {}, { cause: e });
   if (name === 'EntityTooSmall' || name === 'InvalidPart' || name === 'InvalidPartOrder') return new ServiceError('invalid_parameters', `S3 rejected the parts: ${msg}`, {}, { cause: e });
+  if (name === 'MethodNotAllowed' || name === 'NotImplemented' || status === 501) {
+    return new ServiceError('not_implemented', `This S3 server does not support the request (${name || status}).`, {}, { cause: e });
+  }
   if (status && status >= 500) return new ServiceError('upstream_error', `S3 failed: ${msg}`, {}, { cause: e });
   if (status && status >= 400) return new ServiceError('upstream_error', `S3 rejected the request: ${msg}`, {}, { cause: e });
   return new ServiceError('service_not_available', `S3 request failed: ${msg}`, {}, { cause: e });

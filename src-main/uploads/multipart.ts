@@ -1,0 +1,391 @@
+/**
+ * Multipart sessions (spec 1, "Multipart upload" and "Multipart session"), one method per
+ * endpoint:
+ *
+ *   POST   /accounts/{a}/multipart                 → init(a, {parentId, name, size?, overwrite})  201 session
+ *   GET    /accounts/{a}/multipart/{id}            → info(a, id)                                   200 session
+ *   PUT    /accounts/{a}/multipart/{id}?part_number → putPart(a, id, partNumber, body, length)     200
+ *   POST   /accounts/{a}/multipart/{id}/complete   → complete(a, id)                               201 file
+ *   DELETE /accounts/{a}/multipart/{id}            → abort(a, id)                                  204
+ *   POST   /accounts/{a}/files/upload_url          → uploadUrl(a, {...})                           201 {method, url}
+ *
+ * Backends with a native ChunkWriter (S3 UploadPart, Azure stage block, offset writes) get the
+ * parts directly; the others get a server-side assembly: parts are spooled to
+ * `<dataDir>/multipart/<id>/` and streamed in order into one ordinary upload on complete, so the
+ * whole file is never in memory. Sessions and confirmed parts are SQLite rows: a restart loses
+ * nothing, and stale sessions are aborted by `abortStale`.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rename, rm, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { App } from '../app';
+import { nowIso, type Db } from '../cache/db';
+import { checkName, joinPath, numberedName, ROOT } from '../connectors/shared/paths';
+import type { ChunkWriter, Entry, PartReceipt, StorageConnector } from '../connectors/types';
+import type { Resource } from '../contract';
+import { ServiceError } from '../errors';
+
+const MiB = 1024 * 1024;
+/** Spec 1, Limits: multipart is only for files larger than 5 MB. */
+export const MULTIPART_MIN_SIZE = 5 * MiB;
+export const MAX_PARTS = 10_000;
+/** Part size of the spooled assembly when the backend has no preference. */
+export const DEFAULT_PART_SIZE = 8 * MiB;
+
+/** Spec 1, "Multipart session". */
+export interface MultipartSession {
+  id: number;
+  account: number;
+  part_size: number;
+  parallel_uploads: boolean;
+}
+
+export interface InitInput {
+  parentId: string;
+  name: string;
+  /** Total bytes; required where the backend needs it up front (native multipart). */
+  size?: number;
+  /** true replaces a same-named file; false picks "name (n).ext". */
+  overwrite?: boolean;
+}
+
+export interface ConfirmedPart {
+  partNumber: number;
+  size: number;
+  etag: string | null;
+}
+
+interface SessionRow {
+  id: number;
+  account_id: number;
+  parent_path: string;
+  name: string;
+  path: string;
+  overwrite: number;
+  size: number | null;
+  part_size: number;
+  parallel: number;
+  mode: 'native' | 'spool';
+  writer_state: string | null;
+  created: string;
+  updated: string;
+}
+
+/** Whole-MiB part size ≥ 8 MiB that fits `size` in 10,000 parts. */
+export function defaultPartSize(size: number | undefined): number {
+  if (size === undefined) return DEFAULT_PART_SIZE;
+  return Math.max(DEFAULT_PART_SIZE, Math.ceil(size / MAX_PARTS / MiB) * MiB);
+}
+
+export class MultipartService {
+  private readonly db: Db;
+  /** Live chunk writers, rebuilt from `writer_state` after a restart. */
+  private readonly writers = new Map<number, Promise<ChunkWriter>>();
+
+  constructor(private readonly app: App) {
+    this.db = app.db;
+  }
+
+  private spoolDir(id: number): string {
+    return join(this.app.dataDir, 'multipart', String(id));
+  }
+
+  private row(accountId: number, id: number): SessionRow {
+    const row = Number.isSafeInteger(id)
+      ? (this.db.prepare('SELECT * FROM multipart_sessions WHERE id = ? AND account_id = ?').get(id, accountId) as SessionRow | undefined)
+      : undefined;
+    if (!row) throw new ServiceError('not_found', `Multipart session ${id} was not found.`);
+    return row;
+  }
+
+  private toSession(row: SessionRow): MultipartSession {
+    return { id: row.id, account: row.account_id, part_size: row.part_size, parallel_uploads: row.parallel === 1 };
+  }
+
+  private touch(id: number): void {
+    this.db.prepare('UPDATE multipart_sessions SET updated = ? WHERE id = ?').run(nowIso(), id);
+  }
+
+  private writer(row: SessionRow, connector: StorageConnector): Promise<ChunkWriter> {
+    let w = this.writers.get(row.id);
+    if (!w) {
+      if (!connector.features.resumeChunkWriter) throw new ServiceError('internal_error', 'The backend lost its multipart support.');
+      w = connector.features.resumeChunkWriter(row.path, JSON.parse(row.writer_state ?? '{}'));
+      w.catch(() => this.writers.delete(row.id));
+      this.writers.set(row.id, w);
+    }
+    return w;
+  }
+
+  // ---- spec endpoints -------------------------------------------------------------------------
+
+  /** POST /accounts/{account}/multipart (201). */
+  async init(accountId: number, input: InitInput): Promise<MultipartSession> {
+    const name = checkName(input.name);
+    const size = input.size;
+    if (size !== undefined && (!Number.isSafeInteger(size) || size < 0)) throw new ServiceError('invalid_parameters', '`size` must be a whole number of bytes.');
+    if (size !== undefined && size <= MULTIPART_MIN_SIZE) {
+      throw new ServiceError('invalid_parameters', `Multipart uploads are for files larger than 5 MB (${MULTIPART_MIN_SIZE} bytes); use the standard upload.`);
+    }
+    const parent = await this.app.storage.locate(accountId, input.parentId);
+    if (parent.trash) throw new ServiceError('invalid_parent_folder', 'Nothing can be uploaded to the trash.');
+    const c = parent.connector;
+    const folder = parent.path === ROOT ? undefined : await c.stat(parent.path);
+    if (folder && folder.kind !== 'folder') throw new ServiceError('invalid_parent_folder', 'The parent is not a folder.');
+    const native = !!c.features.openChunkWriter;
+    if (native && size === undefined) throw new ServiceError('invalid_parameters', '`size` is required for multipart uploads to this service.');
+
+    const target = joinPath(parent.path, await this.freeName(c, parent.path, name, !!input.overwrite));
+    const partSize = native ? (c.features.partSizeFor?.(size!) ?? defaultPartSize(size)) : defaultPartSize(size);
+    if (size !== undefined && Math.ceil(size / partSize) > MAX_PARTS) throw new ServiceError('invalid_parameters', `A multipart upload has at most ${MAX_PARTS} parts.`);
+
+    let state: Record<string, unknown> | null = null;
+    let parallel = true;
+    let writer: ChunkWriter | undefined;
+    if (native) {
+      writer = await c.features.openChunkWriter!(target, { size: size!, partSize });
+      state = writer.state;
+      parallel = writer.parallel;
+    }
+    const now = nowIso();
+    const info = this.db
+      .prepare(
+        `INSERT INTO multipart_sessions (account_id, parent_path, name, path, overwrite, size, part_size, parallel, mode, writer_state, created, updated)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(accountId, parent.path, name, target, input.overwrite ? 1 : 0, size ?? null, writer?.partSize ?? partSize, parallel ? 1 : 0, native ? 'native' : 'spool', state && JSON.stringify(state), now, now);
+    const id = Number(info.lastInsertRowid);
+    if (writer) this.writers.set(id, Promise.resolve(writer));
+    return this.toSession(this.row(accountId, id));
+  }
+
+  /** GET /accounts/{account}/multipart/{id}. */
+  info(accountId: number, id: number): MultipartSession {
+    return this.toSession(this.row(accountId, id));
+  }
+
+  /** The parts confirmed so far, in part order (the uploader resumes from these). */
+  parts(accountId: number, id: number): ConfirmedPart[] {
+    this.row(accountId, id);
+    return (this.db.prepare('SELECT part_number, size, etag FROM multipart_parts WHERE session_id = ? ORDER BY part_number').all(id) as { part_number: number; size: number; etag: string | null }[]).map(
+      (p) => ({ partNumber: p.part_number, size: p.size, etag: p.etag }),
+    );
+  }
+
+  /**
+   * PUT /accounts/{account}/multipart/{id}?part_number=N. Parts come in any order (in parallel
+   * when `parallel_uploads`); every part but the last is exactly `part_size`. Sending a part
+   * number again replaces that part. `length` is the request's Content-Length when known: a
+   * wrong size is refused before any byte is read (the caller then discards the body).
+   */
+  async putPart(accountId: number, id: number, partNumber: number, body: Readable, length?: number): Promise<ConfirmedPart> {
+    const row = this.row(accountId, id);
+    if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > MAX_PARTS) {
+      throw new ServiceError('invalid_parameters', `\`part_number\` must be a whole number from 1 to ${MAX_PARTS}.`);
+    }
+    const expected = this.expectedSize(row, partNumber);
+    if (length !== undefined) this.checkPartSize(row, partNumber, expected, length);
+    const limit = expected ?? row.part_size;
+
+    let receipt: PartReceipt;
+    if (row.mode === 'native') {
+      const buffer = await readAtMost(body, limit, partNumber);
+      this.checkPartSize(row, partNumber, expected, buffer.length);
+      const connector = await this.app.accounts.storage(accountId);
+      const writer = await this.writer(row, connector);
+      receipt = await writer.writePart(partNumber, buffer);
+    } else {
+      const dir = this.spoolDir(id);
+      await mkdir(dir, { recursive: true });
+      const temp = join(dir, `${partNumber}.${randomBytes(4).toString('hex')}.tmp`);
+      const hash = createHash('md5');
+      let size = 0;
+      try {
+        await pipeline(
+          body,
+          new Transform({
+            transform(chunk: Buffer, _enc, done) {
+              size += chunk.length;
+              if (size > limit) return done(new ServiceError('invalid_parameters', `Part ${partNumber} is larger than ${limit} bytes.`));
+              hash.update(chunk);
+              done(null, chunk);
+            },
+          }),
+          createWriteStream(temp),
+        );
+        this.checkPartSize(row, partNumber, expected, size);
+        await rename(temp, join(dir, `${partNumber}.part`));
+      } catch (e) {
+        await unlink(temp).catch(() => {});
+        throw e;
+      }
+      receipt = { partNumber, size, etag: hash.digest('hex') };
+    }
+    // The session may have been aborted while the part was in flight.
+    this.row(accountId, id);
+    this.db
+      .prepare('INSERT OR REPLACE INTO multipart_parts (session_id, part_number, size, etag, created) VALUES (?, ?, ?, ?, ?)')
+      .run(id, partNumber, receipt.size, receipt.etag ?? null, nowIso());
+    this.touch(id);
+    return { partNumber, size: receipt.size, etag: receipt.etag ?? null };
+  }
+
+  /** POST /accounts/{account}/multipart/{id}/complete (201): the new file. */
+  async complete(accountId: number, id: number): Promise<Resource> {
+    const row = this.row(accountId, id);
+    const parts = this.parts(accountId, id);
+    if (parts.length === 0) throw new ServiceError('invalid_parameters', 'No part was uploaded.');
+    parts.forEach((p, i) => {
+      if (p.partNumber !== i + 1) throw new ServiceError('invalid_parameters', `Part ${i + 1} is missing.`);
+      if (i < parts.length - 1 && p.size !== row.part_size) {
+        throw new ServiceError('invalid_parameters', `Part ${p.partNumber} has ${p.size} bytes; every part but the last must have ${row.part_size}.`);
+      }
+    });
+    const total = parts.reduce((sum, p) => sum + p.size, 0);
+    if (row.size !== null && total !== row.size) {
+      throw new ServiceError('invalid_parameters', `The parts hold ${total} bytes, not the ${row.size} announced.`);
+    }
+    const connector = await this.app.accounts.storage(accountId);
+    let resource: Resource;
+    if (row.mode === 'native') {
+      const writer = await this.writer(row, connector);
+      let entry: Entry;
+      try {
+        entry = await writer.complete(parts.map((p) => ({ partNumber: p.partNumber, size: p.size, etag: p.etag ?? undefined })));
+      } catch (e) {
+        // A complete whose answer was lost (network) leaves the upload finished upstream and a
+        // retry finds no session there: accept the object when it has exactly our bytes.
+        const done = e instanceof ServiceError && e.code === 'not_found' ? await connector.stat(row.path).catch(() => undefined) : undefined;
+        if (!done || done.kind !== 'file' || done.size !== total) throw e;
+        entry = done;
+      }
+      this.app.storage.entries.upsert(accountId, row.parent_path, entry);
+      this.app.events.emit('files.changed', { account: accountId, folder: this.app.storage.idOf(accountId, row.parent_path) });
+      resource = this.app.storage.toResource(accountId, entry);
+    } else {
+      const dir = this.spoolDir(id);
+      const body = Readable.from(
+        (async function* () {
+          for (const p of parts) yield* createReadStream(join(dir, `${p.partNumber}.part`), { highWaterMark: 1 << 20 });
+        })(),
+      );
+      resource = await this.app.storage.upload(accountId, this.app.storage.idOf(accountId, row.parent_path), row.name, body, {
+        conflict: row.overwrite ? 'overwrite' : 'rename',
+        size: total,
+      });
+    }
+    await this.forget(row);
+    return resource;
+  }
+
+  /** DELETE /accounts/{account}/multipart/{id} (204): upstream parts removed, no file. */
+  async abort(accountId: number, id: number): Promise<void> {
+    const row = this.row(accountId, id);
+    if (row.mode === 'native') {
+      const connector = await this.app.accounts.storage(accountId);
+      try {
+        await (await this.writer(row, connector)).abort();
+      } catch (e) {
+        // A server without an abort call (s3rver) keeps its parts whatever we do: the session
+        // still ends here rather than living forever.
+        if (!(e instanceof ServiceError && e.code === 'not_implemented')) throw e;
+      }
+    }
+    await this.forget(row);
+  }
+
+  /** Aborts sessions untouched for `maxAgeMs`; returns how many went. Failures stay for next time. */
+  async abortStale(maxAgeMs: number): Promise<number> {
+    const cutoff = new Date(Date.now() - maxAgeMs).toISOString();
+    const rows = this.db.prepare('SELECT id, account_id FROM multipart_sessions WHERE updated < ?').all(cutoff) as { id: number; account_id: number }[];
+    let aborted = 0;
+    for (const r of rows) {
+      try {
+        await this.abort(r.account_id, r.id);
+        aborted++;
+      } catch (e) {
+        // An account that no longer works cannot abort upstream; its row stays and is retried.
+        if (e instanceof ServiceError && e.code === 'not_found') aborted++;
+      }
+    }
+    return aborted;
+  }
+
+  /**
+   * POST /accounts/{account}/files/upload_url (spec 1, Create an upload URL): a presigned PUT
+   * for object stores. `overwrite` false picks "name (n).ext" when the name is taken.
+   */
+  async uploadUrl(
+    accountId: number,
+    input: { parentId: string; name: string; overwrite?: boolean; expiresIn?: number; useHttp?: boolean },
+  ): Promise<{ method: string; url: string }> {
+    const name = checkName(input.name);
+    const expiresIn = input.expiresIn ?? 300;
+    if (!Number.isInteger(expiresIn) || expiresIn < 1 || expiresIn > 10_000) {
+      throw new ServiceError('invalid_parameters', '`expires_in` must be a whole number of seconds from 1 to 10000.');
+    }
+    const parent = await this.app.storage.locate(accountId, input.parentId);
+    const c = parent.connector;
+    if (!c.features.uploadUrl) throw new ServiceError('not_implemented', 'This service cannot create upload URLs.');
+    if (parent.trash) throw new ServiceError('invalid_parent_folder', 'Nothing can be uploaded to the trash.');
+    if (parent.path !== ROOT && (await c.stat(parent.path)).kind !== 'folder') throw new ServiceError('invalid_parent_folder', 'The parent is not a folder.');
+    const target = joinPath(parent.path, await this.freeName(c, parent.path, name, !!input.overwrite));
+    return c.features.uploadUrl(target, { expiresIn, useHttp: !!input.useHttp });
+  }
+
+  // ---- helpers -------------------------------------------------------------------------------
+
+  /** Spec 1: overwrite replaces a same-named file; otherwise (or for a folder) "name (n).ext". */
+  private async freeName(c: StorageConnector, folder: string, name: string, overwrite: boolean): Promise<string> {
+    const key = (n: string) => (c.features.caseSensitive ? n : n.toLocaleLowerCase());
+    const taken = new Map((await c.list(folder)).map((e) => [key(e.name), e]));
+    const existing = taken.get(key(name));
+    if (!existing || (overwrite && existing.kind === 'file')) return name;
+    for (let n = 1; n < 10_000; n++) if (!taken.has(key(numberedName(name, n)))) return numberedName(name, n);
+    throw new ServiceError('naming_conflict', `No free name was found for "${name}".`);
+  }
+
+  /** The exact size part `partNumber` must have, or undefined (size not announced: ≤ part_size). */
+  private expectedSize(row: SessionRow, partNumber: number): number | undefined {
+    if (row.size === null) return undefined;
+    const count = Math.max(1, Math.ceil(row.size / row.part_size));
+    if (partNumber > count) {
+      throw new ServiceError('invalid_parameters', `A file of ${row.size} bytes has ${count} parts of ${row.part_size} bytes; part ${partNumber} does not exist.`);
+    }
+    return partNumber < count ? row.part_size : row.size - (count - 1) * row.part_size;
+  }
+
+  private checkPartSize(row: SessionRow, partNumber: number, expected: number | undefined, actual: number): void {
+    if (expected !== undefined && actual !== expected) {
+      throw new ServiceError('invalid_parameters', `Part ${partNumber} must have exactly ${expected} bytes (part_size ${row.part_size}), not ${actual}.`);
+    }
+    if (expected === undefined && (actual > row.part_size || actual === 0)) {
+      throw new ServiceError('invalid_parameters', `Part ${partNumber} must have 1 to ${row.part_size} bytes, not ${actual}.`);
+    }
+  }
+
+  private async forget(row: SessionRow): Promise<void> {
+    this.db.prepare('DELETE FROM multipart_sessions WHERE id = ?').run(row.id);
+    this.writers.delete(row.id);
+    if (row.mode === 'spool') await rm(this.spoolDir(row.id), { recursive: true, force: true });
+  }
+}
+
+/** Reads a part into memory (parts are bounded by part_size), refusing more than `limit` bytes. */
+async function readAtMost(body: Readable, limit: number, partNumber: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const b = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+    size += b.length;
+    if (size > limit) {
+      body.destroy();
+      throw new ServiceError('invalid_parameters', `Part ${partNumber} is larger than ${limit} bytes.`);
+    }
+    chunks.push(b);
+  }
+  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+}

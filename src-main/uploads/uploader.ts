@@ -1,0 +1,371 @@
+/**
+ * The client-side uploader: puts a local file into a folder of any account. Files above 5 MB go
+ * through a multipart session (MultipartService) in parts read straight from disk, N at a time;
+ * smaller ones are one standard upload. Every failed request is retried with exponential
+ * backoff for as long as the server keeps failing within `retryWindowMs` (a server that is away
+ * for a minute is waited for). The plan (file, size, mtime, target, session) is a SQLite row and
+ * the confirmed parts are the session's rows, so a new process resumes an interrupted upload
+ * from the parts already confirmed (`resumeAll`). The result is checked: size always, and the
+ * backend's checksum where it gives one (MD5, or S3's multipart ETag).
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { App } from '../app';
+import { nowIso } from '../cache/db';
+import type { Resource } from '../contract';
+import { ServiceError, toServiceError } from '../errors';
+import { MULTIPART_MIN_SIZE, type MultipartService, type MultipartSession } from './multipart';
+
+export interface UploadRequest {
+  accountId: number;
+  parentId: string;
+  localPath: string;
+  /** Name in the target folder; the local file's name by default. */
+  name?: string;
+  overwrite?: boolean;
+}
+
+export interface UploaderOptions {
+  /** Parts in flight per upload, by service id; `default` for the rest. */
+  concurrency?: Record<string, number>;
+  /** Bytes per second over all uploads of this uploader; unlimited when absent. */
+  bandwidthLimit?: number;
+  /** Keep retrying a failing request while the last success is at most this old (default 5 min). */
+  retryWindowMs?: number;
+  /** First backoff delay (default 250 ms), doubled per attempt up to `retryMaxDelayMs` (default 8 s). */
+  retryBaseMs?: number;
+  retryMaxDelayMs?: number;
+  /** Called after each confirmed part (tests use it to kill the process mid-way). */
+  onPart?: (jobId: number, partNumber: number) => void;
+}
+
+export interface UploadJob {
+  id: number;
+  accountId: number;
+  parentId: string;
+  name: string;
+  localPath: string;
+  size: number;
+  state: 'running' | 'done' | 'failed' | 'cancelled';
+  sessionId: number | null;
+  resultId: string | null;
+  error: string | null;
+}
+
+interface JobRow {
+  id: number;
+  account_id: number;
+  parent_id: string;
+  name: string;
+  local_path: string;
+  size: number;
+  mtime_ms: number;
+  overwrite: number;
+  session_id: number | null;
+  state: UploadJob['state'];
+  result_id: string | null;
+  error: string | null;
+}
+
+const DEFAULT_CONCURRENCY: Record<string, number> = { default: 4, s3: 8, azure: 8, memory: 4 };
+const RETRYABLE = new Set(['service_not_available', 'upstream_error', 'too_many_requests', 'request_timeout', 'internal_error']);
+
+export class Uploader {
+  private readonly bucket?: TokenBucket;
+  private readonly running = new Map<number, Promise<Resource>>();
+
+  constructor(
+    private readonly app: App,
+    private readonly multipart: MultipartService,
+    private readonly options: UploaderOptions = {},
+  ) {
+    if (options.bandwidthLimit) this.bucket = new TokenBucket(options.bandwidthLimit);
+  }
+
+  /** Plans an upload (a durable row) and runs it. */
+  async upload(req: UploadRequest): Promise<Resource> {
+    const id = await this.plan(req);
+    return this.resume(id);
+  }
+
+  /** Writes the plan row; the upload can then be run, here or by a later process. */
+  async plan(req: UploadRequest): Promise<number> {
+    const s = await stat(req.localPath);
+    if (!s.isFile()) throw new ServiceError('invalid_parameters', `"${req.localPath}" is not a file.`);
+    this.app.accounts.row(req.accountId);
+    const now = nowIso();
+    const info = this.app.db
+      .prepare(
+        `INSERT INTO upload_jobs (account_id, parent_id, name, local_path, size, mtime_ms, overwrite, state, created, updated)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)`,
+      )
+      .run(req.accountId, req.parentId, req.name ?? basename(req.localPath), req.localPath, s.size, Math.trunc(s.mtimeMs), req.overwrite ? 1 : 0, now, now);
+    return Number(info.lastInsertRowid);
+  }
+
+  job(id: number): UploadJob {
+    const r = this.jobRow(id);
+    return { id: r.id, accountId: r.account_id, parentId: r.parent_id, name: r.name, localPath: r.local_path, size: r.size, state: r.state, sessionId: r.session_id, resultId: r.result_id, error: r.error };
+  }
+
+  /** Jobs a previous process left unfinished. */
+  unfinished(): UploadJob[] {
+    return (this.app.db.prepare("SELECT id FROM upload_jobs WHERE state = 'running' ORDER BY id").all() as { id: number }[]).map((r) => this.job(r.id));
+  }
+
+  /** Resumes every unfinished job (call at startup); settles each, never throws. */
+  async resumeAll(): Promise<PromiseSettledResult<Resource>[]> {
+    return Promise.allSettled(this.unfinished().map((j) => this.resume(j.id)));
+  }
+
+  /** Runs (or continues) a planned job to its end. */
+  resume(id: number): Promise<Resource> {
+    let p = this.running.get(id);
+    if (!p) {
+      p = this.run(id).finally(() => this.running.delete(id));
+      this.running.set(id, p);
+    }
+    return p;
+  }
+
+  private jobRow(id: number): JobRow {
+    const r = this.app.db.prepare('SELECT * FROM upload_jobs WHERE id = ?').get(id) as JobRow | undefined;
+    if (!r) throw new ServiceError('not_found', `Upload ${id} was not found.`);
+    return r;
+  }
+
+  private setJob(id: number, patch: Partial<Pick<JobRow, 'session_id' | 'state' | 'result_id' | 'error'>>): void {
+    const keys = Object.keys(patch) as (keyof typeof patch)[];
+    this.app.db.prepare(`UPDATE upload_jobs SET ${keys.map((k) => `${k} = @${k}`).join(', ')}, updated = @updated WHERE id = @id`).run({ ...patch, updated: nowIso(), id });
+  }
+
+  private async run(id: number): Promise<Resource> {
+    const job = this.jobRow(id);
+    if (job.state === 'done' && job.result_id) return this.app.storage.get(job.account_id, job.result_id);
+    if (job.state !== 'running') throw new ServiceError('invalid_parameters', `Upload ${id} is ${job.state}.`);
+    const { transfer, signal } = this.app.transfers.start({ direction: 'upload', name: job.name, account: job.account_id, target: job.parent_id, bytesTotal: job.size });
+    try {
+      const s = await stat(job.local_path);
+      if (s.size !== job.size || Math.trunc(s.mtimeMs) !== job.mtime_ms) {
+        throw new ServiceError('conflict', `"${job.local_path}" changed since the upload started; start it again.`);
+      }
+      const resource = job.size > MULTIPART_MIN_SIZE ? await this.runMultipart(job, transfer.id, signal) : await this.runPlain(job, transfer.id, signal);
+      this.setJob(id, { state: 'done', result_id: resource.id, error: null });
+      this.app.transfers.finish(transfer.id);
+      return resource;
+    } catch (e) {
+      const err = toServiceError(signal.aborted ? (signal.reason ?? e) : e);
+      if (signal.aborted) {
+        this.setJob(id, { state: 'cancelled', error: 'Cancelled by the user.' });
+        const sessionId = this.jobRow(id).session_id;
+        if (sessionId !== null) await this.multipart.abort(job.account_id, sessionId).catch(() => {});
+      } else {
+        this.setJob(id, { state: 'failed', error: err.message });
+      }
+      this.app.transfers.finish(transfer.id, err);
+      throw err;
+    }
+  }
+
+  private concurrencyFor(accountId: number): number {
+    const service = this.app.accounts.row(accountId).service;
+    const table = { ...DEFAULT_CONCURRENCY, ...this.options.concurrency };
+    return Math.max(1, table[service] ?? table.default);
+  }
+
+  /** Retries `fn` on transient failures with exponential backoff, within the retry window. */
+  private async retry<T>(what: string, fn: () => Promise<T>, signal: AbortSignal, lastSuccess: { at: number }): Promise<T> {
+    const base = this.options.retryBaseMs ?? 250;
+    const max = this.options.retryMaxDelayMs ?? 8000;
+    const window = this.options.retryWindowMs ?? 300_000;
+    for (let attempt = 0; ; attempt++) {
+      signal.throwIfAborted();
+      try {
+        const value = await fn();
+        lastSuccess.at = Date.now();
+        return value;
+      } catch (e) {
+        const err = toServiceError(e);
+        if (signal.aborted || !RETRYABLE.has(err.code) || Date.now() - lastSuccess.at > window) {
+          throw new ServiceError(err.code, `${what}: ${err.message}`, err.details, { cause: e });
+        }
+        const delay = Math.min(max, base * 2 ** attempt) * (0.75 + Math.random() * 0.5);
+        await sleep(delay, undefined, { signal }).catch(() => {});
+      }
+    }
+  }
+
+  private async runPlain(job: JobRow, transferId: string, signal: AbortSignal): Promise<Resource> {
+    const lastSuccess = { at: Date.now() };
+    const resource = await this.retry(
+      'Upload',
+      async () => {
+        const body = createReadStream(job.local_path).pipe(this.app.transfers.meter(transferId));
+        return this.app.storage.upload(job.account_id, job.parent_id, job.name, this.throttled(body), { conflict: job.overwrite ? 'overwrite' : 'rename', size: job.size });
+      },
+      signal,
+      lastSuccess,
+    );
+    await this.verify(job, resource, undefined);
+    return resource;
+  }
+
+  private async runMultipart(job: JobRow, transferId: string, signal: AbortSignal): Promise<Resource> {
+    const lastSuccess = { at: Date.now() };
+    let session: MultipartSession | undefined;
+    if (job.session_id !== null) {
+      try {
+        session = this.multipart.info(job.account_id, job.session_id);
+      } catch (e) {
+        // The session went away (aborted as stale): start over with a new one.
+        if (!(e instanceof ServiceError && e.code === 'not_found')) throw e;
+      }
+    }
+    if (!session) {
+      session = await this.retry('Starting the upload', () => this.multipart.init(job.account_id, { parentId: job.parent_id, name: job.name, size: job.size, overwrite: job.overwrite === 1 }), signal, lastSuccess);
+      this.setJob(job.id, { session_id: session.id });
+    }
+    const sessionId = session.id;
+    const partSize = session.part_size;
+    const count = Math.ceil(job.size / partSize);
+    const confirmed = new Set(this.multipart.parts(job.account_id, sessionId).filter((p) => p.size === Math.min(partSize, job.size - (p.partNumber - 1) * partSize)).map((p) => p.partNumber));
+    this.app.transfers.progress(transferId, [...confirmed].reduce((sum, n) => sum + Math.min(partSize, job.size - (n - 1) * partSize), 0));
+    const todo = Array.from({ length: count }, (_, i) => i + 1).filter((n) => !confirmed.has(n));
+    // Whole-file MD5 in part order, fed as parts are read; a resumed job skips parts, so its
+    // hash is computed from the disk afterwards, only if the backend has an MD5 to compare.
+    const hasher = confirmed.size === 0 ? new InOrderHasher() : undefined;
+
+    const fh = await open(job.local_path, 'r');
+    try {
+      const workers = session.parallel_uploads ? this.concurrencyFor(job.account_id) : 1;
+      let failed = false;
+      const results = await Promise.allSettled(
+        Array.from({ length: Math.min(workers, todo.length) }, async () => {
+          for (let n = todo.shift(); n !== undefined && !failed; n = todo.shift()) {
+            const offset = (n - 1) * partSize;
+            const length = Math.min(partSize, job.size - offset);
+            const buffer = Buffer.allocUnsafe(length);
+            const partNumber = n;
+            try {
+              const { bytesRead } = await fh.read(buffer, 0, length, offset);
+              if (bytesRead !== length) throw new ServiceError('conflict', `"${job.local_path}" became shorter during the upload.`);
+              hasher?.feed(partNumber, buffer);
+              await this.retry(`Part ${partNumber}`, () => this.multipart.putPart(job.account_id, sessionId, partNumber, this.throttled(Readable.from([buffer])), length), signal, lastSuccess);
+            } catch (e) {
+              failed = true;
+              throw e;
+            }
+            this.app.transfers.progress(transferId, length);
+            this.options.onPart?.(job.id, partNumber);
+          }
+        }),
+      );
+      const rejected = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (rejected) throw rejected.reason;
+    } finally {
+      await fh.close();
+    }
+    // S3-style backends return each part's MD5 as its ETag: kept to check the final ETag.
+    const parts = this.multipart.parts(job.account_id, sessionId);
+    const resource = await this.retry('Completing the upload', () => this.multipart.complete(job.account_id, sessionId), signal, lastSuccess);
+    await this.verify(job, resource, hasher?.digest(), parts.map((p) => p.etag));
+    return resource;
+  }
+
+  /** Size always; MD5, or S3's multipart ETag (MD5 of the parts' MD5s), when the backend reports one. */
+  private async verify(job: JobRow, resource: Resource, md5?: string, partEtags?: (string | null)[]): Promise<void> {
+    if (resource.size !== job.size) {
+      throw new ServiceError('upstream_error', `The uploaded file has ${resource.size} bytes, not ${job.size}.`);
+    }
+    const loc = await this.app.storage.locate(job.account_id, resource.id);
+    const entry = await loc.connector.stat(loc.path);
+    const multipartEtag = /^[0-9a-f]{32}-(\d+)$/.exec(entry.etag ?? '');
+    if (multipartEtag) {
+      if (!partEtags || !partEtags.every((e) => e && /^[0-9a-f]{32}$/.test(e))) return;
+      const h = createHash('md5');
+      for (const e of partEtags) h.update(Buffer.from(e!, 'hex'));
+      const expected = `${h.digest('hex')}-${partEtags.length}`;
+      if (expected !== entry.etag) throw new ServiceError('upstream_error', `Checksum mismatch after upload: ETag ${entry.etag}, expected ${expected}.`);
+      return;
+    }
+    const remote = entry.hashes?.md5;
+    if (!remote) return;
+    const local = md5 ?? (await md5OfFile(job.local_path));
+    if (local !== remote) throw new ServiceError('upstream_error', `Checksum mismatch after upload: MD5 ${remote}, expected ${local}.`);
+  }
+
+  /** The body, paced by the shared bandwidth limit when there is one. */
+  private throttled(body: Readable): Readable {
+    const bucket = this.bucket;
+    if (!bucket) return body;
+    return Readable.from(
+      (async function* () {
+        for await (const chunk of body) {
+          const b = chunk as Buffer;
+          for (let i = 0; i < b.length; i += 64 * 1024) {
+            const slice = b.subarray(i, i + 64 * 1024);
+            await bucket.take(slice.length);
+            yield slice;
+          }
+        }
+      })(),
+    );
+  }
+}
+
+/** MD5 of the parts fed in order; parts that arrive early wait (at most the ones in flight). */
+class InOrderHasher {
+  private readonly hash = createHash('md5');
+  private next = 1;
+  private readonly early = new Map<number, Buffer>();
+
+  feed(partNumber: number, buffer: Buffer): void {
+    this.early.set(partNumber, buffer);
+    for (let b = this.early.get(this.next); b; b = this.early.get(this.next)) {
+      this.hash.update(b);
+      this.early.delete(this.next++);
+    }
+  }
+
+  digest(): string | undefined {
+    return this.early.size === 0 ? this.hash.digest('hex') : undefined;
+  }
+}
+
+async function md5OfFile(path: string): Promise<string> {
+  const h = createHash('md5');
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) h.update(chunk as Buffer);
+  return h.digest('hex');
+}
+
+/** A token bucket over bytes: `take(n)` resolves once n bytes may be sent. */
+class TokenBucket {
+  private tokens: number;
+  private last = Date.now();
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(private readonly rate: number) {
+    this.tokens = rate / 10;
+  }
+
+  take(n: number): Promise<void> {
+    const p = this.queue.then(async () => {
+      for (;;) {
+        const now = Date.now();
+        this.tokens = Math.min(this.rate, this.tokens + ((now - this.last) / 1000) * this.rate);
+        this.last = now;
+        if (this.tokens >= n || this.tokens >= this.rate) {
+          this.tokens -= n;
+          return;
+        }
+        await sleep(Math.ceil(((n - this.tokens) / this.rate) * 1000));
+      }
+    });
+    this.queue = p;
+    return p;
+  }
+}
