@@ -14,6 +14,7 @@ import type { App } from '../app';
 import { ERROR_STATUS, ServiceError, toServiceError, type ErrorCode } from '../errors';
 import type { ApiKeysService } from '../services/api-keys';
 import type { LinksService } from '../services/links';
+import type { MultipartService } from '../uploads/multipart';
 
 export type Version = 'v0' | 'v1' | 'v2';
 export const VERSIONS: Version[] = ['v0', 'v1', 'v2'];
@@ -26,6 +27,7 @@ export interface RestDeps {
   app: App;
   apiKeys: ApiKeysService;
   links: LinksService;
+  multipart: MultipartService;
 }
 
 export interface Ctx extends RestDeps {

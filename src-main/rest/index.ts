@@ -10,6 +10,7 @@ import type { App } from '../app';
 import { ServiceError } from '../errors';
 import { ApiKeysService } from '../services/api-keys';
 import { LinksService } from '../services/links';
+import { MultipartService } from '../uploads/multipart';
 import { authenticate } from './auth';
 import { flatQuery, expandPath, Router, sendError, sendJson, VERSIONS, type RestDeps, type Version } from './http';
 import { ROUTES, serveLink } from './routes';
@@ -25,7 +26,7 @@ const depsByApp = new WeakMap<App, RestDeps>();
 export function restServices(app: App): RestDeps {
   let deps = depsByApp.get(app);
   if (!deps) {
-    deps = { app, apiKeys: new ApiKeysService(app.db, app.keyring), links: new LinksService(app.db) };
+    deps = { app, apiKeys: new ApiKeysService(app.db, app.keyring), links: new LinksService(app.db), multipart: new MultipartService(app) };
     depsByApp.set(app, deps);
   }
   return deps;

@@ -699,6 +699,93 @@ const linkRoutes: Route[] = [
   },
 ];
 
+// ---- multipart uploads and upload URLs (src-main/uploads) ----------------------------------------
+
+function multipartId(value: string | undefined): number {
+  if (!value || !/^\d{1,15}$/.test(value)) throw new ServiceError('not_found', 'No multipart session has this id.');
+  return Number(value);
+}
+
+function session(v: Version, m: Json): Json {
+  return v === 'v0' ? m : { ...m, type: 'multipart', api: 'storage' };
+}
+
+const multipartRoutes: Route[] = [
+  {
+    method: 'POST',
+    path: '/accounts/:account/{s}multipart',
+    versions: ALL,
+    summary: 'Initialize a multipart upload: {name, parent_id, size} (spec 1, Multipart upload)',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      const overwrite = bool(ctx.query.overwrite, 'overwrite', false);
+      const body = await jsonBody(ctx.req);
+      const size = body.size === undefined || body.size === null ? undefined : int(body.size, 'size', 0, 0, Number.MAX_SAFE_INTEGER);
+      const m = await ctx.multipart.init(account, { parentId: resourceId(str(body, 'parent_id', true), 'parent_id'), name: str(body, 'name', true, 1024), size, overwrite });
+      return created(session(ctx.version, { ...m }));
+    },
+  },
+  {
+    method: 'GET',
+    path: '/accounts/:account/{s}multipart/:id',
+    versions: ALL,
+    summary: 'Multipart session info (spec 1, Multipart upload)',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      return ok(session(ctx.version, { ...ctx.multipart.info(account, multipartId(ctx.params.id)) }));
+    },
+  },
+  {
+    method: 'PUT',
+    path: '/accounts/:account/{s}multipart/:id',
+    versions: ALL,
+    summary: 'Upload one part: query part_number 1-10000, raw bytes (spec 1, Multipart upload)',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      const partNumber = int(ctx.query.part_number, 'part_number', 0, 1, 10_000);
+      if (ctx.query.part_number === undefined) throw new ServiceError('invalid_parameters', '`part_number` is required.');
+      const part = await ctx.multipart.putPart(account, multipartId(ctx.params.id), partNumber, bodyStream(ctx.req), contentLength(ctx));
+      return ok({ part_number: part.partNumber, size: part.size });
+    },
+  },
+  {
+    method: 'POST',
+    path: '/accounts/:account/{s}multipart/:id/complete',
+    versions: ALL,
+    summary: 'Complete a multipart upload; 201 with the file (spec 1, Multipart upload)',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      return created(shape.resource(ctx.version, await ctx.multipart.complete(account, multipartId(ctx.params.id))));
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/accounts/:account/{s}multipart/:id',
+    versions: ALL,
+    summary: 'Abort a multipart upload (spec 1, Multipart upload)',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      await ctx.multipart.abort(account, multipartId(ctx.params.id));
+      return noContent();
+    },
+  },
+  {
+    method: 'POST',
+    path: '/accounts/:account/{s}files/upload_url',
+    versions: ALL,
+    summary: 'Presigned upload URL (object stores): {parent_id, name}; expires_in 1-10000 (spec 1, Create an upload URL)',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      const overwrite = bool(ctx.query.overwrite, 'overwrite', false);
+      const expiresIn = int(ctx.query.expires_in, 'expires_in', 300, 1, 10_000);
+      const useHttp = bool(ctx.query.use_http, 'use_http', false);
+      const body = await jsonBody(ctx.req);
+      const r = await ctx.multipart.uploadUrl(account, { parentId: resourceId(str(body, 'parent_id', true), 'parent_id'), name: str(body, 'name', true, 1024), overwrite, expiresIn, useHttp });
+      return created(ctx.version === 'v0' ? r : { ...r, type: 'upload_url', api: 'storage' });
+    },
+  },
+];
+
 // ---- legacy permissions --------------------------------------------------------------------------
 
 function permissionRoute(method: 'GET' | 'PUT' | 'PATCH', kind: 'files' | 'folders', versions: Version[]): Route {
@@ -723,7 +810,7 @@ const permissionRoutes: Route[] = (['files', 'folders'] as const).flatMap((kind)
   permissionRoute('GET', kind, ['v1', 'v2']),
 ]);
 
-export const ROUTES: Route[] = [...accountRoutes, ...keyRoutes, ...fileRoutes, ...folderRoutes, ...linkRoutes, ...permissionRoutes];
+export const ROUTES: Route[] = [...accountRoutes, ...keyRoutes, ...multipartRoutes, ...fileRoutes, ...folderRoutes, ...linkRoutes, ...permissionRoutes];
 
 /** The public side of a link (`/l/{token}`), no auth: the bytes (direct) or a download page. */
 export async function serveLink(ctx: Pick<Ctx, 'app' | 'links' | 'reply'>, token: string, query: Record<string, string>): Promise<void> {
