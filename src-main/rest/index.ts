@@ -12,13 +12,15 @@ import { ApiKeysService } from '../services/api-keys';
 import { LinksService } from '../services/links';
 import { MultipartService } from '../uploads/multipart';
 import { authenticate } from './auth';
-import { flatQuery, expandPath, Router, sendError, sendJson, VERSIONS, type RestDeps, type Version } from './http';
+import { flatQuery, expandPath, Router, sendError, sendJson, serviceHeader, VERSIONS, type RestDeps, type Version } from './http';
 import { ROUTES, serveLink } from './routes';
 
 export { ApiKeysService } from '../services/api-keys';
 export { LinksService } from '../services/links';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+const MEDIA_TYPE = /^\s*[\w.+-]+\/[\w.+-]+\s*(;.*)?$/;
 
 const depsByApp = new WeakMap<App, RestDeps>();
 
@@ -43,6 +45,12 @@ export async function registerRest(server: FastifyInstance, app: App): Promise<v
         scope.removeAllContentTypeParsers();
         scope.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
         scope.setErrorHandler((error, _req, reply) => sendError(reply, error));
+        scope.addHook('onRequest', async (req) => {
+          // Uploads are recognised by their metadata header whatever their Content-Type, even one
+          // fastify cannot parse (it would answer 415 before our handler runs).
+          const type = req.headers['content-type'];
+          if (type !== undefined && (serviceHeader(req, 'metadata') !== undefined || !MEDIA_TYPE.test(type))) req.headers['content-type'] = 'application/octet-stream';
+        });
         scope.setNotFoundHandler((req, reply) => sendError(reply, new ServiceError('not_found', `No route for ${req.method} ${req.url.split('?')[0]}.`)));
         const handle = (req: FastifyRequest, reply: FastifyReply) => serve(version, req, reply);
         scope.route({ method: [...METHODS], url: '/', handler: handle });
