@@ -10,7 +10,8 @@
  *   none) every folder is listed: a listing diff. Deletes and adds of one file with the same
  *   ETag and size in one walk become `rename` / `move`.
  * - `crawl` subscriptions walk once and publish `add` for everything.
- * - mail accounts take changes from a MailChangeFeed (IMAP IDLE + CONDSTORE, src-main/mail/).
+ * - mail accounts have no follower of their own: the mail sync engine (IMAP IDLE + CONDSTORE,
+ *   src-main/mail/) calls ActivityService.recordMailChanges inside its own transaction.
  *
  * Every batch of activity is committed in one transaction with the snapshot rows or upstream
  * checkpoint that produced it, so after a crash the follower resumes exactly where the log ends.
@@ -51,7 +52,7 @@ export interface FollowerStatus {
   error: string | null;
 }
 
-/** One change reported by the mail connector (src-main/mail/): what the activity log needs. */
+/** One message change reported by the mail sync engine (src-main/mail/). */
 export interface MailChange {
   type: 'add' | 'update' | 'delete';
   /** Mailbox path, e.g. INBOX. */
@@ -62,21 +63,6 @@ export interface MailChange {
   subject?: string;
   size?: number;
   date?: string;
-}
-
-/**
- * What the mail engineer provides per mail account. `follow` starts IDLE/CONDSTORE on `folders`
- * from `checkpoint` (opaque, null = now) and calls `onBatch` with each batch of changes and the
- * checkpoint after them; it waits for the returned promise (the commit) before the next batch,
- * so a checkpoint is only ever stored together with its activity.
- */
-export interface MailChangeFeed {
-  follow(
-    folders: string[],
-    checkpoint: string | null,
-    onBatch: (changes: MailChange[], checkpoint: string) => Promise<void>,
-    onError: (e: Error) => void,
-  ): Promise<{ close(): Promise<void> }>;
 }
 
 interface SnapRow {
@@ -283,7 +269,7 @@ class Follower {
 
   constructor(
     private readonly sub: Subscription,
-    private readonly deps: { db: Db; log: ActivityLog; subs: SubscriptionsService; accounts: AccountsService; mailFeed?: (accountId: number) => Promise<MailChangeFeed>; clock: Clock; emit: Emit },
+    private readonly deps: { db: Db; log: ActivityLog; subs: SubscriptionsService; accounts: AccountsService; clock: Clock; emit: Emit },
     private readonly opts: FollowerOptions,
   ) {
     this.snap = new Snapshot(deps.db, sub.id);
@@ -438,31 +424,8 @@ class Follower {
     this.afterRun();
   }
 
+  /** Mail: the sync engine pushes changes (ActivityService.recordMailChanges); nothing to run here. */
   private async startMail(): Promise<void> {
-    if (!this.deps.mailFeed) {
-      this.status.mode = 'stopped';
-      this.status.error = 'Mail activity needs the mail change feed (IMAP IDLE + CONDSTORE).';
-      return;
-    }
-    const feed = await this.deps.mailFeed(this.sub.account);
-    const folders = this.sub.monitoredResources.map((m) => m.resource);
-    this.watcher = await feed.follow(
-      folders,
-      this.snap.state().upstream,
-      async (batch, checkpoint) => {
-        const changes: ActivityChange[] = batch.map((m) => {
-          const path = `/${m.folder}/${m.uid}`;
-          const meta: EntrySnapshot = { path: m.id ?? path, name: m.subject ?? '', kind: 'message', size: m.size ?? null, modified: m.date ?? null, created: m.date ?? null };
-          return { type: m.type, api: 'email', kind: 'message', path, metadata: m.type === 'delete' ? null : meta, previousMetadata: m.type === 'delete' ? meta : null, occurredAt: m.date ?? null };
-        });
-        const info = this.deps.log.append(this.sub.id, this.sub.account, changes, () => this.snap.setState(checkpoint, true));
-        if (info) this.deps.emit(this.sub, info);
-      },
-      (e) => {
-        this.status.error = e.message;
-        this.status.mode = 'backing-off';
-      },
-    );
     this.status.mode = 'watching';
     this.status.intervalMs = null;
   }
@@ -487,7 +450,7 @@ export class FollowerManager {
   private queue: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly deps: { db: Db; log: ActivityLog; subs: SubscriptionsService; accounts: AccountsService; mailFeed?: (accountId: number) => Promise<MailChangeFeed>; clock?: Clock; emit: Emit },
+    private readonly deps: { db: Db; log: ActivityLog; subs: SubscriptionsService; accounts: AccountsService; clock?: Clock; emit: Emit },
     private readonly options: Partial<FollowerOptions> & { perService?: Record<string, Partial<FollowerOptions>> } = {},
   ) {
     this.off = deps.subs.onChange(() => void this.sync());

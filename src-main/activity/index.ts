@@ -9,7 +9,7 @@ import type { SettingsStore } from '../cache/queries/settings';
 import type { AccountsService } from '../services/accounts';
 import type { EventBus } from '../services/events';
 import type { StorageService } from '../services/storage';
-import { DEFAULT_FOLLOWER_OPTIONS, FollowerManager, type FollowerOptions, type MailChangeFeed } from './followers';
+import { DEFAULT_FOLLOWER_OPTIONS, FollowerManager, type FollowerOptions, type MailChange } from './followers';
 import { ActivityLog, RETENTION } from './log';
 import type { SerializeContext } from './serialize';
 import { SubscriptionsService } from './subscriptions';
@@ -29,8 +29,6 @@ export interface ActivityOptions {
   signingKey: () => string | null;
   clock?: Clock;
   followers?: Partial<FollowerOptions> & { perService?: Record<string, Partial<FollowerOptions>> };
-  /** Mail change feed per mail account (src-main/mail/). */
-  mailFeed?: (accountId: number) => Promise<MailChangeFeed>;
   webhookTimers?: Timers;
   /** false: webhooks are delivered only by `webhooks.runDue()` (tests with a fake clock). */
   autoDeliverWebhooks?: boolean;
@@ -65,7 +63,6 @@ export class ActivityService {
         log: this.log,
         subs: this.subscriptions,
         accounts: deps.accounts,
-        mailFeed: options.mailFeed,
         clock,
         emit: () => bus.emit('activity.followersChanged', { followers: this.followers.status() }),
       },
@@ -87,6 +84,29 @@ export class ActivityService {
     this.offs.push(this.subscriptions.onChange((c) => bus.emit('activity.subscriptionsChanged', { account: c.account })));
     // The accounts.changed payload names no account: subscribe accounts created since last time.
     this.offs.push(deps.events.on('accounts.changed', () => void this.subscriptions.reconcileNewAccounts().catch(() => {})));
+  }
+
+  /**
+   * The mail sync engine's hook (src-main/mail/sync.ts): call it with the message changes of a
+   * sync batch INSIDE the transaction that stores those messages and the new HIGHESTMODSEQ, so
+   * activity and upstream checkpoint commit together. Records nothing unless the account has
+   * an active subscription whose monitored folders include the message's folder.
+   */
+  recordMailChanges(accountId: number, changes: MailChange[]): number {
+    const sub = this.subscriptions.list(accountId).find((s) => s.active && s.subscriptionType === 'changes');
+    if (!sub || !changes.length) return 0;
+    const folders = new Set(sub.monitoredResources.map((m) => m.resource.toLowerCase()));
+    const wanted = changes.filter((m) => folders.has(m.folder.toLowerCase()));
+    const info = this.log.append(
+      sub.id,
+      accountId,
+      wanted.map((m) => {
+        const path = `/${m.folder}/${m.uid}`;
+        const meta = { path: m.id ?? path, name: m.subject ?? '', kind: 'message' as const, size: m.size ?? null, modified: m.date ?? null, created: m.date ?? null };
+        return { type: m.type, api: 'email' as const, kind: 'message' as const, path, metadata: m.type === 'delete' ? null : meta, previousMetadata: m.type === 'delete' ? meta : null, occurredAt: m.date ?? null };
+      }),
+    );
+    return info?.count ?? 0;
   }
 
   /** Starts followers for the active subscriptions and the housekeeping timer. */
