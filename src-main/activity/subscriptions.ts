@@ -174,6 +174,9 @@ export class SubscriptionsService {
         this.db
           .prepare('UPDATE activity_subscriptions SET active = ?, disable_reason = ?, modified = ? WHERE id = ?')
           .run(input.active ? 1 : 0, input.active ? null : 'deactivated_by_user', this.now(), sub.id);
+        // Nothing is monitored while inactive: on resume the follower takes a new baseline
+        // instead of reporting what changed during the pause.
+        if (input.active && !sub.active) this.db.prepare('UPDATE activity_followers SET baseline_done = 0 WHERE subscription_id = ?').run(sub.id);
       }
       if (input.internalState !== undefined) this.importState(sub.id, input.internalState);
     })();

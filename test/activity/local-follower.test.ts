@@ -99,3 +99,23 @@ describe('spec 3, Activity: local follower', () => {
     expect(h.activity.followers.status().find((s) => s.subscription === sub.id)?.mode).toBe('done');
   });
 });
+
+describe('spec 3, Subscription: active false → nothing monitored', () => {
+  it('changes made while paused are not reported after resume; later ones are', async () => {
+    root = scratchDir('activity-pause');
+    h = await makeHarness({ followers: { pollIntervalMs: 3600_000, forcePolling: true } });
+    const acc = await h.app.accounts.connect({ service: 'local', options: { path: root } });
+    const sub = await h.activity.subscriptions.create(acc.id, {});
+    await h.activity.followers.pollNow(sub.id);
+    h.activity.subscriptions.update(acc.id, sub.id, { active: false });
+    await h.activity.followers.sync();
+    expect(h.activity.followers.status()).toEqual([]);
+    writeFileSync(join(root, 'while-paused.txt'), 'x');
+    h.activity.subscriptions.update(acc.id, sub.id, { active: true });
+    await h.activity.followers.sync();
+    await h.activity.followers.pollNow(sub.id);
+    writeFileSync(join(root, 'after.txt'), 'y');
+    await h.activity.followers.pollNow(sub.id);
+    expect(h.activity.log.list(acc.id, sub.id, {}).records.map((r) => `${r.type} ${r.path}`)).toEqual(['add /after.txt']);
+  });
+});
