@@ -5,7 +5,7 @@
 import { DeleteObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startS3rver, type S3Server } from '../servers/s3';
-import { makeHarness, type Harness } from './helpers';
+import { makeHarness, until, type Harness } from './helpers';
 
 let s3: S3Server;
 let h: Harness;
@@ -40,4 +40,32 @@ describe('spec 3, Activity: S3 listing diff', () => {
     expect(page.records.find((r) => r.type === 'delete')?.previousMetadata?.path).toMatch(/^\/reports/);
     client.destroy();
   }, 60_000);
+});
+
+describe('followers: back-off on errors (issue 6, item 2)', () => {
+  it('server down → backing-off with doubling interval and the subscription marked inaccessible; back up → polling again', async () => {
+    const h2 = await makeHarness({ followers: { pollIntervalMs: 100, maxBackoffMs: 800 } });
+    try {
+      const acc = await h2.app.accounts.connect({ service: 's3', options: s3.options });
+      const sub = await h2.activity.subscriptions.create(acc.id, {});
+      const status = () => h2.activity.followers.status().find((s) => s.subscription === sub.id);
+      await until(() => status()?.lastRunAt ?? undefined, 10_000, 'first poll');
+      await s3.pause();
+      const intervals = new Set<number>();
+      await until(() => {
+        const s = status();
+        if (s?.mode === 'backing-off' && s.intervalMs) intervals.add(s.intervalMs);
+        return intervals.has(800) || undefined;
+      }, 30_000, 'back-off up to the cap');
+      expect([...intervals].sort((a, b) => a - b)).toEqual(expect.arrayContaining([200, 400, 800]));
+      expect(status()!.error).toBeTruthy();
+      expect(h2.activity.subscriptions.get(acc.id, sub.id).inaccessibleSince).not.toBeNull();
+      await s3.resume();
+      await until(() => (status()?.mode === 'polling' && status()?.error === null) || undefined, 30_000, 'recovery');
+      expect(status()!.intervalMs).toBe(100);
+      expect(h2.activity.subscriptions.get(acc.id, sub.id).inaccessibleSince).toBeNull();
+    } finally {
+      await h2.close();
+    }
+  }, 90_000);
 });
