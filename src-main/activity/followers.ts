@@ -94,6 +94,11 @@ const tagOf = (e: { etag?: string | null; size: number | null; modified: string 
 const below = (p: string): [string, string] => (p === '/' ? ['/', '0'] : [`${p}/`, `${p}0`]);
 const isUnder = (path: string, root: string) => root === '/' || path === root || path.startsWith(`${root}/`);
 
+/** Monitored folders without those inside another one (walked once). */
+export function outermost(roots: string[]): string[] {
+  return roots.filter((r) => !roots.some((o) => o !== r && isUnder(r, o)));
+}
+
 /** Snapshot storage of one subscription. */
 class Snapshot {
   constructor(
@@ -276,6 +281,9 @@ class Follower {
     this.status = { subscription: sub.id, account: sub.account, mode: 'polling', intervalMs: opts.pollIntervalMs, lastRunAt: null, nextRunAt: null, error: null };
   }
 
+  /** The connector instance a watch was opened on (a new instance means a new watch). */
+  watchedConnector: StorageConnector | null = null;
+
   async start(): Promise<void> {
     if (this.sub.api === 'email') return this.startMail();
     const c = await this.deps.accounts.storage(this.sub.account);
@@ -293,6 +301,7 @@ class Follower {
         (raw) => void (this.watchQueue = this.watchQueue.then(() => this.onWatch(c, roots, raw)).catch((e) => void (this.status.error = toServiceError(e).message))),
         (e) => this.onWatchError(e),
       );
+      this.watchedConnector = c;
       this.status.mode = 'watching';
       this.status.intervalMs = null;
       return;
@@ -327,7 +336,7 @@ class Follower {
       const roots = await this.deps.subs.monitoredPaths(this.sub);
       const crawl = this.sub.subscriptionType === 'crawl';
       const state = this.snap.state();
-      const r = await walk(c, this.snap, roots, {
+      const r = await walk(c, this.snap, outermost(roots), {
         emitAdds: crawl || state.baseline,
         baseline: state.baseline,
         deepFolderEtags: this.opts.deepFolderEtags,
@@ -446,6 +455,8 @@ class Follower {
  */
 export class FollowerManager {
   private readonly followers = new Map<number, Follower>();
+  private readonly startFailures = new Map<number, number>();
+  private closed = false;
   private readonly off: () => void;
   private queue: Promise<void> = Promise.resolve();
 
@@ -463,9 +474,20 @@ export class FollowerManager {
   }
 
   private async doSync(): Promise<void> {
+    if (this.closed) return;
     const wanted = new Map(this.deps.subs.all().filter((s) => s.active).map((s) => [s.id, s]));
     for (const [id, f] of this.followers) {
       if (!wanted.has(id)) {
+        this.followers.delete(id);
+        await f.stop();
+      }
+    }
+    // A watch lives on one connector instance; the account's instance is replaced when its
+    // settings change (and closed with its watchers), so such followers start over.
+    for (const [id, f] of this.followers) {
+      if (!f.watchedConnector) continue;
+      const current = await this.deps.accounts.storage(f.status.account).catch(() => null);
+      if (current !== f.watchedConnector) {
         this.followers.delete(id);
         await f.stop();
       }
@@ -477,11 +499,25 @@ export class FollowerManager {
       const opts = { ...DEFAULT_FOLLOWER_OPTIONS, ...this.options, ...(this.options.perService?.[service] ?? {}) };
       const f = new Follower(sub, { ...this.deps, clock: this.deps.clock ?? systemClock }, opts);
       this.followers.set(id, f);
-      await f.start().catch((e) => {
-        f.status.mode = 'backing-off';
-        f.status.error = toServiceError(e).message;
-        this.deps.subs.markAccessible(id, false);
-      });
+      await f.start().then(
+        () => this.startFailures.delete(id),
+        (e) => {
+          // Could not even start (account disabled, server down): try again with back-off.
+          const n = (this.startFailures.get(id) ?? 0) + 1;
+          this.startFailures.set(id, n);
+          const delay = Math.min(opts.pollIntervalMs * 2 ** n, opts.maxBackoffMs);
+          f.status.mode = 'backing-off';
+          f.status.error = toServiceError(e).message;
+          f.status.intervalMs = delay;
+          this.deps.subs.markAccessible(id, false);
+          const t = setTimeout(() => {
+            if (this.followers.get(id) !== f || this.closed) return;
+            this.followers.delete(id);
+            void f.stop().then(() => this.sync());
+          }, delay);
+          t.unref();
+        },
+      );
     }
   }
 
@@ -497,6 +533,7 @@ export class FollowerManager {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     this.off();
     await this.queue;
     for (const f of this.followers.values()) await f.stop();

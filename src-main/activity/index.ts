@@ -83,7 +83,16 @@ export class ActivityService {
     this.offs.push(this.log.onAppended((info) => bus.emit('activity.appended', { account: info.accountId, subscription: info.subscriptionId, count: info.count, cursor: info.cursor })));
     this.offs.push(this.subscriptions.onChange((c) => bus.emit('activity.subscriptionsChanged', { account: c.account })));
     // The accounts.changed payload names no account: subscribe accounts created since last time.
-    this.offs.push(deps.events.on('accounts.changed', () => void this.subscriptions.reconcileNewAccounts().catch(() => {})));
+    // Deleted accounts take their subscriptions with them (foreign keys); changed ones get new
+    // connector instances: followers are brought in line either way.
+    this.offs.push(
+      deps.events.on('accounts.changed', () => {
+        void this.subscriptions
+          .reconcileNewAccounts()
+          .catch(() => [])
+          .then(() => this.followers.sync());
+      }),
+    );
   }
 
   /**

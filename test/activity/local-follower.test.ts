@@ -119,3 +119,21 @@ describe('spec 3, Subscription: active false → nothing monitored', () => {
     expect(h.activity.log.list(acc.id, sub.id, {}).records.map((r) => `${r.type} ${r.path}`)).toEqual(['add /after.txt']);
   });
 });
+
+describe('followers follow account changes', () => {
+  it('a new connector instance (account settings changed) gets a new watch; a deleted account stops its follower', async () => {
+    root = scratchDir('activity-reconnect');
+    h = await makeHarness();
+    const acc = await h.app.accounts.connect({ service: 'local', options: { path: root } });
+    const sub = await h.activity.subscriptions.create(acc.id, {});
+    await until(() => h!.activity.followers.status().find((s) => s.mode === 'watching'), 10_000, 'watching');
+    await h.app.accounts.update(acc.id, { account: 'Renamed' }); // releases the connector instance
+    await h.activity.followers.sync();
+    await until(() => h!.activity.followers.status().find((s) => s.mode === 'watching'), 10_000, 'watching again');
+    writeFileSync(join(root, 'after-rename.txt'), 'x');
+    await until(() => h!.activity.log.list(acc.id, sub.id, {}).records.find((r) => r.path === '/after-rename.txt'), 10_000, 'activity after reconnect');
+    await h.app.accounts.delete(acc.id);
+    await until(() => (h!.activity.followers.status().length === 0 ? true : undefined), 10_000, 'follower stopped');
+    expect(h.app.db.prepare('SELECT COUNT(*) AS n FROM activity').get()).toEqual({ n: 0 });
+  });
+});
