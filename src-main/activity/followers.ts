@@ -17,7 +17,6 @@
  * checkpoint that produced it, so after a crash the follower resumes exactly where the log ends.
  */
 import type { Db } from '../cache/db';
-import { connectorDefinition } from '../connectors/registry';
 import { baseName, parentOf } from '../connectors/shared/paths';
 import type { Entry, RawChange, StorageConnector, Watcher } from '../connectors/types';
 import { toServiceError } from '../errors';
@@ -163,7 +162,7 @@ interface WalkResult {
  * Walks `roots` and diffs against the snapshot. With `emitAdds` false (the first walk of a
  * `changes` subscription) it only records the baseline.
  */
-export async function walk(c: StorageConnector, snap: Snapshot, roots: string[], opts: { emitAdds: boolean; deepFolderEtags: boolean; concurrency: number; baseline: boolean }): Promise<WalkResult> {
+export async function walk(c: StorageConnector, snap: Snapshot, roots: string[], opts: { emitAdds: boolean; deepFolderEtags: boolean; concurrency: number }): Promise<WalkResult> {
   const changes: ActivityChange[] = [];
   const puts: EntrySnapshot[] = [];
   const removes: string[] = [];
@@ -171,7 +170,7 @@ export async function walk(c: StorageConnector, snap: Snapshot, roots: string[],
   const deleted: SnapRow[] = [];
   const queue: string[] = [...roots];
   let listed = 0;
-  const emit = opts.emitAdds || opts.baseline;
+  const emit = opts.emitAdds; // false: a silent baseline walk
 
   const visit = async (folder: string) => {
     let children: Entry[];
@@ -199,8 +198,7 @@ export async function walk(c: StorageConnector, snap: Snapshot, roots: string[],
         puts.push(s);
         if (e.kind === 'file') {
           if (emit) changes.push({ type: 'update', kind: 'file', path: e.path, metadata: s, occurredAt: s.modified });
-        } else if (!opts.deepFolderEtags || !e.etag) queue.push(e.path);
-        else queue.push(e.path);
+        } else queue.push(e.path); // folder tags are not activity, but something below changed
       } else if (e.kind === 'folder' && !(opts.deepFolderEtags && e.etag)) {
         queue.push(e.path);
       }
@@ -242,10 +240,8 @@ export async function walk(c: StorageConnector, snap: Snapshot, roots: string[],
   if (emit) {
     for (const a of added) {
       if (moved.has(a.path) || suppressed.has(a.path)) continue;
-      if (opts.emitAdds) changes.push({ type: 'add', kind: a.kind as 'file' | 'folder', path: a.path, metadata: a, occurredAt: a.modified });
+      changes.push({ type: 'add', kind: a.kind as 'file' | 'folder', path: a.path, metadata: a, occurredAt: a.modified });
     }
-    // Adds go before the pairing-derived changes of the same walk only by path order; keep
-    // parents before children for adds.
   }
   return { changes: orderChanges(changes), puts, removes, listed };
 }
@@ -338,7 +334,6 @@ class Follower {
       const state = this.snap.state();
       const r = await walk(c, this.snap, outermost(roots), {
         emitAdds: crawl || state.baseline,
-        baseline: state.baseline,
         deepFolderEtags: this.opts.deepFolderEtags,
         concurrency: this.opts.concurrency,
       });
@@ -495,8 +490,7 @@ export class FollowerManager {
     for (const [id, sub] of wanted) {
       if (this.followers.has(id)) continue;
       const service = this.deps.accounts.row(sub.account).service;
-      connectorDefinition(service);
-      const opts = { ...DEFAULT_FOLLOWER_OPTIONS, ...this.options, ...(this.options.perService?.[service] ?? {}) };
+      const opts = { ...DEFAULT_FOLLOWER_OPTIONS, ...this.options, ...this.options.perService?.[service] };
       const f = new Follower(sub, { ...this.deps, clock: this.deps.clock ?? systemClock }, opts);
       this.followers.set(id, f);
       await f.start().then(

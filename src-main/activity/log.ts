@@ -157,9 +157,13 @@ export class ActivityLog {
     const start = Math.max(state.s, mark?.p ?? 0);
     const where = ['account_id = ?', 'seq > ?'];
     const args: unknown[] = [accountId, start];
-    if (subscriptionId !== null) (where.push('subscription_id = ?'), args.push(subscriptionId));
-    if (state.f !== undefined) (where.push('recorded_at >= ?'), args.push(new Date(state.f).toISOString()));
-    if (state.u !== undefined) (where.push('recorded_at < ?'), args.push(new Date(state.u).toISOString()));
+    const add = (clause: string, value: unknown) => {
+      where.push(clause);
+      args.push(value);
+    };
+    if (subscriptionId !== null) add('subscription_id = ?', subscriptionId);
+    if (state.f !== undefined) add('recorded_at >= ?', new Date(state.f).toISOString());
+    if (state.u !== undefined) add('recorded_at < ?', new Date(state.u).toISOString());
     const rows = this.db.prepare(`SELECT * FROM activity WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ?`).all(...args, pageSize) as Row[];
     const total = (this.db.prepare('SELECT COUNT(*) AS n FROM activity WHERE account_id = ?').get(accountId) as { n: number }).n;
     const lastSeq = rows.length ? rows[rows.length - 1]!.seq : start;

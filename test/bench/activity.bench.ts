@@ -85,7 +85,10 @@ async function s3Latency(n: number, intervalMs: number) {
       await client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: key, Body: 'x' }));
       const seen = new Promise<void>((resolve) => {
         const off = h.activity.log.onAppended(() => {
-          if (h.activity.log.list(acc.id, sub.id, { pageSize: 1000 }).records.some((r) => r.path === `/${key}`)) (off(), resolve());
+          if (h.activity.log.list(acc.id, sub.id, { pageSize: 1000 }).records.some((r) => r.path === `/${key}`)) {
+            off();
+            resolve();
+          }
         });
       });
       await seen;
