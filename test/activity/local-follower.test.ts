@@ -137,3 +137,32 @@ describe('followers follow account changes', () => {
     expect(h.app.db.prepare('SELECT COUNT(*) AS n FROM activity').get()).toEqual({ n: 0 });
   });
 });
+
+describe('spec 3, Activity: a folder renamed with its contents is one rename, not deletes and adds', () => {
+  for (const mode of ['watch', 'poll'] as const) {
+    it(`${mode}`, async () => {
+      root = scratchDir(`activity-folder-${mode}`);
+      mkdirSync(join(root, 'album/inner'), { recursive: true });
+      for (const f of ['album/1.jpg', 'album/2.jpg', 'album/inner/3.jpg']) writeFileSync(join(root, f), f);
+      h = await makeHarness({ followers: { pollIntervalMs: 3600_000, forcePolling: mode === 'poll' } });
+      const acc = await h.app.accounts.connect({ service: 'local', options: { path: root } });
+      const sub = await h.activity.subscriptions.create(acc.id, {});
+      await until(() => h!.activity.followers.status().find((s) => s.lastRunAt && (mode === 'poll' || s.mode === 'watching')), 10_000, 'ready');
+      renameSync(join(root, 'album'), join(root, 'photos'));
+      if (mode === 'poll') await h.activity.followers.pollNow(sub.id);
+      const records = await until(() => {
+        const r = h!.activity.log.list(acc.id, sub.id, {}).records;
+        return r.length ? r : undefined;
+      }, 10_000, 'rename');
+      await new Promise((r) => setTimeout(r, 500)); // anything else the watcher reports would land now
+      const all = h.activity.log.list(acc.id, sub.id, {}).records.map((r) => `${r.type} ${r.previousPath ?? ''}→${r.path}`);
+      expect(records[0]!.kind).toBe('folder');
+      expect(all).toEqual(['rename /album→/photos']);
+      // The new names of the contents are known: a later edit is an update at the new path.
+      await new Promise((r) => setTimeout(r, 1100));
+      appendFileSync(join(root, 'photos/inner/3.jpg'), '!');
+      if (mode === 'poll') await h.activity.followers.pollNow(sub.id);
+      await until(() => h!.activity.log.list(acc.id, sub.id, {}).records.find((r) => r.type === 'update' && r.path === '/photos/inner/3.jpg'), 10_000, 'update at new path');
+    }, 30_000);
+  }
+});
