@@ -116,12 +116,13 @@ export class MailStore {
       body: p('SELECT * FROM mail_bodies WHERE message = ?'),
       putBody: p('INSERT OR REPLACE INTO mail_bodies (message, raw, text_body, html_body, attachments) VALUES (?, ?, ?, ?, ?)'),
       snippet: p('UPDATE mail_messages SET snippet = ? WHERE id = ?'),
-      labels: p(`SELECT name FROM mail_labels WHERE account_id = ?1 UNION
-        SELECT DISTINCT k.keyword FROM mail_keywords k JOIN mail_messages m ON m.id = k.message WHERE m.account_id = ?1 ORDER BY 1`).pluck(),
+      labels: p(`SELECT name FROM mail_labels WHERE account_id = @a UNION
+        SELECT DISTINCT k.keyword FROM mail_keywords k JOIN mail_messages m ON m.id = k.message WHERE m.account_id = @a ORDER BY 1`).pluck(),
       addLabel: p('INSERT OR IGNORE INTO mail_labels (account_id, name, created) VALUES (?, ?, ?)'),
       dropLabel: p('DELETE FROM mail_labels WHERE account_id = ? AND name = ?'),
       withKeyword: p(`SELECT m.folder, m.uid FROM mail_keywords k JOIN mail_messages m ON m.id = k.message WHERE m.account_id = ? AND k.keyword = ?`),
-      renameFolderRows: p('UPDATE mail_messages SET folder = ?3 || substr(folder, length(?2) + 1) WHERE account_id = ?1 AND (folder = ?2 OR folder LIKE ?4 ESCAPE \'\\\')'),
+      renameFolderRows: p(`UPDATE mail_messages SET folder = @to || substr(folder, length(@from) + 1) WHERE account_id = @a AND (folder = @from OR folder LIKE @like ESCAPE '\\')`),
+      renameFolders: p(`UPDATE mail_folders SET path = @to || substr(path, length(@from) + 1) WHERE account_id = @a AND (path = @from OR path LIKE @like ESCAPE '\\')`),
     };
   }
 
@@ -145,10 +146,8 @@ export class MailStore {
   /** Moves cached rows and cursors of a renamed mailbox (and its children) to the new path. */
   renameFolder(account: number, from: string, to: string, delimiter: string | null): void {
     const like = `${(from + (delimiter ?? '/')).replace(/[\\%_]/g, (c) => '\\' + c)}%`;
-    this.s.renameFolderRows.run(account, from, to, like);
-    this.db
-      .prepare(`UPDATE mail_folders SET path = ?3 || substr(path, length(?2) + 1) WHERE account_id = ?1 AND (path = ?2 OR path LIKE ?4 ESCAPE '\\')`)
-      .run(account, from, to, like);
+    this.s.renameFolderRows.run({ a: account, from, to, like });
+    this.s.renameFolders.run({ a: account, from, to, like });
   }
 
   setCursor(account: number, path: string, c: { uidvalidity: number; uidnext: number; highestmodseq: number | null }): void {
@@ -238,7 +237,7 @@ export class MailStore {
   }
 
   labels(account: number): string[] {
-    return this.s.labels.all(account) as string[];
+    return this.s.labels.all({ a: account }) as string[];
   }
 
   addLabel(account: number, name: string): void {

@@ -47,8 +47,9 @@ export function up(db: Db): void {
       snippet TEXT,
       UNIQUE (account_id, folder, uid)
     ) STRICT;
-    CREATE INDEX mail_messages_by_date ON mail_messages (account_id, date_ms DESC, id DESC);
-    CREATE INDEX mail_messages_by_folder_date ON mail_messages (account_id, folder, date_ms DESC, id DESC);
+    -- Newest first; equal arrival times (whole seconds on Maildir) fall back to UID order.
+    CREATE INDEX mail_messages_by_date ON mail_messages (account_id, date_ms DESC, uid DESC, id DESC);
+    CREATE INDEX mail_messages_by_folder_date ON mail_messages (account_id, folder, date_ms DESC, uid DESC, id DESC);
     CREATE INDEX mail_messages_by_thread ON mail_messages (account_id, thread_id, date_ms DESC);
     CREATE INDEX mail_messages_by_msgid ON mail_messages (account_id, message_id);
 

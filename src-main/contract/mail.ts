@@ -1,0 +1,125 @@
+/**
+ * Mail procedures and events of the typed contract (issue 5), for the mailbox UI. zod only.
+ * The lead merges `mailProcedures` into `procedures` and `mailEvents` into `events` of
+ * contract/index.ts; MailService (src-main/mail/service.ts) implements every procedure, one
+ * method each (see `mailHandlers` there).
+ */
+import { z } from 'zod';
+
+const accountId = z.number().int().positive();
+const id = z.string().min(1).max(8192);
+const iso = z.string();
+
+export const MailPerson = z.object({ name: z.string().nullable(), email: z.string() });
+export type MailPerson = z.infer<typeof MailPerson>;
+
+/** A file inside a message (the raw message or an attachment), downloadable by id. */
+export const MailFile = z.object({ id: z.string(), name: z.string(), mimeType: z.string(), size: z.number().nullable() });
+export type MailFile = z.infer<typeof MailFile>;
+
+export const MailLabel = z.object({ id: z.string(), name: z.string() });
+export type MailLabel = z.infer<typeof MailLabel>;
+
+export const MailFolder = z.object({
+  id: z.string(),
+  /** Full IMAP path, with the server's delimiter. */
+  name: z.string(),
+  /** Last path segment, for the folder tree. */
+  leaf: z.string(),
+  delimiter: z.string().nullable(),
+  specialUse: z.enum(['inbox', 'sent', 'trash', 'drafts', 'junk', 'archive', 'flagged', 'all']).nullable(),
+  total: z.number().int(),
+  unread: z.number().int(),
+});
+export type MailFolder = z.infer<typeof MailFolder>;
+
+export const MailMessage = z.object({
+  id: z.string(),
+  account: accountId,
+  created: iso,
+  threadId: z.string(),
+  folderId: z.string(),
+  folder: z.string(),
+  labels: z.array(MailLabel),
+  subject: z.string(),
+  from: MailPerson.nullable(),
+  to: z.array(MailPerson),
+  cc: z.array(MailPerson),
+  bcc: z.array(MailPerson),
+  seen: z.boolean(),
+  flagged: z.boolean(),
+  answered: z.boolean(),
+  hasAttachments: z.boolean(),
+  size: z.number().nullable(),
+  messageId: z.string().nullable(),
+  /** Null until the body was fetched (lists without bodies). */
+  snippet: z.string().nullable(),
+  textBody: z.string().nullable(),
+  /** The original HTML (not sanitized: the UI renders it sandboxed), or the text in a `pre`. */
+  htmlBody: z.string().nullable(),
+  rfc822: MailFile.nullable(),
+  attachments: z.array(MailFile).nullable(),
+  raw: z.record(z.string(), z.unknown()),
+});
+export type MailMessage = z.infer<typeof MailMessage>;
+
+export const MailPage = z.object({ objects: z.array(MailMessage), page: z.string(), nextPage: z.string().nullable() });
+export type MailPage = z.infer<typeof MailPage>;
+
+export const ListMessagesInput = z.object({
+  account: accountId,
+  page: z.string().optional(),
+  pageSize: z.number().int().optional(),
+  folderId: z.string().optional(),
+  threadId: z.string().optional(),
+  labels: z.array(z.string()).optional(),
+  after: z.string().optional(),
+  before: z.string().optional(),
+  /** Fetch (and cache) missing bodies for the page; the UI list leaves this off. */
+  bodies: z.boolean().optional(),
+});
+
+export const mailProcedures = {
+  'mail.folders': { input: z.object({ account: accountId }), output: z.array(MailFolder) },
+  'mail.createFolder': { input: z.object({ account: accountId, name: z.string().min(1).max(1000) }), output: MailFolder },
+  'mail.renameFolder': { input: z.object({ account: accountId, id, name: z.string().min(1).max(1000) }), output: MailFolder },
+  'mail.deleteFolder': { input: z.object({ account: accountId, id }), output: z.object({}) },
+  'mail.labels': { input: z.object({ account: accountId }), output: z.array(MailLabel) },
+  'mail.createLabel': { input: z.object({ account: accountId, name: z.string().min(1).max(200) }), output: MailLabel },
+  'mail.deleteLabel': { input: z.object({ account: accountId, id }), output: z.object({}) },
+  'mail.list': { input: ListMessagesInput, output: MailPage },
+  'mail.search': { input: z.object({ account: accountId, q: z.string().min(1).max(1000), page: z.string().optional(), pageSize: z.number().int().optional() }), output: MailPage },
+  'mail.get': { input: z.object({ account: accountId, id }), output: MailMessage },
+  'mail.setLabels': { input: z.object({ account: accountId, id, labels: z.array(z.string()) }), output: MailMessage },
+  'mail.setFlags': { input: z.object({ account: accountId, id, seen: z.boolean().optional(), flagged: z.boolean().optional() }), output: MailMessage },
+  'mail.move': { input: z.object({ account: accountId, id, folderId: id }), output: z.object({}) },
+  /** Moves to Trash; deletes for good when already in Trash (or no Trash exists). */
+  'mail.delete': { input: z.object({ account: accountId, id }), output: z.object({}) },
+  'mail.send': {
+    input: z.object({
+      account: accountId,
+      to: z.array(MailPerson).min(1),
+      cc: z.array(MailPerson).optional(),
+      bcc: z.array(MailPerson).optional(),
+      subject: z.string().max(10_000),
+      textBody: z.string().optional(),
+      htmlBody: z.string().optional(),
+      replyTo: id.optional(),
+      /** Storage file ids (any account of the user) attached to the message. */
+      attachments: z.array(z.object({ account: accountId, id })).optional(),
+    }),
+    output: MailMessage,
+  },
+  /** Syncs now (all folders, or one) instead of waiting for IDLE. */
+  'mail.sync': { input: z.object({ account: accountId, folderId: id.optional() }), output: z.object({}) },
+  /** The folder the user looks at: IDLE follows it (the inbox is always watched). */
+  'mail.open': { input: z.object({ account: accountId, folderId: id.nullable() }), output: z.object({}) },
+  'mail.contacts': { input: z.object({ account: accountId, prefix: z.string().max(200), limit: z.number().int().min(1).max(50).default(10) }), output: z.array(MailPerson) },
+} as const;
+
+export const mailEvents = {
+  /** After each committed sync step: `folder` is a folder id, or null when the folder list changed. */
+  'mail.changed': z.object({ account: accountId, folder: z.string().nullable(), kind: z.enum(['messages', 'folders']) }),
+  /** A tracked open or click was recorded (for the activity engine). */
+  'mail.tracked': z.object({ id: z.number().int(), account: z.number().int(), messageId: z.string(), kind: z.enum(['email_open', 'email_click']), url: z.string().nullable(), subscriptionId: z.string().nullable(), at: iso }),
+} as const;
