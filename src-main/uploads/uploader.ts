@@ -30,9 +30,12 @@ export interface UploadRequest {
 }
 
 export interface UploaderOptions {
-  /** Parts in flight per upload, by service id; `default` for the rest. */
+  /**
+   * Parts in flight per upload, by service id; `default` for the rest. Defaults come from the
+   * setting `uploads.concurrency` (same shape), then the built-in table.
+   */
   concurrency?: Record<string, number>;
-  /** Bytes per second over all uploads of this uploader; unlimited when absent. */
+  /** Bytes per second over all uploads of this uploader (setting `uploads.bandwidthLimit`); unlimited when absent. */
   bandwidthLimit?: number;
   /** Keep retrying a failing request while the last success is at most this old (default 5 min). */
   retryWindowMs?: number;
@@ -83,7 +86,8 @@ export class Uploader {
     private readonly multipart: MultipartService,
     private readonly options: UploaderOptions = {},
   ) {
-    if (options.bandwidthLimit) this.bucket = new TokenBucket(options.bandwidthLimit);
+    const limit = options.bandwidthLimit ?? app.settings.get<number | null>('uploads.bandwidthLimit', null);
+    if (limit && limit > 0) this.bucket = new TokenBucket(limit);
   }
 
   /** Plans an upload (a durable row) and runs it. */
@@ -173,7 +177,7 @@ export class Uploader {
 
   private concurrencyFor(accountId: number): number {
     const service = this.app.accounts.row(accountId).service;
-    const table = { ...DEFAULT_CONCURRENCY, ...this.options.concurrency };
+    const table = { ...DEFAULT_CONCURRENCY, ...this.app.settings.get<Record<string, number>>('uploads.concurrency', {}), ...this.options.concurrency };
     return Math.max(1, table[service] ?? table.default);
   }
 
@@ -210,7 +214,7 @@ export class Uploader {
       signal,
       lastSuccess,
     );
-    await this.verify(job, resource, undefined);
+    await this.verify(job, resource);
     return resource;
   }
 
@@ -235,9 +239,6 @@ export class Uploader {
     const confirmed = new Set(this.multipart.parts(job.account_id, sessionId).filter((p) => p.size === Math.min(partSize, job.size - (p.partNumber - 1) * partSize)).map((p) => p.partNumber));
     this.app.transfers.progress(transferId, [...confirmed].reduce((sum, n) => sum + Math.min(partSize, job.size - (n - 1) * partSize), 0));
     const todo = Array.from({ length: count }, (_, i) => i + 1).filter((n) => !confirmed.has(n));
-    // Whole-file MD5 in part order, fed as parts are read; a resumed job skips parts, so its
-    // hash is computed from the disk afterwards, only if the backend has an MD5 to compare.
-    const hasher = confirmed.size === 0 ? new InOrderHasher() : undefined;
 
     const fh = await open(job.local_path, 'r');
     try {
@@ -253,7 +254,6 @@ export class Uploader {
             try {
               const { bytesRead } = await fh.read(buffer, 0, length, offset);
               if (bytesRead !== length) throw new ServiceError('conflict', `"${job.local_path}" became shorter during the upload.`);
-              hasher?.feed(partNumber, buffer);
               await this.retry(`Part ${partNumber}`, () => this.multipart.putPart(job.account_id, sessionId, partNumber, this.throttled(Readable.from([buffer])), length), signal, lastSuccess);
             } catch (e) {
               failed = true;
@@ -272,12 +272,16 @@ export class Uploader {
     // S3-style backends return each part's MD5 as its ETag: kept to check the final ETag.
     const parts = this.multipart.parts(job.account_id, sessionId);
     const resource = await this.retry('Completing the upload', () => this.multipart.complete(job.account_id, sessionId), signal, lastSuccess);
-    await this.verify(job, resource, hasher?.digest(), parts.map((p) => p.etag));
+    await this.verify(job, resource, parts.map((p) => p.etag));
     return resource;
   }
 
-  /** Size always; MD5, or S3's multipart ETag (MD5 of the parts' MD5s), when the backend reports one. */
-  private async verify(job: JobRow, resource: Resource, md5?: string, partEtags?: (string | null)[]): Promise<void> {
+  /**
+   * Size always; then S3's multipart ETag (MD5 of the parts' MD5s, each part already checked by
+   * the server against the Content-MD5 we sent), or a whole-file MD5 where the backend reports
+   * one. The whole-file MD5 costs a second read of the file, so it is computed only then.
+   */
+  private async verify(job: JobRow, resource: Resource, partEtags?: (string | null)[]): Promise<void> {
     if (resource.size !== job.size) {
       throw new ServiceError('upstream_error', `The uploaded file has ${resource.size} bytes, not ${job.size}.`);
     }
@@ -294,7 +298,7 @@ export class Uploader {
     }
     const remote = entry.hashes?.md5;
     if (!remote) return;
-    const local = md5 ?? (await md5OfFile(job.local_path));
+    const local = await md5OfFile(job.local_path);
     if (local !== remote) throw new ServiceError('upstream_error', `Checksum mismatch after upload: MD5 ${remote}, expected ${local}.`);
   }
 
@@ -314,25 +318,6 @@ export class Uploader {
         }
       })(),
     );
-  }
-}
-
-/** MD5 of the parts fed in order; parts that arrive early wait (at most the ones in flight). */
-class InOrderHasher {
-  private readonly hash = createHash('md5');
-  private next = 1;
-  private readonly early = new Map<number, Buffer>();
-
-  feed(partNumber: number, buffer: Buffer): void {
-    this.early.set(partNumber, buffer);
-    for (let b = this.early.get(this.next); b; b = this.early.get(this.next)) {
-      this.hash.update(b);
-      this.early.delete(this.next++);
-    }
-  }
-
-  digest(): string | undefined {
-    return this.early.size === 0 ? this.hash.digest('hex') : undefined;
   }
 }
 

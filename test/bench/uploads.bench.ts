@@ -1,0 +1,219 @@
+/**
+ * Upload benchmark (issue 4, Bench): one big file (BENCH_SIZE_MB, default 1024) uploaded by
+ * Tributary's uploader and by the reference tools, same part size (8 MiB) and concurrency (8),
+ * median of 3 runs each, ratio printed (Tributary time / tool time; < 1 means Tributary is faster):
+ *   - s3rver and moto: `aws s3 cp`, `rclone copyto` (multipart forced, --s3-no-head)
+ *   - Azurite: the SDK's own BlockBlobClient.uploadFile
+ *   - local folder: `cp`
+ * Tributary runs in a child process (as it would after a restart) so its peak RSS is its own.
+ *   node test/uploads/run-ts.mjs test/bench/uploads.bench.ts
+ */
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import { DeleteObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { BlobServiceClient } from '@azure/storage-blob';
+import { createApp } from '../../src-main/app';
+import { MultipartService } from '../../src-main/uploads/multipart';
+import { Uploader } from '../../src-main/uploads/uploader';
+import { startAzurite } from '../servers/azurite';
+import { motoBinary, startMoto, startS3rver, type S3Server } from '../servers/s3';
+import { scratchDir } from '../servers/util';
+
+const MiB = 1024 * 1024;
+const PART = 8 * MiB;
+const CONCURRENCY = 8;
+const RUNS = 3;
+const root = join(import.meta.dirname, '..', '..');
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const fmt = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+
+interface ChildResult {
+  ms: number;
+  maxRssMb: number;
+  baseRssMb: number;
+}
+
+/** One Tributary upload in a fresh process: prints {ms, maxRssMb, baseRssMb}. */
+async function child(args: string[]): Promise<number> {
+  const [dataDir, service, optionsJson, file, name] = args;
+  const app = await createApp({ dataDir, defaultLocalFolder: false });
+  try {
+    const existing = app.accounts.list().find((a) => a.service === service);
+    const account = existing?.id ?? (await app.accounts.connect({ service, options: JSON.parse(optionsJson) })).id;
+    const uploader = new Uploader(app, new MultipartService(app), { concurrency: { [service]: CONCURRENCY } });
+    const baseRssMb = process.memoryUsage().rss / MiB;
+    const t0 = performance.now();
+    await uploader.upload({ accountId: account, parentId: 'root', localPath: file, name });
+    const ms = performance.now() - t0;
+    console.log(JSON.stringify({ ms, maxRssMb: process.resourceUsage().maxRSS / 1024, baseRssMb }));
+    return 0;
+  } finally {
+    await app.close();
+  }
+}
+
+async function tributary(dataDir: string, service: string, options: unknown, file: string, name: string): Promise<ChildResult> {
+  const p = spawn(process.execPath, [join(root, 'test/uploads/run-ts.mjs'), join(root, 'test/bench/uploads.bench.ts'), 'child', dataDir, service, JSON.stringify(options), file, name], {
+    cwd: root,
+    env: { ...process.env, NODE_NO_WARNINGS: '1' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  p.stdout.on('data', (d) => (out += d));
+  const [code] = await once(p, 'exit');
+  if (code !== 0) throw new Error(`Tributary upload failed (${code}): ${out}`);
+  return JSON.parse(out.trim().split('\n').at(-1)!);
+}
+
+function timed(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): number {
+  const t0 = performance.now();
+  const r = spawnSync(cmd, args, { env, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${r.stderr || r.stdout}`);
+  return performance.now() - t0;
+}
+
+async function makeFile(path: string, size: number): Promise<void> {
+  const out = createWriteStream(path);
+  for (let left = size; left > 0; left -= PART) {
+    if (!out.write(randomBytes(Math.min(PART, left)))) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+}
+
+async function emptyBucket(s: S3Server): Promise<void> {
+  const c = new S3Client({ endpoint: s.endpoint, region: s.region, forcePathStyle: true, credentials: { accessKeyId: s.accessKeyId, secretAccessKey: s.secretAccessKey } });
+  try {
+    const list = await c.send(new ListObjectsV2Command({ Bucket: s.bucket }));
+    for (const o of list.Contents ?? []) await c.send(new DeleteObjectCommand({ Bucket: s.bucket, Key: o.Key! }));
+  } finally {
+    c.destroy();
+  }
+}
+
+interface Row {
+  target: string;
+  tool: string;
+  runs: number[];
+}
+
+async function benchS3(label: string, s: S3Server, file: string, work: string, rows: Row[], rss: number[], baseRss: number[]): Promise<void> {
+  const dataDir = join(work, `data-${label}`);
+  const trib: number[] = [];
+  const aws: number[] = [];
+  const rclone: number[] = [];
+  const awsConfig = join(work, 'aws-config');
+  writeFileSync(awsConfig, `[default]\nregion = us-east-1\ns3 =\n  max_concurrent_requests = ${CONCURRENCY}\n  multipart_threshold = 8MB\n  multipart_chunksize = 8MB\n`);
+  const awsEnv = { ...process.env, AWS_CONFIG_FILE: awsConfig, AWS_ACCESS_KEY_ID: s.accessKeyId, AWS_SECRET_ACCESS_KEY: s.secretAccessKey, AWS_DEFAULT_REGION: 'us-east-1' };
+  const rcloneEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    RCLONE_CONFIG: '/dev/null',
+    RCLONE_CONFIG_B_TYPE: 's3',
+    RCLONE_CONFIG_B_PROVIDER: 'Other',
+    RCLONE_CONFIG_B_ENDPOINT: s.endpoint,
+    RCLONE_CONFIG_B_ACCESS_KEY_ID: s.accessKeyId,
+    RCLONE_CONFIG_B_SECRET_ACCESS_KEY: s.secretAccessKey,
+    RCLONE_CONFIG_B_REGION: 'us-east-1',
+    RCLONE_CONFIG_B_FORCE_PATH_STYLE: 'true',
+  };
+  delete rcloneEnv.AWS_CA_BUNDLE; // rclone 1.60 fails with LoadCustomCABundleError otherwise
+  for (let i = 0; i < RUNS; i++) {
+    const r = await tributary(dataDir, 's3', s.options, file, `trib-${i}.bin`);
+    trib.push(r.ms);
+    (rss.push(r.maxRssMb), baseRss.push(r.baseRssMb));
+    await emptyBucket(s);
+    aws.push(timed('aws', ['--endpoint-url', s.endpoint, 's3', 'cp', '--only-show-errors', file, `s3://${s.bucket}/aws-${i}.bin`], awsEnv));
+    await emptyBucket(s);
+    rclone.push(
+      timed('rclone', ['copyto', '--s3-no-head', '--s3-upload-cutoff', '8M', '--s3-chunk-size', '8M', '--s3-upload-concurrency', String(CONCURRENCY), file, `B:${s.bucket}/rclone-${i}.bin`], rcloneEnv),
+    );
+    await emptyBucket(s);
+  }
+  rows.push({ target: label, tool: 'tributary', runs: trib }, { target: label, tool: 'aws s3 cp', runs: aws }, { target: label, tool: 'rclone copyto', runs: rclone });
+}
+
+export async function main(args: string[] = []): Promise<number> {
+  if (args[0] === 'child') return child(args.slice(1));
+  const sizeMb = Number(process.env.BENCH_SIZE_MB ?? 1024);
+  const size = sizeMb * MiB;
+  const work = scratchDir('bench-uploads');
+  const rows: Row[] = [];
+  const rss: number[] = [];
+  const baseRss: number[] = [];
+  try {
+    const file = join(work, 'big.bin');
+    await makeFile(file, size);
+    console.log(`uploads bench: ${sizeMb} MiB file, part ${PART / MiB} MiB, concurrency ${CONCURRENCY}, median of ${RUNS}`);
+
+    const s3rver = await startS3rver();
+    try {
+      await benchS3('s3rver', s3rver, file, work, rows, rss, baseRss);
+    } finally {
+      await s3rver.stop();
+    }
+    if (motoBinary()) {
+      const moto = await startMoto();
+      try {
+        await benchS3('moto', moto, file, work, rows, rss, baseRss);
+      } finally {
+        await moto.stop();
+      }
+    } else {
+      console.log('moto_server not on PATH: moto rows skipped');
+    }
+
+    const az = await startAzurite();
+    try {
+      const trib: number[] = [];
+      const sdk: number[] = [];
+      const container = BlobServiceClient.fromConnectionString(az.connectionString).getContainerClient(az.container);
+      for (let i = 0; i < RUNS; i++) {
+        const r = await tributary(join(work, 'data-azure'), 'azure', az.options, file, `trib-${i}.bin`);
+        trib.push(r.ms);
+        (rss.push(r.maxRssMb), baseRss.push(r.baseRssMb));
+        await container.deleteBlob(`trib-${i}.bin`);
+        const t0 = performance.now();
+        await container.getBlockBlobClient(`sdk-${i}.bin`).uploadFile(file, { blockSize: PART, concurrency: CONCURRENCY });
+        sdk.push(performance.now() - t0);
+        await container.deleteBlob(`sdk-${i}.bin`);
+      }
+      rows.push({ target: 'azurite', tool: 'tributary', runs: trib }, { target: 'azurite', tool: 'SDK uploadFile', runs: sdk });
+    } finally {
+      await az.stop();
+    }
+
+    const folder = join(work, 'local-target');
+    mkdirSync(folder);
+    const trib: number[] = [];
+    const cp: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const r = await tributary(join(work, 'data-local'), 'local', { path: folder }, file, `trib-${i}.bin`);
+      trib.push(r.ms);
+      (rss.push(r.maxRssMb), baseRss.push(r.baseRssMb));
+      rmSync(join(folder, `trib-${i}.bin`));
+      cp.push(timed('cp', [file, join(folder, `cp-${i}.bin`)]));
+      rmSync(join(folder, `cp-${i}.bin`));
+    }
+    rows.push({ target: 'local', tool: 'tributary', runs: trib }, { target: 'local', tool: 'cp', runs: cp });
+
+    console.log('\n| target | tool | median | runs | MiB/s | tributary ÷ tool |');
+    console.log('|---|---|---|---|---|---|');
+    for (const row of rows) {
+      const m = median(row.runs);
+      const ours = median(rows.find((r) => r.target === row.target && r.tool === 'tributary')!.runs);
+      const ratio = row.tool === 'tributary' ? '' : (ours / m).toFixed(2);
+      console.log(`| ${row.target} | ${row.tool} | ${fmt(m)} | ${row.runs.map(fmt).join(', ')} | ${(sizeMb / (m / 1000)).toFixed(0)} | ${ratio} |`);
+    }
+    console.log(
+      `\nTributary uploader peak RSS: ${Math.max(...rss).toFixed(0)} MiB (max over ${rss.length} runs); RSS of the same process just before the upload: ${Math.max(...baseRss).toFixed(0)} MiB (app, SDKs and the bench's Vite SSR loader)`,
+    );
+    console.log(`tools: ${execFileSync('aws', ['--version'], { encoding: 'utf8' }).trim()}; ${execFileSync('rclone', ['--version'], { encoding: 'utf8' }).split('\n')[0]}`);
+    return 0;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
