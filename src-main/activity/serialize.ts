@@ -164,7 +164,7 @@ export function subscription(s: SubscriptionView, options: { withCursor: boolean
     default: s.isDefault,
     monitored_resources: s.monitoredResources,
     monitored_resource_api: s.api,
-    monitored_resource_object_type: s.api === 'email' ? 'folder' : 'folder',
+    monitored_resource_object_type: 'folder',
     subscription_type: s.subscriptionType,
     crawl_type: s.crawlType,
     created: s.created,

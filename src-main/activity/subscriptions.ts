@@ -131,6 +131,7 @@ export class SubscriptionsService {
     this.accounts.row(accountId);
     const api = this.apiOf(accountId);
     const type = input.subscriptionType ?? 'changes';
+    if ((type as string) === 'sync') throw new ServiceError('not_implemented', '`sync` subscriptions are planned but not implemented.');
     if (!['changes', 'crawl', 'analytics'].includes(type)) {
       throw new ServiceError('invalid_parameters', '`subscription_type` must be `changes`, `crawl` or `analytics`.');
     }

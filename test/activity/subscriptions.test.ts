@@ -34,7 +34,8 @@ describe('spec 3, Subscription', () => {
     h = await makeHarness();
     const acc = await h.app.accounts.connect({ service: 'memory', options: { store: 'subs-2' } });
     await expect(h.activity.subscriptions.create(acc.id, { subscriptionType: 'analytics' })).rejects.toThrow(/only for mail/);
-    await expect(h.activity.subscriptions.create(acc.id, { subscriptionType: 'sync' as never })).rejects.toThrow(/subscription_type/);
+    await expect(h.activity.subscriptions.create(acc.id, { subscriptionType: 'sync' as never })).rejects.toMatchObject({ code: 'not_implemented' });
+    await expect(h.activity.subscriptions.create(acc.id, { subscriptionType: 'everything' as never })).rejects.toThrow(/subscription_type/);
     expect((await h.activity.subscriptions.create(acc.id, { subscriptionType: 'crawl' })).subscriptionType).toBe('crawl');
   });
 
