@@ -246,10 +246,13 @@ export class Uploader {
       let failed = false;
       const results = await Promise.allSettled(
         Array.from({ length: Math.min(workers, todo.length) }, async () => {
+          // One buffer per worker, reused for each of its parts: memory stays at
+          // workers × part_size whatever the file's size.
+          const own = Buffer.allocUnsafeSlow(partSize);
           for (let n = todo.shift(); n !== undefined && !failed; n = todo.shift()) {
             const offset = (n - 1) * partSize;
             const length = Math.min(partSize, job.size - offset);
-            const buffer = Buffer.allocUnsafe(length);
+            const buffer = own.subarray(0, length);
             const partNumber = n;
             try {
               const { bytesRead } = await fh.read(buffer, 0, length, offset);

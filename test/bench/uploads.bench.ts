@@ -124,7 +124,8 @@ async function benchS3(label: string, s: S3Server, file: string, work: string, r
   for (let i = 0; i < RUNS; i++) {
     const r = await tributary(dataDir, 's3', s.options, file, `trib-${i}.bin`);
     trib.push(r.ms);
-    (rss.push(r.maxRssMb), baseRss.push(r.baseRssMb));
+    rss.push(r.maxRssMb);
+    baseRss.push(r.baseRssMb);
     await emptyBucket(s);
     aws.push(timed('aws', ['--endpoint-url', s.endpoint, 's3', 'cp', '--only-show-errors', file, `s3://${s.bucket}/aws-${i}.bin`], awsEnv));
     await emptyBucket(s);
@@ -174,7 +175,8 @@ export async function main(args: string[] = []): Promise<number> {
       for (let i = 0; i < RUNS; i++) {
         const r = await tributary(join(work, 'data-azure'), 'azure', az.options, file, `trib-${i}.bin`);
         trib.push(r.ms);
-        (rss.push(r.maxRssMb), baseRss.push(r.baseRssMb));
+        rss.push(r.maxRssMb);
+      baseRss.push(r.baseRssMb);
         await container.deleteBlob(`trib-${i}.bin`);
         const t0 = performance.now();
         await container.getBlockBlobClient(`sdk-${i}.bin`).uploadFile(file, { blockSize: PART, concurrency: CONCURRENCY });
@@ -193,7 +195,8 @@ export async function main(args: string[] = []): Promise<number> {
     for (let i = 0; i < RUNS; i++) {
       const r = await tributary(join(work, 'data-local'), 'local', { path: folder }, file, `trib-${i}.bin`);
       trib.push(r.ms);
-      (rss.push(r.maxRssMb), baseRss.push(r.baseRssMb));
+      rss.push(r.maxRssMb);
+      baseRss.push(r.baseRssMb);
       rmSync(join(folder, `trib-${i}.bin`));
       cp.push(timed('cp', [file, join(folder, `cp-${i}.bin`)]));
       rmSync(join(folder, `cp-${i}.bin`));
