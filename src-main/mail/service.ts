@@ -31,6 +31,8 @@ export interface MailDeps {
   keyring: Keyring;
   /** Public base URL of the tracking endpoints (`{base}/t/o/…`, `{base}/t/c/…`); null when unset. */
   trackingBaseUrl?: () => string | null;
+  /** IDLE watchers for live updates (default true; off for batch jobs and the benchmark). */
+  live?: boolean;
 }
 
 /** Query of spec 2 "List messages", as the REST layer receives it. */
@@ -220,7 +222,7 @@ export class MailService {
     if (!s.started) {
       s.started = (async () => {
         await s.sync.syncAll();
-        await s.sync.watch({ inbox: this.inboxPath(account) });
+        if (this.deps.live !== false) await s.sync.watch({ inbox: this.inboxPath(account) });
       })();
       s.started.catch(() => (s.started = null));
     }
@@ -245,6 +247,7 @@ export class MailService {
   /** IDLE follows the folder the user has open, besides the inbox. */
   async openFolder(account: number, folderId: string | null): Promise<void> {
     const sync = await this.ready(account);
+    if (this.deps.live === false) return;
     await sync.watch({ inbox: this.inboxPath(account), open: folderId ? this.folderPath(account, folderId) : null });
   }
 

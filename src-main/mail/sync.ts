@@ -140,15 +140,6 @@ export class MailSync {
   }
 
   private async syncOn(client: ImapFlow, path: string): Promise<SyncStats> {
-    const t0 = Date.now();
-    try {
-      return await this.syncOn2(client, path);
-    } finally {
-      if (process.env.MAIL_DEBUG) console.log('syncOn', path, Date.now() - t0);
-    }
-  }
-
-  private async syncOn2(client: ImapFlow, path: string): Promise<SyncStats> {
     const stats: SyncStats = { added: 0, updated: 0, removed: 0, full: false };
     const cached = this.store.folder(this.account, path);
     const vanished: number[] = [];
