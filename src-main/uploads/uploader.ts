@@ -56,8 +56,12 @@ export interface UploadJob {
   state: 'running' | 'done' | 'failed' | 'cancelled';
   sessionId: number | null;
   resultId: string | null;
+  /** What the finished upload was checked with: size only, whole-file MD5, or S3's multipart ETag. */
+  verified: Verification | null;
   error: string | null;
 }
+
+export type Verification = 'size' | 'md5' | 'multipart-etag';
 
 interface JobRow {
   id: number;
@@ -71,6 +75,7 @@ interface JobRow {
   session_id: number | null;
   state: UploadJob['state'];
   result_id: string | null;
+  verified: Verification | null;
   error: string | null;
 }
 
@@ -113,7 +118,7 @@ export class Uploader {
 
   job(id: number): UploadJob {
     const r = this.jobRow(id);
-    return { id: r.id, accountId: r.account_id, parentId: r.parent_id, name: r.name, localPath: r.local_path, size: r.size, state: r.state, sessionId: r.session_id, resultId: r.result_id, error: r.error };
+    return { id: r.id, accountId: r.account_id, parentId: r.parent_id, name: r.name, localPath: r.local_path, size: r.size, state: r.state, sessionId: r.session_id, resultId: r.result_id, verified: r.verified, error: r.error };
   }
 
   /** Jobs a previous process left unfinished. */
@@ -142,7 +147,7 @@ export class Uploader {
     return r;
   }
 
-  private setJob(id: number, patch: Partial<Pick<JobRow, 'session_id' | 'state' | 'result_id' | 'error'>>): void {
+  private setJob(id: number, patch: Partial<Pick<JobRow, 'session_id' | 'state' | 'result_id' | 'verified' | 'error'>>): void {
     const keys = Object.keys(patch) as (keyof typeof patch)[];
     this.app.db.prepare(`UPDATE upload_jobs SET ${keys.map((k) => `${k} = @${k}`).join(', ')}, updated = @updated WHERE id = @id`).run({ ...patch, updated: nowIso(), id });
   }
@@ -157,8 +162,8 @@ export class Uploader {
       if (s.size !== job.size || Math.trunc(s.mtimeMs) !== job.mtime_ms) {
         throw new ServiceError('conflict', `"${job.local_path}" changed since the upload started; start it again.`);
       }
-      const resource = job.size > MULTIPART_MIN_SIZE ? await this.runMultipart(job, transfer.id, signal) : await this.runPlain(job, transfer.id, signal);
-      this.setJob(id, { state: 'done', result_id: resource.id, error: null });
+      const { resource, verified } = job.size > MULTIPART_MIN_SIZE ? await this.runMultipart(job, transfer.id, signal) : await this.runPlain(job, transfer.id, signal);
+      this.setJob(id, { state: 'done', result_id: resource.id, verified, error: null });
       this.app.transfers.finish(transfer.id);
       return resource;
     } catch (e) {
@@ -203,7 +208,7 @@ export class Uploader {
     }
   }
 
-  private async runPlain(job: JobRow, transferId: string, signal: AbortSignal): Promise<Resource> {
+  private async runPlain(job: JobRow, transferId: string, signal: AbortSignal): Promise<{ resource: Resource; verified: Verification }> {
     const lastSuccess = { at: Date.now() };
     const resource = await this.retry(
       'Upload',
@@ -214,11 +219,10 @@ export class Uploader {
       signal,
       lastSuccess,
     );
-    await this.verify(job, resource);
-    return resource;
+    return { resource, verified: await this.verify(job, resource) };
   }
 
-  private async runMultipart(job: JobRow, transferId: string, signal: AbortSignal): Promise<Resource> {
+  private async runMultipart(job: JobRow, transferId: string, signal: AbortSignal): Promise<{ resource: Resource; verified: Verification }> {
     const lastSuccess = { at: Date.now() };
     let session: MultipartSession | undefined;
     if (job.session_id !== null) {
@@ -275,8 +279,7 @@ export class Uploader {
     // S3-style backends return each part's MD5 as its ETag: kept to check the final ETag.
     const parts = this.multipart.parts(job.account_id, sessionId);
     const resource = await this.retry('Completing the upload', () => this.multipart.complete(job.account_id, sessionId), signal, lastSuccess);
-    await this.verify(job, resource, parts.map((p) => p.etag));
-    return resource;
+    return { resource, verified: await this.verify(job, resource, parts.map((p) => p.etag)) };
   }
 
   /**
@@ -284,7 +287,7 @@ export class Uploader {
    * the server against the Content-MD5 we sent), or a whole-file MD5 where the backend reports
    * one. The whole-file MD5 costs a second read of the file, so it is computed only then.
    */
-  private async verify(job: JobRow, resource: Resource, partEtags?: (string | null)[]): Promise<void> {
+  private async verify(job: JobRow, resource: Resource, partEtags?: (string | null)[]): Promise<Verification> {
     if (resource.size !== job.size) {
       throw new ServiceError('upstream_error', `The uploaded file has ${resource.size} bytes, not ${job.size}.`);
     }
@@ -292,17 +295,18 @@ export class Uploader {
     const entry = await loc.connector.stat(loc.path);
     const multipartEtag = /^[0-9a-f]{32}-(\d+)$/.exec(entry.etag ?? '');
     if (multipartEtag) {
-      if (!partEtags || !partEtags.every((e) => e && /^[0-9a-f]{32}$/.test(e))) return;
+      if (!partEtags || !partEtags.every((e) => e && /^[0-9a-f]{32}$/.test(e))) return 'size';
       const h = createHash('md5');
       for (const e of partEtags) h.update(Buffer.from(e!, 'hex'));
       const expected = `${h.digest('hex')}-${partEtags.length}`;
       if (expected !== entry.etag) throw new ServiceError('upstream_error', `Checksum mismatch after upload: ETag ${entry.etag}, expected ${expected}.`);
-      return;
+      return 'multipart-etag';
     }
     const remote = entry.hashes?.md5;
-    if (!remote) return;
+    if (!remote) return 'size';
     const local = await md5OfFile(job.local_path);
     if (local !== remote) throw new ServiceError('upstream_error', `Checksum mismatch after upload: MD5 ${remote}, expected ${local}.`);
+    return 'md5';
   }
 
   /** The body, paced by the shared bandwidth limit when there is one. */

@@ -19,6 +19,7 @@ export function up(db: Db): void {
       session_id INTEGER,
       state TEXT NOT NULL CHECK (state IN ('running', 'done', 'failed', 'cancelled')),
       result_id TEXT,
+      verified TEXT CHECK (verified IS NULL OR verified IN ('size', 'md5', 'multipart-etag')),
       error TEXT,
       created TEXT NOT NULL,
       updated TEXT NOT NULL

@@ -25,7 +25,6 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { lookup as mimeLookup } from 'mime-types';
 import { z } from 'zod';
 import { ServiceError } from '../../errors';
@@ -111,12 +110,12 @@ export class S3Connector implements StorageConnector {
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
       maxAttempts: 3,
-      requestHandler: new NodeHttpHandler({
+      requestHandler: {
         httpAgent: new HttpAgent(agentOptions),
         httpsAgent: new HttpsAgent(agentOptions),
         connectionTimeout: 10_000,
         requestTimeout: 120_000,
-      }),
+      },
     });
     this.features = {
       caseSensitive: true,
