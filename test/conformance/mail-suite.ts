@@ -10,6 +10,7 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
 import { onMail } from '../../src-main/mail/events';
+import { mailHandlers } from '../../src-main/mail/handlers';
 import { MailService } from '../../src-main/mail/service';
 import { toV1Message, toV1MessageList } from '../../src-main/mail/serialize';
 import { scratchDir } from '../servers/util';
@@ -383,6 +384,25 @@ export function mailConformance(name: string, start: () => Promise<MailServerUnd
       await expect(mail.send(alice, { to: [], subject: 'x' })).rejects.toMatchObject({ code: 'invalid_parameters' });
       await expect(mail.send(alice, { to: [{ email: 'not an address' }], subject: 'x' })).rejects.toMatchObject({ code: 'invalid_parameters' });
       await expect(mail.send(alice, { to: [{ email: 'bob@example.test' }] } as never)).rejects.toMatchObject({ code: 'invalid_parameters' });
+    });
+
+    it('contract handlers: send an attachment stored in a storage account, list, contacts (contract/mail.ts)', async () => {
+      const h = mailHandlers(mail, app.storage);
+      const mem = (await app.accounts.connect({ service: 'memory', options: { store: `mailconf-${name}` } })).id;
+      const bytes = randomBytes(5000);
+      const file = await app.storage.upload(mem, 'root', 'scan.pdf', Readable.from([bytes]));
+      const sent = await h['mail.send']({ account: alice, to: [{ name: null, email: 'bob@example.test' }], subject: 'From storage', textBody: 'see scan', attachments: [{ account: mem, id: file.id }] });
+      expect(sent.attachments!.map((a) => a.name)).toEqual(['scan.pdf']);
+      expect((await streamText((await mail.openFile(alice, sent.attachments![0]!.id)).stream)).equals(bytes)).toBe(true);
+      const page = await h['mail.list']({ account: alice, folderId: sent.folderId, pageSize: 10 });
+      expect(page.objects[0]).toMatchObject({ subject: 'From storage', textBody: null });
+      expect((await h['mail.contacts']({ account: alice, prefix: 'car', limit: 5 })).map((p) => p.email)).toEqual(['carol@example.test']);
+      const flagged = await h['mail.setFlags']({ account: alice, id: sent.id, flagged: true, seen: false });
+      expect(flagged).toMatchObject({ flagged: true, seen: false });
+      await h['mail.delete']({ account: alice, id: sent.id });
+      const trash = (await mail.listFolders(alice)).find((f) => f.specialUse === 'trash')!;
+      expect((await mail.listMessages(alice, { ...all, folder_id: trash.id, bodies: false })).objects.map((m) => m.subject)).toContain('From storage');
+      await expect(mail.getMessage(alice, sent.id)).rejects.toMatchObject({ code: 'not_found' });
     });
 
     it('send with tracking: pixel and signed click links; handlers record opens once a minute (spec 2 Send tracking)', async () => {

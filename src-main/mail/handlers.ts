@@ -1,0 +1,43 @@
+/**
+ * The mail procedures of contract/mail.ts, one MailService call each: the lead spreads these
+ * into services/handlers.ts when merging `mailProcedures` into the contract.
+ */
+import type { z } from 'zod';
+import type { mailProcedures } from '../contract/mail';
+import type { StorageService } from '../services/storage';
+import type { MailService } from './service';
+
+type P = typeof mailProcedures;
+export type MailHandlers = { [K in keyof P]: (input: z.output<P[K]['input']>) => Promise<z.output<P[K]['output']>> };
+
+export function mailHandlers(mail: MailService, storage: Pick<StorageService, 'download'>): MailHandlers {
+  return {
+    'mail.folders': ({ account }) => mail.listFolders(account),
+    'mail.createFolder': ({ account, name }) => mail.createFolder(account, name),
+    'mail.renameFolder': ({ account, id, name }) => mail.renameFolder(account, id, name),
+    'mail.deleteFolder': async ({ account, id }) => (await mail.deleteFolder(account, id), {}),
+    'mail.labels': ({ account }) => mail.listLabels(account),
+    'mail.createLabel': ({ account, name }) => mail.createLabel(account, name),
+    'mail.deleteLabel': async ({ account, id }) => (await mail.deleteLabel(account, id), {}),
+    'mail.list': ({ account, page, pageSize, folderId, threadId, labels, after, before, bodies }) =>
+      mail.listMessages(account, { page, page_size: pageSize, folder_id: folderId, thread_id: threadId, labels, after, before, bodies: bodies ?? false }),
+    'mail.search': ({ account, q, page, pageSize }) => mail.search(account, { q, page, page_size: pageSize, bodies: false }),
+    'mail.get': ({ account, id }) => mail.getMessage(account, id),
+    'mail.setLabels': ({ account, id, labels }) => mail.updateMessage(account, id, { label_names: labels }),
+    'mail.setFlags': ({ account, id, seen, flagged }) => mail.setFlags(account, id, { seen, flagged }),
+    'mail.move': async ({ account, id, folderId }) => (await mail.move(account, id, folderId), {}),
+    'mail.delete': async ({ account, id }) => (await mail.deleteMessage(account, id), {}),
+    'mail.send': async ({ account, to, cc, bcc, subject, textBody, htmlBody, replyTo, attachments }) => {
+      const files = await Promise.all(
+        (attachments ?? []).map(async (a) => {
+          const { resource, stream } = await storage.download(a.account, a.id);
+          return { name: resource.name, content: stream, mimeType: resource.mimeType ?? undefined };
+        }),
+      );
+      return mail.send(account, { to, cc, bcc, subject, text_body: textBody, body: htmlBody, reply_to: replyTo }, files);
+    },
+    'mail.sync': async ({ account, folderId }) => (await mail.sync(account, folderId), {}),
+    'mail.open': async ({ account, folderId }) => (await mail.openFolder(account, folderId), {}),
+    'mail.contacts': async ({ account, prefix, limit }) => mail.contacts(account, prefix, limit),
+  };
+}
