@@ -1,0 +1,84 @@
+/**
+ * The renderer's security settings, in one place (docs/ui.md explains each):
+ * a strict Content-Security-Policy (also as a response header), no navigation away from the
+ * app, no new windows, no <webview>, every permission request denied.
+ */
+import { app, session, type Session, type WebContents } from 'electron';
+
+export const APP_SCHEME = 'app';
+export const APP_HOST = 'tributary';
+export const APP_ORIGIN = `${APP_SCHEME}://${APP_HOST}`;
+
+/** Only our own bundle; no inline script, no eval, no remote anything. */
+export const RENDERER_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data: blob:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** electron-vite's dev server (HMR needs inline styles and its WebSocket); never when packaged. */
+export function devRendererUrl(): string | undefined {
+  return !app.isPackaged && process.env.ELECTRON_RENDERER_URL ? process.env.ELECTRON_RENDERER_URL : undefined;
+}
+
+export function cspFor(url: string): string {
+  const dev = devRendererUrl();
+  if (dev && url.startsWith(dev)) {
+    const origin = new URL(dev);
+    return RENDERER_CSP.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'").replace(
+      "connect-src 'self'",
+      `connect-src 'self' ws://${origin.host}`,
+    );
+  }
+  return RENDERER_CSP;
+}
+
+/** Is this URL our renderer (the app:// bundle, or the dev server in development)? */
+export function isAppUrl(url: string | undefined): boolean {
+  if (!url) return false;
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return false;
+  }
+  if (u.protocol === `${APP_SCHEME}:` && u.host === APP_HOST) return true;
+  const dev = devRendererUrl();
+  return !!dev && u.origin === new URL(dev).origin;
+}
+
+export function hardenSession(ses: Session = session.defaultSession): void {
+  ses.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
+  ses.setPermissionCheckHandler(() => false);
+  ses.setDevicePermissionHandler(() => false);
+  ses.setDisplayMediaRequestHandler((_request, callback) => callback({}));
+  // The CSP as a header too: a meta tag alone can be bypassed by content injected before it.
+  ses.webRequest.onHeadersReceived((details, callback) => {
+    const headers = { ...details.responseHeaders };
+    if (details.resourceType === 'mainFrame' || details.resourceType === 'subFrame') {
+      for (const key of Object.keys(headers)) if (key.toLowerCase() === 'content-security-policy') delete headers[key];
+      headers['Content-Security-Policy'] = [cspFor(details.url)];
+      headers['X-Content-Type-Options'] = ['nosniff'];
+    }
+    callback({ responseHeaders: headers });
+  });
+}
+
+/** Applied to every WebContents the app ever creates. */
+export function hardenContents(contents: WebContents): void {
+  contents.on('will-navigate', (event, url) => {
+    if (!isAppUrl(url)) event.preventDefault();
+  });
+  contents.on('will-redirect', (event, url) => {
+    if (!isAppUrl(url)) event.preventDefault();
+  });
+  contents.setWindowOpenHandler(() => ({ action: 'deny' }));
+  contents.on('will-attach-webview', (event) => event.preventDefault());
+}

@@ -1,0 +1,113 @@
+/**
+ * Electron composition root: the shared core (createApp) with the master key wrapped by the OS
+ * keychain, the localhost server (web UI + API, as in headless mode), one locked-down window
+ * talking the contract over IPC, and the menu. The only file, with electron/ and ipc/, that
+ * imports electron.
+ */
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { app as electronApp, BrowserWindow, dialog, ipcMain } from 'electron';
+import { createApp, type App } from './app';
+import { DEFAULT_PORT } from './cli-options';
+import { safeStorageKeyWrapper } from './electron/keywrapper';
+import { installMenu } from './electron/menu';
+import { registerAppScheme, serveRenderer } from './electron/protocol';
+import { hardenContents, hardenSession, isAppUrl } from './electron/security';
+import { createMainWindow } from './electron/window';
+import { forwardEvents, registerRpc } from './ipc/rpc';
+import { createHttpServer, type HttpServer } from './server/http';
+import { createHandlers } from './services/handlers';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const rendererDir = join(here, '../renderer');
+const preloadPath = join(here, '../preload/index.cjs');
+
+// Before `ready`: the app:// scheme must be privileged, and only one instance may own the data dir.
+registerAppScheme();
+if (!electronApp.requestSingleInstanceLock()) electronApp.quit();
+electronApp.on('web-contents-created', (_e, contents) => hardenContents(contents));
+
+let core: App | null = null;
+let http: HttpServer | null = null;
+let mainWindow: BrowserWindow | null = null;
+
+/** The local server on its usual port, or any free one when that is taken. */
+async function startServer(app: App): Promise<HttpServer> {
+  const port = Number(process.env.TRIBUTARY_PORT ?? DEFAULT_PORT);
+  const options = {
+    host: '127.0.0.1',
+    uiToken: app.keyring.key('ui-token').toString('base64url').slice(0, 32),
+    rendererDir,
+    platform: { mode: 'electron' as const, version: electronApp.getVersion() },
+  };
+  try {
+    return await createHttpServer(app, { ...options, port });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
+    return createHttpServer(app, { ...options, port: 0 });
+  }
+}
+
+function openWindow(): void {
+  mainWindow = createMainWindow(preloadPath);
+  mainWindow.on('closed', () => (mainWindow = null));
+}
+
+async function main(): Promise<void> {
+  await electronApp.whenReady();
+  hardenSession();
+  serveRenderer(rendererDir);
+  installMenu();
+
+  core = await createApp({ dataDir: electronApp.getPath('userData'), keyWrapper: safeStorageKeyWrapper() });
+  http = await startServer(core).catch((e) => {
+    // The window works without the localhost API; say so rather than refuse to start.
+    console.error(`Tributary: the localhost API could not start: ${e instanceof Error ? e.message : e}`);
+    return null;
+  });
+
+  const handlers = createHandlers(core, {
+    mode: 'electron',
+    version: electronApp.getVersion(),
+    apiUrl: http?.url ?? null,
+    async chooseSavePath(suggestedName) {
+      const options = { defaultPath: join(electronApp.getPath('downloads'), suggestedName) };
+      const result = mainWindow ? await dialog.showSaveDialog(mainWindow, options) : await dialog.showSaveDialog(options);
+      return result.canceled || !result.filePath ? null : result.filePath;
+    },
+  });
+  registerRpc(ipcMain, handlers, isAppUrl);
+  forwardEvents(core.events, () => BrowserWindow.getAllWindows(), isAppUrl);
+
+  openWindow();
+  electronApp.on('second-instance', () => {
+    if (!mainWindow) return openWindow();
+    if (mainWindow.isMinimized()) mainWindow.restore();
+    mainWindow.focus();
+  });
+  electronApp.on('activate', () => {
+    if (!mainWindow) openWindow();
+  });
+}
+
+electronApp.on('window-all-closed', () => {
+  if (process.platform !== 'darwin') electronApp.quit();
+});
+
+let quitting = false;
+electronApp.on('will-quit', (event) => {
+  if (quitting || (!http && !core)) return;
+  // Close the server and the database before exiting, then quit for real.
+  event.preventDefault();
+  quitting = true;
+  void (async () => {
+    await http?.close().catch(() => {});
+    await core?.close().catch(() => {});
+    electronApp.quit();
+  })();
+});
+
+main().catch((e) => {
+  dialog.showErrorBox('Tributary could not start', e instanceof Error ? e.message : String(e));
+  electronApp.exit(1);
+});

@@ -1,0 +1,55 @@
+/**
+ * The preload: the only bridge between the sandboxed renderer and the main process. It exposes
+ * exactly `window.tributary = { invoke, subscribe }` and nothing else.
+ *
+ * Local paths of dropped or picked files: Electron no longer puts `path` on File objects and the
+ * renderer cannot read it. Rather than exposing a third member, `invoke` resolves them: any
+ * File object found in the input of `files.uploadPaths` (in `paths`) is replaced by its path
+ * from `webUtils.getPathForFile` before the call crosses to the main process. The renderer
+ * never sees the path; a File without one (e.g. built in script) fails with a clear error.
+ */
+import { contextBridge, ipcRenderer, webUtils, type IpcRendererEvent } from 'electron';
+
+type Listener = (payload: unknown) => void;
+
+function resolveFiles(procedure: string, input: unknown): unknown {
+  if (procedure !== 'files.uploadPaths' || !input || typeof input !== 'object') return input;
+  const body = input as { paths?: unknown };
+  if (!Array.isArray(body.paths)) return input;
+  const paths = body.paths.map((p: unknown) => {
+    if (typeof p === 'string') return p;
+    if (p instanceof File) {
+      const path = webUtils.getPathForFile(p);
+      if (!path) throw new Error(`"${p.name}" is not a file on this computer.`);
+      return path;
+    }
+    throw new Error('files.uploadPaths takes File objects.');
+  });
+  return { ...body, paths };
+}
+
+const api = {
+  async invoke(procedure: string, input: unknown): Promise<unknown> {
+    if (typeof procedure !== 'string') throw new TypeError('procedure must be a string');
+    let resolved: unknown;
+    try {
+      resolved = resolveFiles(procedure, input);
+    } catch (e) {
+      return { ok: false, error: { code: 'invalid_parameters', message: (e as Error).message, status: 400 } };
+    }
+    return ipcRenderer.invoke('rpc', procedure, resolved);
+  },
+  subscribe(event: string, listener: Listener): () => void {
+    if (typeof event !== 'string' || typeof listener !== 'function') throw new TypeError('subscribe(event, listener)');
+    // The IpcRendererEvent (with its sender) is never handed to the page.
+    const handler = (_e: IpcRendererEvent, name: string, payload: unknown) => {
+      if (name === event) listener(payload);
+    };
+    ipcRenderer.on('event', handler);
+    return () => {
+      ipcRenderer.removeListener('event', handler);
+    };
+  },
+};
+
+contextBridge.exposeInMainWorld('tributary', api);

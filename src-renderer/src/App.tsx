@@ -1,0 +1,70 @@
+/** The window: header, accounts sidebar, file browser, transfers panel, dialogs and toasts. */
+import { useEffect } from 'react';
+import { useAccounts, useServerEvents } from './api/hooks';
+import { LogoIcon } from './components/Icons';
+import { Toasts } from './components/Toasts';
+import { Sidebar } from './features/accounts/Sidebar';
+import { ConflictDialog } from './features/files/ConflictDialog';
+import { FileBrowser } from './features/files/FileBrowser';
+import { TransfersButton, TransfersPanel } from './features/transfers/TransfersPanel';
+import { useUi } from './stores/ui';
+
+export function App() {
+  useServerEvents();
+  const accounts = useAccounts();
+  const current = useUi((s) => s.account);
+  const account = accounts.data?.find((a) => a.id === current) ?? null;
+
+  // Start on the default account (the first-run local folder), else the first usable one.
+  useEffect(() => {
+    if (!accounts.data || current !== null) return;
+    const first = accounts.data.find((a) => a.isDefault && a.active) ?? accounts.data.find((a) => a.active);
+    if (first) useUi.getState().open(first.id);
+  }, [accounts.data, current]);
+
+  // A file dropped outside any drop target must not make the page navigate to it.
+  useEffect(() => {
+    const stop = (e: DragEvent) => {
+      if (!e.defaultPrevented) e.preventDefault();
+    };
+    window.addEventListener('dragover', stop);
+    window.addEventListener('drop', stop);
+    return () => {
+      window.removeEventListener('dragover', stop);
+      window.removeEventListener('drop', stop);
+    };
+  }, []);
+
+  return (
+    <div className="app">
+      <header className="topbar">
+        <div className="brand">
+          <LogoIcon />
+          <span>Tributary</span>
+        </div>
+        <TransfersButton />
+      </header>
+      <div className="workspace">
+        <Sidebar />
+        <main className="content">
+          {account && account.active ? (
+            <FileBrowser key={account.id} account={account} />
+          ) : (
+            <div className="placeholder">
+              {accounts.isLoading ? (
+                <span>Loading…</span>
+              ) : account && !account.active ? (
+                <span>“{account.account}” is disabled. Enable it from its menu in the sidebar.</span>
+              ) : (
+                <span>Choose an account on the left, or connect one.</span>
+              )}
+            </div>
+          )}
+        </main>
+      </div>
+      <TransfersPanel />
+      <ConflictDialog />
+      <Toasts />
+    </div>
+  );
+}

@@ -1,0 +1,109 @@
+/**
+ * The typed client: `api.call('files.list', {...})` is checked against the contract at compile
+ * time and rejects with an ApiError carrying the service's error code and message.
+ * Web mode also gets the two plain-HTTP endpoints (upload with progress, download as a link).
+ */
+import type { ProcedureInput, ProcedureName, ProcedureOutput, Resource } from '../../../src-main/contract';
+import { IpcTransport, WsTransport, type Transport } from './transport';
+
+export class ApiError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+const TOKEN_KEY = 'tributary.token';
+
+/**
+ * The UI token of headless mode arrives once in the address (`/?token=T`). It is kept in
+ * sessionStorage (this tab only, gone when it closes) and removed from the address bar so it
+ * does not end up in history, bookmarks or screenshots.
+ */
+export function takeToken(): string | null {
+  const url = new URL(window.location.href);
+  const fromUrl = url.searchParams.get('token');
+  if (fromUrl) {
+    sessionStorage.setItem(TOKEN_KEY, fromUrl);
+    url.searchParams.delete('token');
+    window.history.replaceState(null, '', url.pathname + url.search + url.hash);
+    return fromUrl;
+  }
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+export class Api {
+  readonly transport: Transport;
+  readonly mode: 'ipc' | 'ws';
+
+  constructor(
+    transport: Transport,
+    /** Headless UI token; null inside Electron. */
+    readonly token: string | null,
+  ) {
+    this.transport = transport;
+    this.mode = transport.kind;
+  }
+
+  async call<P extends ProcedureName>(procedure: P, input: ProcedureInput<P>): Promise<ProcedureOutput<P>> {
+    const result = await this.transport.call(procedure, input);
+    if (!result.ok) throw new ApiError(result.error.code, result.error.message, result.error.status);
+    return result.value as ProcedureOutput<P>;
+  }
+
+  /** Web mode: the link that downloads a file as an attachment. */
+  downloadUrl(file: Pick<Resource, 'account' | 'id'>): string {
+    const q = new URLSearchParams({ account: String(file.account), id: file.id, token: this.token ?? '' });
+    return `/app/download?${q}`;
+  }
+
+  /**
+   * Web mode: uploads one file over HTTP with progress. Returns the created resource; `abort`
+   * cancels it.
+   */
+  upload(
+    file: File,
+    target: { account: number; parent: string; conflict: 'rename' | 'overwrite' | 'fail' },
+    onProgress: (loaded: number, total: number) => void,
+  ): { done: Promise<Resource>; abort(): void } {
+    const xhr = new XMLHttpRequest();
+    const q = new URLSearchParams({ account: String(target.account), parent: target.parent, name: file.name, conflict: target.conflict });
+    const done = new Promise<Resource>((resolve, reject) => {
+      xhr.open('POST', `/app/upload?${q}`);
+      xhr.setRequestHeader('X-Tributary-Token', this.token ?? '');
+      xhr.setRequestHeader('Content-Type', 'application/octet-stream');
+      xhr.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size);
+      xhr.onload = () => {
+        let body: Record<string, unknown> = {};
+        try {
+          body = JSON.parse(xhr.responseText || '{}');
+        } catch {
+          /* not JSON: reported below by status */
+        }
+        if (xhr.status >= 200 && xhr.status < 300) resolve(body as unknown as Resource);
+        else reject(new ApiError(String(body.error_code ?? 'upload_failed'), String(body.message ?? `Upload failed (HTTP ${xhr.status}).`), xhr.status));
+      };
+      xhr.onerror = () => reject(new ApiError('service_not_available', 'The upload could not reach Tributary.', 0));
+      xhr.onabort = () => reject(new ApiError('cancelled', 'Upload cancelled.', 0));
+      xhr.send(file);
+    });
+    return { done, abort: () => xhr.abort() };
+  }
+}
+
+export function createApi(): Api | { error: string } {
+  if (window.tributary) return new Api(new IpcTransport(window.tributary), null);
+  const token = takeToken();
+  if (!token) return { error: 'Open Tributary with the link printed by `tributary serve` (it carries the access token).' };
+  const proto = window.location.protocol === 'https:' ? 'wss:' : 'ws:';
+  return new Api(new WsTransport(`${proto}//${window.location.host}/ws?token=${encodeURIComponent(token)}`), token);
+}
+
+export function errorMessage(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  return String(e);
+}

@@ -1,0 +1,128 @@
+/**
+ * Server data through React Query, kept fresh by pushed events rather than polling:
+ * files.changed invalidates that folder, accounts.changed the account list (and quotas),
+ * transfers.updated patches the transfers list in place.
+ */
+import { createContext, useContext, useEffect } from 'react';
+import { useInfiniteQuery, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
+import type { Account, EventPayload, FolderPage, Resource, Transfer } from '../../../src-main/contract';
+import type { Api } from './client';
+
+export const ApiContext = createContext<Api | null>(null);
+
+export function useApi(): Api {
+  const api = useContext(ApiContext);
+  if (!api) throw new Error('ApiContext missing');
+  return api;
+}
+
+export const keys = {
+  accounts: ['accounts'] as const,
+  connectors: ['connectors'] as const,
+  quota: (id: number) => ['quota', id] as const,
+  folder: (account: number, folder: string) => ['folder', account, folder] as const,
+  transfers: ['transfers'] as const,
+  info: ['info'] as const,
+};
+
+/** Large pages: 50,000 entries arrive in 50 round trips, rendered as they come. */
+export const PAGE_SIZE = 1000;
+
+export function useAccounts() {
+  const api = useApi();
+  return useQuery({ queryKey: keys.accounts, queryFn: () => api.call('accounts.list', {}) });
+}
+
+export function useConnectors() {
+  const api = useApi();
+  return useQuery({ queryKey: keys.connectors, queryFn: () => api.call('connectors.list', {}), staleTime: Infinity });
+}
+
+export function useQuota(account: Account) {
+  const api = useApi();
+  return useQuery({
+    queryKey: keys.quota(account.id),
+    queryFn: () => api.call('accounts.quota', { id: account.id }),
+    enabled: account.active,
+    staleTime: 60_000,
+    retry: false,
+  });
+}
+
+export function useAppInfo() {
+  const api = useApi();
+  return useQuery({ queryKey: keys.info, queryFn: () => api.call('app.info', {}), staleTime: Infinity });
+}
+
+/**
+ * A folder's full listing, fetched page by page: the first page paints at once, the rest
+ * follow in the background until `hasNext` is false.
+ */
+export function useFolder(account: number | null, folder: string) {
+  const api = useApi();
+  const query = useInfiniteQuery({
+    queryKey: keys.folder(account ?? 0, folder),
+    enabled: account !== null,
+    initialPageParam: 1,
+    queryFn: ({ pageParam }) => api.call('files.list', { account: account!, folder, page: pageParam, pageSize: PAGE_SIZE }),
+    getNextPageParam: (last: FolderPage) => (last.hasNext ? last.page + 1 : undefined),
+    retry: false,
+  });
+  const { hasNextPage, isFetchingNextPage, fetchNextPage, isError } = query;
+  useEffect(() => {
+    if (hasNextPage && !isFetchingNextPage && !isError) void fetchNextPage();
+  }, [hasNextPage, isFetchingNextPage, isError, fetchNextPage]);
+  const pages = query.data?.pages ?? [];
+  const items: Resource[] = pages.length === 1 ? pages[0].items : pages.flatMap((p) => p.items);
+  return {
+    folder: pages[0]?.folder ?? null,
+    items,
+    total: pages[0]?.total ?? 0,
+    complete: pages.length > 0 && !hasNextPage,
+    isLoading: query.isLoading,
+    error: query.error,
+    refetch: query.refetch,
+  };
+}
+
+export function useTransfers() {
+  const api = useApi();
+  return useQuery({ queryKey: keys.transfers, queryFn: () => api.call('transfers.list', {}) });
+}
+
+function applyTransfer(qc: QueryClient, t: Transfer): void {
+  qc.setQueryData<Transfer[]>(keys.transfers, (old) => {
+    const list = old ?? [];
+    const i = list.findIndex((x) => x.id === t.id);
+    if (i === -1) return [...list, t];
+    const next = list.slice();
+    next[i] = t;
+    return next;
+  });
+}
+
+/** Wires pushed events to the query cache; mounted once at the root. */
+export function useServerEvents(): void {
+  const api = useApi();
+  const qc = useQueryClient();
+  useEffect(() => {
+    const off = api.transport.subscribe((name, payload) => {
+      if (name === 'files.changed') {
+        const p = payload as EventPayload<'files.changed'>;
+        void qc.invalidateQueries({ queryKey: keys.folder(p.account, p.folder) });
+        void qc.invalidateQueries({ queryKey: keys.quota(p.account) });
+      } else if (name === 'accounts.changed') {
+        void qc.invalidateQueries({ queryKey: keys.accounts });
+        void qc.invalidateQueries({ queryKey: ['quota'] });
+      } else if (name === 'transfers.updated') {
+        applyTransfer(qc, payload as Transfer);
+      }
+    });
+    // Events sent while the socket was down are lost: refresh everything instead.
+    const offReconnect = api.transport.onReconnect(() => void qc.invalidateQueries());
+    return () => {
+      off();
+      offReconnect();
+    };
+  }, [api, qc]);
+}

@@ -1,0 +1,141 @@
+/**
+ * The two ways the renderer reaches the main process. Both carry the same contract bodies:
+ * a call is (procedure, input) → RpcResult; events are (name, payload).
+ *
+ * - IPC (inside Electron): the preload's `window.tributary.{invoke, subscribe}`.
+ * - WebSocket (any browser against `tributary serve`): `/ws?token=T` on the page's own origin.
+ */
+import type { EventName, RpcResult, WsServerMessage } from '../../../src-main/contract';
+
+export type EventListener = (name: EventName, payload: unknown) => void;
+
+export interface Transport {
+  readonly kind: 'ipc' | 'ws';
+  call(procedure: string, input: unknown): Promise<RpcResult<unknown>>;
+  /** Every pushed event; returns the unsubscribe function. */
+  subscribe(listener: EventListener): () => void;
+  /** Called after the connection came back: events may have been missed meanwhile. */
+  onReconnect(listener: () => void): () => void;
+}
+
+/** What the preload exposes, and nothing more. */
+export interface TributaryBridge {
+  invoke(procedure: string, input: unknown): Promise<RpcResult<unknown>>;
+  subscribe(event: EventName, listener: (payload: unknown) => void): () => void;
+}
+
+declare global {
+  interface Window {
+    tributary?: TributaryBridge;
+  }
+}
+
+const EVENT_NAMES: EventName[] = ['accounts.changed', 'files.changed', 'transfers.updated'];
+
+export class IpcTransport implements Transport {
+  readonly kind = 'ipc' as const;
+  constructor(private readonly bridge: TributaryBridge) {}
+
+  call(procedure: string, input: unknown): Promise<RpcResult<unknown>> {
+    return this.bridge.invoke(procedure, input);
+  }
+
+  subscribe(listener: EventListener): () => void {
+    const offs = EVENT_NAMES.map((name) => this.bridge.subscribe(name, (payload) => listener(name, payload)));
+    return () => offs.forEach((off) => off());
+  }
+
+  onReconnect(): () => void {
+    // IPC never disconnects while the window lives.
+    return () => {};
+  }
+}
+
+interface Pending {
+  resolve(result: RpcResult<unknown>): void;
+}
+
+/**
+ * One WebSocket, opened lazily and reopened with backoff when it drops. Calls made while it is
+ * (re)connecting wait in a queue; calls in flight when it drops fail with
+ * service_not_available rather than hanging.
+ */
+export class WsTransport implements Transport {
+  readonly kind = 'ws' as const;
+  private socket: WebSocket | null = null;
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private queue: string[] = [];
+  private readonly listeners = new Set<EventListener>();
+  private readonly reconnectListeners = new Set<() => void>();
+  private backoff = 250;
+  private everOpened = false;
+  private closed = false;
+
+  constructor(private readonly url: string) {}
+
+  private connect(): void {
+    if (this.socket || this.closed) return;
+    const ws = new WebSocket(this.url);
+    this.socket = ws;
+    ws.onopen = () => {
+      this.backoff = 250;
+      for (const msg of this.queue) ws.send(msg);
+      this.queue = [];
+      if (this.everOpened) this.reconnectListeners.forEach((l) => l());
+      this.everOpened = true;
+    };
+    ws.onmessage = (e) => {
+      let msg: WsServerMessage;
+      try {
+        msg = JSON.parse(String(e.data)) as WsServerMessage;
+      } catch {
+        return;
+      }
+      if (msg.type === 'result') {
+        const p = this.pending.get(msg.id);
+        this.pending.delete(msg.id);
+        p?.resolve(msg.result);
+      } else if (msg.type === 'event') {
+        this.listeners.forEach((l) => l(msg.name, msg.payload));
+      }
+    };
+    ws.onclose = () => {
+      this.socket = null;
+      for (const [id, p] of this.pending) {
+        this.pending.delete(id);
+        p.resolve({ ok: false, error: { code: 'service_not_available', message: 'The connection to Tributary was lost. Retrying…', status: 503 } });
+      }
+      if (this.closed) return;
+      setTimeout(() => this.connect(), this.backoff);
+      this.backoff = Math.min(this.backoff * 2, 5000);
+    };
+  }
+
+  call(procedure: string, input: unknown): Promise<RpcResult<unknown>> {
+    const id = this.nextId++;
+    const body = JSON.stringify({ type: 'call', id, procedure, input });
+    return new Promise((resolve) => {
+      this.pending.set(id, { resolve });
+      this.connect();
+      if (this.socket?.readyState === WebSocket.OPEN) this.socket.send(body);
+      else this.queue.push(body);
+    });
+  }
+
+  subscribe(listener: EventListener): () => void {
+    this.listeners.add(listener);
+    this.connect();
+    return () => this.listeners.delete(listener);
+  }
+
+  onReconnect(listener: () => void): () => void {
+    this.reconnectListeners.add(listener);
+    return () => this.reconnectListeners.delete(listener);
+  }
+
+  close(): void {
+    this.closed = true;
+    this.socket?.close();
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * A modal on the native <dialog>: the browser traps focus, makes the page behind inert and
+ * closes on Escape, which is exactly the accessible behaviour we want.
+ */
+import { useEffect, useRef, type ReactNode } from 'react';
+
+export function Dialog(props: { title: string; onClose(): void; children: ReactNode; testId?: string; wide?: boolean }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const d = ref.current;
+    if (d && !d.open) d.showModal();
+  }, []);
+  return (
+    <dialog
+      ref={ref}
+      className={props.wide ? 'dialog dialog-wide' : 'dialog'}
+      aria-labelledby="dialog-title"
+      data-testid={props.testId}
+      onCancel={(e) => {
+        e.preventDefault();
+        props.onClose();
+      }}
+    >
+      <h2 id="dialog-title" className="dialog-title">
+        {props.title}
+      </h2>
+      {props.children}
+    </dialog>
+  );
+}
+
+/** Yes/no confirmation, the destructive button styled as such. */
+export function ConfirmDialog(props: { title: string; message: ReactNode; confirm: string; danger?: boolean; onConfirm(): void; onClose(): void; testId?: string }) {
+  return (
+    <Dialog title={props.title} onClose={props.onClose} testId={props.testId}>
+      <div className="dialog-body">{props.message}</div>
+      <div className="dialog-actions">
+        <button type="button" className="btn" onClick={props.onClose}>
+          Cancel
+        </button>
+        <button
+          type="button"
+          className={props.danger ? 'btn btn-danger' : 'btn btn-primary'}
+          data-testid="confirm-ok"
+          autoFocus
+          onClick={() => {
+            props.onConfirm();
+            props.onClose();
+          }}
+        >
+          {props.confirm}
+        </button>
+      </div>
+    </Dialog>
+  );
+}
+
+/** Asks for one name (new folder, account rename). */
+export function PromptDialog(props: { title: string; label: string; initial?: string; confirm: string; onSubmit(value: string): void; onClose(): void; testId?: string }) {
+  return (
+    <Dialog title={props.title} onClose={props.onClose} testId={props.testId}>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          const value = String(new FormData(e.currentTarget).get('value') ?? '').trim();
+          if (!value) return;
+          props.onSubmit(value);
+          props.onClose();
+        }}
+      >
+        <label className="field">
+          <span className="field-label">{props.label}</span>
+          <input name="value" className="input" defaultValue={props.initial} autoFocus required data-testid="prompt-input" />
+        </label>
+        <div className="dialog-actions">
+          <button type="button" className="btn" onClick={props.onClose}>
+            Cancel
+          </button>
+          <button type="submit" className="btn btn-primary" data-testid="prompt-ok">
+            {props.confirm}
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}

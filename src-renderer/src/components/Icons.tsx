@@ -1,0 +1,120 @@
+/** Small stroke icons (24px grid, currentColor), inline so the CSP needs no image sources. */
+import type { ReactNode } from 'react';
+
+function Svg({ children, size = 18, label }: { children: ReactNode; size?: number; label?: string }) {
+  return (
+    <svg
+      width={size}
+      height={size}
+      viewBox="0 0 24 24"
+      fill="none"
+      stroke="currentColor"
+      strokeWidth={1.8}
+      strokeLinecap="round"
+      strokeLinejoin="round"
+      aria-hidden={label ? undefined : true}
+      role={label ? 'img' : undefined}
+      aria-label={label}
+    >
+      {children}
+    </svg>
+  );
+}
+
+export const FolderIcon = () => (
+  <Svg>
+    <path d="M3 7a2 2 0 0 1 2-2h4l2 2h8a2 2 0 0 1 2 2v8a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2z" fill="currentColor" fillOpacity={0.15} />
+  </Svg>
+);
+export const FileIcon = () => (
+  <Svg>
+    <path d="M14 3H7a2 2 0 0 0-2 2v14a2 2 0 0 0 2 2h10a2 2 0 0 0 2-2V8z" />
+    <path d="M14 3v5h5" />
+  </Svg>
+);
+export const ComputerIcon = () => (
+  <Svg>
+    <rect x="3" y="4" width="18" height="12" rx="2" />
+    <path d="M8 20h8M12 16v4" />
+  </Svg>
+);
+export const CloudIcon = () => (
+  <Svg>
+    <path d="M7 18a4.5 4.5 0 0 1-.6-8.96A6 6 0 0 1 18 9.5a4.25 4.25 0 0 1-.5 8.5z" />
+  </Svg>
+);
+export const BucketIcon = () => (
+  <Svg>
+    <ellipse cx="12" cy="6" rx="8" ry="3" />
+    <path d="M4 6v12c0 1.66 3.58 3 8 3s8-1.34 8-3V6" />
+  </Svg>
+);
+export const MailIcon = () => (
+  <Svg>
+    <rect x="3" y="5" width="18" height="14" rx="2" />
+    <path d="m3 7 9 6 9-6" />
+  </Svg>
+);
+export const ChipIcon = () => (
+  <Svg>
+    <rect x="6" y="6" width="12" height="12" rx="2" />
+    <path d="M9 2v4M15 2v4M9 18v4M15 18v4M2 9h4M2 15h4M18 9h4M18 15h4" />
+  </Svg>
+);
+export const UploadIcon = () => (
+  <Svg>
+    <path d="M12 16V4M6 10l6-6 6 6M4 20h16" />
+  </Svg>
+);
+export const DownloadIcon = () => (
+  <Svg size={16}>
+    <path d="M12 4v12M6 10l6 6 6-6M4 20h16" />
+  </Svg>
+);
+export const NewFolderIcon = () => (
+  <Svg>
+    <path d="M3 7a2 2 0 0 1 2-2h4l2 2h8a2 2 0 0 1 2 2v8a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2z" />
+    <path d="M12 10v6M9 13h6" />
+  </Svg>
+);
+export const TrashIcon = () => (
+  <Svg>
+    <path d="M4 7h16M10 11v6M14 11v6M6 7l1 12a2 2 0 0 0 2 2h6a2 2 0 0 0 2-2l1-12M9 7V4h6v3" />
+  </Svg>
+);
+export const TransfersIcon = () => (
+  <Svg>
+    <path d="M7 4v16M3 8l4-4 4 4M17 20V4M13 16l4 4 4-4" />
+  </Svg>
+);
+export const MoreIcon = () => (
+  <Svg size={16}>
+    <circle cx="5" cy="12" r="1" fill="currentColor" />
+    <circle cx="12" cy="12" r="1" fill="currentColor" />
+    <circle cx="19" cy="12" r="1" fill="currentColor" />
+  </Svg>
+);
+export const PlusIcon = () => (
+  <Svg size={16}>
+    <path d="M12 5v14M5 12h14" />
+  </Svg>
+);
+export const RenameIcon = () => (
+  <Svg>
+    <path d="M4 20h4L19 9l-4-4L4 16z" />
+  </Svg>
+);
+export const LogoIcon = () => (
+  <svg width="22" height="22" viewBox="0 0 24 24" aria-hidden="true">
+    <path d="M3 6c4 0 5 4 9 4s5-4 9-4M3 12c4 0 5 4 9 4s5-4 9-4M3 18c4 0 5 3 9 3s5-3 9-3" fill="none" stroke="currentColor" strokeWidth={2} strokeLinecap="round" />
+  </svg>
+);
+
+/** An icon per service group: local disk, file stores, object stores, mail. */
+export function ServiceIcon({ group, service }: { group?: string; service: string }) {
+  if (service === 'local' || group === 'local') return <ComputerIcon />;
+  if (group === 'object_store') return <BucketIcon />;
+  if (group === 'email') return <MailIcon />;
+  if (group === 'reference') return <ChipIcon />;
+  return <CloudIcon />;
+}

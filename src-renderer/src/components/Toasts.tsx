@@ -1,0 +1,22 @@
+import { useUi } from '../stores/ui';
+
+/** Error and info messages; errors carry the service's own message text. */
+export function Toasts() {
+  const toasts = useUi((s) => s.toasts);
+  const dismiss = useUi((s) => s.dismiss);
+  return (
+    <div className="toasts" aria-live="polite">
+      {toasts.map((t) => (
+        <div key={t.id} className={`toast toast-${t.kind}`} role={t.kind === 'error' ? 'alert' : 'status'} data-testid={`toast-${t.kind}`}>
+          <div className="toast-text">
+            <strong>{t.title}</strong>
+            <span>{t.message}</span>
+          </div>
+          <button type="button" className="icon-btn" aria-label="Dismiss" onClick={() => dismiss(t.id)}>
+            ×
+          </button>
+        </div>
+      ))}
+    </div>
+  );
+}

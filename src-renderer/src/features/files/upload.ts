@@ -1,0 +1,100 @@
+/**
+ * Uploads from the OS (drag and drop or the file picker). Before anything is sent, the names
+ * are checked against the destination folder; if some exist, the user chooses "keep both"
+ * (conflict=rename → "name (1).ext") or "overwrite".
+ *
+ * Web mode sends each file over HTTP (`POST /app/upload`) with per-file progress from XHR.
+ * Electron mode hands the files to the main process (`files.uploadPaths`): the preload turns
+ * each File into its local path, and progress comes back as `transfers.updated` events.
+ */
+import { create } from 'zustand';
+import type { InfiniteData, QueryClient } from '@tanstack/react-query';
+import type { FolderPage } from '../../../../src-main/contract';
+import type { Api } from '../../api/client';
+import { keys } from '../../api/hooks';
+import { toastError, useUi } from '../../stores/ui';
+
+export interface UploadTarget {
+  account: number;
+  folder: string;
+  folderName: string;
+}
+
+interface PendingConflict {
+  files: File[];
+  target: UploadTarget;
+  conflicting: string[];
+}
+
+export const useConflicts = create<{ pending: PendingConflict | null; set(p: PendingConflict | null): void }>((set) => ({
+  pending: null,
+  set: (pending) => set({ pending }),
+}));
+
+async function existingNames(api: Api, qc: QueryClient, target: UploadTarget): Promise<Set<string>> {
+  const cached = qc.getQueryData<InfiniteData<FolderPage>>(keys.folder(target.account, target.folder));
+  const last = cached?.pages.at(-1);
+  if (cached && last && !last.hasNext) return new Set(cached.pages.flatMap((p) => p.items.map((i) => i.name)));
+  const names = new Set<string>();
+  for (let page = 1; ; page++) {
+    const r = await api.call('files.list', { account: target.account, folder: target.folder, page, pageSize: 100000 });
+    r.items.forEach((i) => names.add(i.name));
+    if (!r.hasNext) return names;
+  }
+}
+
+/** Entry point for drops and the picker: checks names, prompts on conflicts, then uploads. */
+export async function requestUpload(api: Api, qc: QueryClient, files: File[], target: UploadTarget): Promise<void> {
+  if (files.length === 0) return;
+  let names: Set<string>;
+  try {
+    names = await existingNames(api, qc, target);
+  } catch (e) {
+    toastError('Upload failed', e);
+    return;
+  }
+  const conflicting = files.filter((f) => names.has(f.name)).map((f) => f.name);
+  if (conflicting.length) useConflicts.getState().set({ files, target, conflicting });
+  else await runUpload(api, files, target, 'rename');
+}
+
+let uploadSeq = 1;
+const CONCURRENCY = 3;
+
+export async function runUpload(api: Api, files: File[], target: UploadTarget, conflict: 'rename' | 'overwrite'): Promise<void> {
+  const ui = useUi.getState();
+  if (api.mode === 'ipc') {
+    try {
+      // The preload replaces each File by its local path (webUtils.getPathForFile).
+      await api.call('files.uploadPaths', { account: target.account, parent: target.folder, paths: files as unknown as string[], conflict });
+      ui.setTransfersOpen(true);
+    } catch (e) {
+      toastError('Upload failed', e);
+    }
+    return;
+  }
+  const queue = files.map((file) => {
+    const id = `web-${uploadSeq++}`;
+    ui.putUpload({ id, name: file.name, account: target.account, target: target.folder, bytesDone: 0, bytesTotal: file.size, state: 'running', error: null, startedAt: Date.now(), finishedAt: null });
+    return { id, file };
+  });
+  ui.setTransfersOpen(true);
+  const worker = async () => {
+    for (let job = queue.shift(); job; job = queue.shift()) {
+      const { id, file } = job;
+      const req = api.upload(file, { account: target.account, parent: target.folder, conflict }, (loaded, total) =>
+        useUi.getState().patchUpload(id, { bytesDone: loaded, bytesTotal: total }),
+      );
+      useUi.getState().patchUpload(id, { abort: req.abort });
+      try {
+        await req.done;
+        useUi.getState().patchUpload(id, { state: 'done', bytesDone: file.size, finishedAt: Date.now(), abort: undefined });
+      } catch (e) {
+        const cancelled = (e as { code?: string }).code === 'cancelled';
+        useUi.getState().patchUpload(id, { state: cancelled ? 'cancelled' : 'failed', error: cancelled ? null : (e as Error).message, finishedAt: Date.now(), abort: undefined });
+        if (!cancelled) toastError(`Could not upload "${file.name}"`, e);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, queue.length) }, worker));
+}
