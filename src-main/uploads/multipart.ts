@@ -179,9 +179,10 @@ export class MultipartService {
    * PUT /accounts/{account}/multipart/{id}?part_number=N. Parts come in any order (in parallel
    * when `parallel_uploads`); every part but the last is exactly `part_size`. Sending a part
    * number again replaces that part. `length` is the request's Content-Length when known: a
-   * wrong size is refused before any byte is read (the caller then discards the body).
+   * wrong size is refused before any byte is read (the caller then discards the body). `signal`
+   * (e.g. the client went away) stops the part's transfer upstream.
    */
-  async putPart(accountId: number, id: number, partNumber: number, body: Readable, length?: number): Promise<ConfirmedPart> {
+  async putPart(accountId: number, id: number, partNumber: number, body: Readable, length?: number, signal?: AbortSignal): Promise<ConfirmedPart> {
     const row = this.row(accountId, id);
     if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > MAX_PARTS) {
       throw new ServiceError('invalid_parameters', `\`part_number\` must be a whole number from 1 to ${MAX_PARTS}.`);
@@ -196,7 +197,7 @@ export class MultipartService {
       this.checkPartSize(row, partNumber, expected, buffer.length);
       const connector = await this.app.accounts.storage(accountId);
       const writer = await this.writer(row, connector);
-      receipt = await writer.writePart(partNumber, buffer);
+      receipt = await writer.writePart(partNumber, buffer, signal);
     } else {
       const dir = this.spoolDir(id);
       await mkdir(dir, { recursive: true });
@@ -215,6 +216,7 @@ export class MultipartService {
             },
           }),
           createWriteStream(temp),
+          { signal },
         );
         this.checkPartSize(row, partNumber, expected, size);
         await rename(temp, join(dir, `${partNumber}.part`));

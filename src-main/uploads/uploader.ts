@@ -261,7 +261,7 @@ export class Uploader {
             try {
               const { bytesRead } = await fh.read(buffer, 0, length, offset);
               if (bytesRead !== length) throw new ServiceError('conflict', `"${job.local_path}" became shorter during the upload.`);
-              await this.retry(`Part ${partNumber}`, () => this.multipart.putPart(job.account_id, sessionId, partNumber, this.throttled(Readable.from([buffer])), length), signal, lastSuccess);
+              await this.retry(`Part ${partNumber}`, () => this.multipart.putPart(job.account_id, sessionId, partNumber, this.throttled(Readable.from([buffer])), length, signal), signal, lastSuccess);
             } catch (e) {
               failed = true;
               throw e;

@@ -7,6 +7,7 @@ import { createReadStream, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ListMultipartUploadsCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
 import type { Transfer } from '../../src-main/contract';
@@ -117,6 +118,35 @@ describe('uploader', () => {
       expect(atOutage).toBeLessThan(6);
       expect(resource.size).toBe(size);
       expect(await sha256((await app.storage.download(account, resource.id)).stream)).toBe(file.sha);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('cancelling the transfer stops the upload and aborts its session upstream (moto)', async () => {
+    const dataDir = join(work, 'data-cancel');
+    const app = await newApp(dataDir);
+    try {
+      const account = (await app.accounts.connect({ service: 's3', options: moto.options })).id;
+      const file = localFile('cancel.bin', 32 * MiB);
+      let cancel!: () => void;
+      const firstPart = new Promise<void>((r) => (cancel = r));
+      const uploader = new Uploader(app, new MultipartService(app), { concurrency: { s3: 1 }, bandwidthLimit: 8 * MiB, onPart: () => cancel() });
+      const upload = uploader.upload({ accountId: account, parentId: 'root', localPath: file.path });
+      await firstPart;
+      const transfer = app.transfers.list().find((t) => t.name === 'cancel.bin' && !t.finishedAt)!;
+      app.transfers.cancel(transfer.id);
+      await expect(upload).rejects.toThrow();
+      expect(app.transfers.list().find((t) => t.id === transfer.id)).toMatchObject({ state: 'cancelled' });
+      expect(app.db.prepare('SELECT state FROM upload_jobs').get()).toEqual({ state: 'cancelled' });
+      expect(app.db.prepare('SELECT COUNT(*) AS n FROM multipart_sessions').get()).toEqual({ n: 0 });
+      const c = new S3Client({ endpoint: moto.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: moto.accessKeyId, secretAccessKey: moto.secretAccessKey } });
+      try {
+        expect((await c.send(new ListMultipartUploadsCommand({ Bucket: moto.bucket }))).Uploads ?? []).toEqual([]);
+      } finally {
+        c.destroy();
+      }
+      expect((await app.storage.list(account, 'root')).items.map((r) => r.name)).not.toContain('cancel.bin');
     } finally {
       await app.close();
     }
