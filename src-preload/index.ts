@@ -6,24 +6,31 @@
  * renderer cannot read it. Rather than exposing a third member, `invoke` resolves them: any
  * File object found in the input of `files.uploadPaths` (in `paths`) is replaced by its path
  * from `webUtils.getPathForFile` before the call crosses to the main process. The renderer
- * never sees the path; a File without one (e.g. built in script) fails with a clear error.
+ * never sees the path; a File without one (e.g. built in script) fails with a clear error, and
+ * plain path strings are refused.
  */
 import { contextBridge, ipcRenderer, webUtils, type IpcRendererEvent } from 'electron';
 
 type Listener = (payload: unknown) => void;
 
 function resolveFiles(procedure: string, input: unknown): unknown {
-  if (procedure !== 'files.uploadPaths' || !input || typeof input !== 'object') return input;
-  const body = input as { paths?: unknown };
-  if (!Array.isArray(body.paths)) return input;
+  // Where a download lands is the user's choice in the save dialog, never the page's: a
+  // compromised page must not be able to write ~/.bashrc.
+  if (procedure === 'files.download' && input && typeof input === 'object' && 'to' in input) {
+    throw new Error('The page cannot choose where a download is saved.');
+  }
+  if (procedure !== 'files.uploadPaths') return input;
+  const body = (input ?? {}) as { paths?: unknown };
+  if (!Array.isArray(body.paths)) throw new Error('files.uploadPaths takes the dropped or picked File objects.');
+  // File objects only: they exist only after the user dropped or picked them. A path string
+  // from the page is refused, so a compromised page cannot make us upload ~/.ssh/id_rsa.
   const paths = body.paths.map((p: unknown) => {
-    if (typeof p === 'string') return p;
     if (p instanceof File) {
       const path = webUtils.getPathForFile(p);
       if (!path) throw new Error(`"${p.name}" is not a file on this computer.`);
       return path;
     }
-    throw new Error('files.uploadPaths takes File objects.');
+    throw new Error('files.uploadPaths takes the dropped or picked File objects, not paths.');
   });
   return { ...body, paths };
 }
