@@ -1,6 +1,6 @@
 /** The window: header, accounts sidebar, file browser, transfers panel, dialogs and toasts. */
 import { useEffect } from 'react';
-import { useAccounts, useServerEvents } from './api/hooks';
+import { useAccounts, useConnectors, useServerEvents } from './api/hooks';
 import { LogoIcon } from './components/Icons';
 import { Toasts } from './components/Toasts';
 import { Sidebar } from './features/accounts/Sidebar';
@@ -13,14 +13,19 @@ export function App() {
   useServerEvents();
   const accounts = useAccounts();
   const current = useUi((s) => s.account);
+  const connectors = useConnectors();
   const account = accounts.data?.find((a) => a.id === current) ?? null;
+  const kindOf = (service: string) => connectors.data?.find((c) => c.id === service)?.kind;
+  const browsable = account && account.active && kindOf(account.service) === 'storage';
 
   // Start on the default account (the first-run local folder), else the first usable one.
   useEffect(() => {
     if (!accounts.data || current !== null) return;
-    const first = accounts.data.find((a) => a.isDefault && a.active) ?? accounts.data.find((a) => a.active);
+    if (!connectors.data) return;
+    const usable = accounts.data.filter((a) => a.active && kindOf(a.service) === 'storage');
+    const first = usable.find((a) => a.isDefault) ?? usable[0];
     if (first) useUi.getState().open(first.id);
-  }, [accounts.data, current]);
+  }, [accounts.data, connectors.data, current]);
 
   // A file dropped outside any drop target must not make the page navigate to it.
   useEffect(() => {
@@ -47,7 +52,7 @@ export function App() {
       <div className="workspace">
         <Sidebar />
         <main className="content">
-          {account && account.active ? (
+          {browsable ? (
             <FileBrowser key={account.id} account={account} />
           ) : (
             <div className="placeholder">
@@ -55,6 +60,8 @@ export function App() {
                 <span>Loading…</span>
               ) : account && !account.active ? (
                 <span>“{account.account}” is disabled. Enable it from its menu in the sidebar.</span>
+              ) : account && connectors.data ? (
+                <span>“{account.account}” is a {account.serviceName} account; it has no files to browse here.</span>
               ) : (
                 <span>Choose an account on the left, or connect one.</span>
               )}

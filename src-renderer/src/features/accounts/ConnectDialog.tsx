@@ -40,7 +40,8 @@ export function ConnectDialog({ onClose }: { onClose(): void }) {
 
 function ServicePicker({ connectors, onPick, onCancel }: { connectors: ConnectorInfo[]; onPick(c: ConnectorInfo): void; onCancel(): void }) {
   const groups = useMemo(() => {
-    const storage = connectors.filter((c) => c.kind === 'storage' || c.kind === 'mail' || c.kind === 'email');
+    // This window browses files; mail accounts are connected from the mailbox view.
+    const storage = connectors.filter((c) => c.kind === 'storage');
     const byGroup = new Map<string, ConnectorInfo[]>();
     for (const c of storage) byGroup.set(c.group, [...(byGroup.get(c.group) ?? []), c]);
     return [...byGroup.entries()].sort(([a], [b]) => GROUP_ORDER.indexOf(a) - GROUP_ORDER.indexOf(b));

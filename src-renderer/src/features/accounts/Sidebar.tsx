@@ -148,13 +148,22 @@ function AccountItem({ account, group, active }: { account: Account; group?: str
               }
             }}
           >
-            <button type="button" role="menuitem" onClick={() => (setMenu(false), setDialog('rename'))} data-testid="account-rename">
+            <button type="button" role="menuitem" onClick={() => {
+                setMenu(false);
+                setDialog('rename');
+              }} data-testid="account-rename">
               Rename…
             </button>
-            <button type="button" role="menuitem" onClick={() => (setMenu(false), void update({ active: !account.active }))} data-testid="account-toggle">
+            <button type="button" role="menuitem" onClick={() => {
+                setMenu(false);
+                void update({ active: !account.active });
+              }} data-testid="account-toggle">
               {account.active ? 'Disable' : 'Enable'}
             </button>
-            <button type="button" role="menuitem" className="danger" onClick={() => (setMenu(false), setDialog('delete'))} data-testid="account-delete">
+            <button type="button" role="menuitem" className="danger" onClick={() => {
+                setMenu(false);
+                setDialog('delete');
+              }} data-testid="account-delete">
               Remove…
             </button>
           </div>

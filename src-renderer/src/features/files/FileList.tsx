@@ -103,7 +103,10 @@ export function FileList(props: FileListProps) {
       case 'ArrowDown':
         return move(focus + 1);
       case 'ArrowUp':
-        if (e.altKey) return (e.preventDefault(), props.onUp());
+        if (e.altKey) {
+          e.preventDefault();
+          return props.onUp();
+        }
         return move(focus - 1);
       case 'Home':
         return move(0);
@@ -123,24 +126,36 @@ export function FileList(props: FileListProps) {
         }
         return;
       case 'Enter':
-        if (items[focus]) (e.preventDefault(), props.onOpen(items[focus]));
+        if (items[focus]) {
+          e.preventDefault();
+          props.onOpen(items[focus]);
+        }
         return;
       case 'Backspace':
         e.preventDefault();
         return props.onUp();
       case 'F2':
-        if (items[focus]) (e.preventDefault(), setRenaming(items[focus].id));
+        if (items[focus]) {
+          e.preventDefault();
+          setRenaming(items[focus].id);
+        }
         return;
       case 'Delete': {
         const chosen = selectedItems();
-        if (chosen.length) (e.preventDefault(), props.onDelete(chosen));
+        if (chosen.length) {
+          e.preventDefault();
+          props.onDelete(chosen);
+        }
         return;
       }
       case 'Escape':
         return setSelection([]);
       case 'a':
       case 'A':
-        if (mod) (e.preventDefault(), setSelection(items.map((i) => i.id)));
+        if (mod) {
+          e.preventDefault();
+          setSelection(items.map((i) => i.id));
+        }
         return;
     }
   };
