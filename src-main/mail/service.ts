@@ -33,7 +33,16 @@ export interface MailDeps {
   trackingBaseUrl?: () => string | null;
   /** IDLE watchers for live updates (default true; off for batch jobs and the benchmark). */
   live?: boolean;
+  /**
+   * Bodies of the newest messages fetched in the background after each sync, so that their
+   * text is searchable before anyone opens them (default 500; 0 = bodies only on demand).
+   */
+  prefetchBodies?: number;
 }
+
+/** Messages larger than this are left for on-demand fetching by the background prefetch. */
+const PREFETCH_MAX_SIZE = 256 * 1024;
+const PREFETCH_CHUNK = 50;
 
 /** Query of spec 2 "List messages", as the REST layer receives it. */
 export interface ListQuery {
@@ -202,9 +211,10 @@ export class MailService {
     if (!p) {
       p = this.deps.accounts.instance(account, 'mail').then((connector) => ({
         connector,
-        sync: new MailSync(this.store, account, connector, (c) =>
-          emitMail(this.deps.events, 'mail.changed', { account, folder: c.folder === null ? null : this.folderId(account, c.folder), kind: c.kind }),
-        ),
+        sync: new MailSync(this.store, account, connector, (c) => {
+          emitMail(this.deps.events, 'mail.changed', { account, folder: c.folder === null ? null : this.folderId(account, c.folder), kind: c.kind });
+          if (c.kind === 'messages') this.schedulePrefetch(account);
+        }),
         started: null,
       }));
       p.catch(() => this.states.delete(account));
@@ -229,6 +239,48 @@ export class MailService {
     if (!this.store.folders(account).length) await s.started;
     else s.started.catch(() => {});
     return s.sync;
+  }
+
+  private readonly prefetchTimers = new Map<number, NodeJS.Timeout>();
+  private readonly prefetching = new Set<number>();
+
+  /** Debounced: a burst of sync steps leads to one prefetch pass. */
+  private schedulePrefetch(account: number): void {
+    if ((this.deps.prefetchBodies ?? 500) <= 0 || this.prefetchTimers.has(account)) return;
+    this.prefetchTimers.set(
+      account,
+      setTimeout(() => {
+        this.prefetchTimers.delete(account);
+        void this.prefetch(account).catch(() => {});
+      }, 300),
+    );
+  }
+
+  /**
+   * Fetches the bodies of the newest uncached messages (up to `prefetchBodies`, small ones only)
+   * in chunks, each its own turn in the account's writer queue so user actions interleave.
+   */
+  async prefetch(account: number): Promise<number> {
+    const limit = this.deps.prefetchBodies ?? 500;
+    if (limit <= 0 || this.prefetching.has(account) || !this.states.has(account)) return 0;
+    this.prefetching.add(account);
+    try {
+      const rows = this.deps.db
+        .prepare(
+          `SELECT m.* FROM mail_messages m WHERE m.account_id = ? AND coalesce(m.size, 0) <= ?
+            AND NOT EXISTS (SELECT 1 FROM mail_bodies b WHERE b.message = m.id)
+            AND m.id IN (SELECT id FROM mail_messages WHERE account_id = ? ORDER BY date_ms DESC, uid DESC, id DESC LIMIT ?)
+            ORDER BY m.date_ms DESC, m.uid DESC, m.id DESC`,
+        )
+        .all(account, PREFETCH_MAX_SIZE, account, limit) as MessageRow[];
+      for (let i = 0; i < rows.length; i += PREFETCH_CHUNK) {
+        if (!this.states.has(account)) break;
+        await this.ensureBodies(account, rows.slice(i, i + PREFETCH_CHUNK));
+      }
+      return rows.length;
+    } finally {
+      this.prefetching.delete(account);
+    }
   }
 
   private inboxPath(account: number): string {
@@ -269,6 +321,8 @@ export class MailService {
 
   async close(): Promise<void> {
     this.offAccounts();
+    for (const t of this.prefetchTimers.values()) clearTimeout(t);
+    this.prefetchTimers.clear();
     const all = [...this.states.values()];
     this.states.clear();
     await Promise.all(all.map((p) => p.then((s) => s.sync.close()).catch(() => {})));
@@ -612,7 +666,8 @@ export class MailService {
       date,
       inReplyTo,
       references: references.length ? references.join(' ') : undefined,
-      ...(html !== undefined ? { html, text: input.text_body } : { text }),
+      // spec 2: text_body is ignored when body is given.
+      ...(html !== undefined ? { html } : { text }),
       attachments,
     };
     // What goes over SMTP has no Bcc header; the Sent copy keeps it, as mail clients do.

@@ -69,7 +69,7 @@ interface ChildResult {
 async function child(port: number): Promise<void> {
   const dataDir = scratchDir('mail-bench-app');
   const app = await createApp({ dataDir, defaultLocalFolder: false });
-  const mail = new MailService({ db: app.db, accounts: app.accounts, events: app.events, keyring: app.keyring, live: false });
+  const mail = new MailService({ db: app.db, accounts: app.accounts, events: app.events, keyring: app.keyring, live: false, prefetchBodies: 0 });
   global.gc?.();
   const baseRssMb = process.memoryUsage().rss / 1048576;
   const account = (await app.accounts.connect({ service: 'imap', options: { host: '127.0.0.1', port, tls: 'none', user: 'alice', password: 'secret', smtp_port: 1, smtp_tls: 'none' } }).catch(async () => {

@@ -211,6 +211,16 @@ export function mailConformance(name: string, start: () => Promise<MailServerUnd
       expect((await mail.search(alice, { q: 'NEAR( "x OR', bodies: false })).objects).toEqual([]);
     });
 
+    it('search: the text of new mail is indexed by the background body prefetch, without opening it (spec 2 Search)', async () => {
+      await server.deliver(await compose({ from: 'frank@example.test', to: 'alice@example.test', subject: 'Unopened', text: 'The password is quokkaberry.' }), ['alice']);
+      let hits = 0;
+      for (let i = 0; i < 100 && !hits; i++) {
+        hits = (await mail.search(alice, { q: 'quokkaberry', bodies: false })).objects.length;
+        if (!hits) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(hits).toBe(1);
+    });
+
     it('incremental sync: flag changes and expunges by another client (QRESYNC/CONDSTORE)', async () => {
       const ext = await server.external('alice');
       await ext.mailboxOpen('INBOX');
