@@ -1,0 +1,564 @@
+/**
+ * `local`: a folder on this computer (the default account of a first run). Upstream paths map
+ * onto the folder and are refused when they would leave it (`..`, symlinks pointing out).
+ * Writes go to a hidden temporary file in the target folder and are renamed into place, so a
+ * crash never leaves a half-written file under its final name. Deletion goes to the desktop
+ * trash (freedesktop.org Trash spec) unless the account names its own trash folder.
+ */
+import { randomBytes } from 'node:crypto';
+import { constants as fsc, createWriteStream, existsSync, statSync, type Stats } from 'node:fs';
+import { cp, lstat, mkdir, open, readdir, readFile, realpath, rename, rm, rmdir, stat, statfs, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { watch as chokidarWatch } from 'chokidar';
+import { z } from 'zod';
+import { ServiceError } from '../../errors';
+import { defineConnector } from '../registry';
+import { baseName, joinPath, parentOf, ROOT, splitExtension } from '../shared/paths';
+import type { ChunkWriter, Entry, PartReceipt, Quota, RawChange, StorageConnector, StorageFeatures, Watcher, WriteOptions } from '../types';
+
+const MiB = 1 << 20;
+const MIN_PART = 5 * MiB;
+const MAX_PARTS = 10_000;
+/** Our own temporary files (atomic writes, chunked uploads, the service's `.part` files). */
+const HIDDEN = /^\.tributary-[0-9a-f]{8,}\.(tmp|part|upload)$/;
+/** An unlink followed this soon by an add of the same inode and size is one rename/move. */
+const RENAME_WINDOW_MS = 150;
+
+const options = z.object({
+  path: z
+    .string()
+    .min(1)
+    .refine((p) => isAbsolute(p), 'must be an absolute path')
+    .refine((p) => existsSync(p) && statSync(p).isDirectory(), 'must be an existing folder')
+    .meta({ title: 'Folder', description: 'Absolute path of the folder to use as this account.', placeholder: '/home/me/Documents' }),
+  trashDir: z
+    .string()
+    .refine((p) => isAbsolute(p), 'must be an absolute path')
+    .optional()
+    .meta({ title: 'Trash folder', description: 'Where deleted files go; the desktop trash when empty.' }),
+});
+type Options = z.infer<typeof options>;
+
+/** Maps a Node.js file system error to the documented codes. */
+function fsError(e: unknown, path: string): ServiceError {
+  if (e instanceof ServiceError) return e;
+  const code = (e as NodeJS.ErrnoException)?.code;
+  const name = baseName(path) || '/';
+  switch (code) {
+    case 'ENOENT':
+      return new ServiceError('not_found', `"${path}" was not found.`, {}, { cause: e });
+    case 'EEXIST':
+      return new ServiceError('naming_conflict', `"${name}" already exists.`, {}, { cause: e });
+    case 'ENOTEMPTY':
+      return new ServiceError('folder_not_empty', `The folder "${name}" is not empty.`, {}, { cause: e });
+    case 'ENOTDIR':
+      return new ServiceError('invalid_parent_folder', `A part of "${path}" is not a folder.`, {}, { cause: e });
+    case 'EISDIR':
+      return new ServiceError('naming_conflict', `"${name}" is a folder.`, {}, { cause: e });
+    case 'EACCES':
+    case 'EPERM':
+    case 'EROFS':
+      return new ServiceError('forbidden', `Permission denied for "${path}".`, {}, { cause: e });
+    case 'ENOSPC':
+    case 'EDQUOT':
+    case 'EFBIG':
+      return new ServiceError('payload_too_large', `Not enough space for "${name}".`, {}, { cause: e });
+    case 'ENAMETOOLONG':
+      return new ServiceError('invalid_parameters', `The name "${name}" is too long for this file system.`, {}, { cause: e });
+    case 'EINVAL':
+      return new ServiceError('invalid_parameters', `Invalid operation on "${path}".`, {}, { cause: e });
+    default:
+      return new ServiceError('internal_error', `File system error on "${path}": ${(e as Error)?.message ?? e}`, {}, { cause: e });
+  }
+}
+
+function entryOf(path: string, st: Stats, raw?: Record<string, unknown>): Entry {
+  const folder = st.isDirectory();
+  return {
+    path,
+    name: baseName(path),
+    kind: folder ? 'folder' : 'file',
+    size: folder ? null : st.size,
+    modified: st.mtime,
+    created: st.birthtimeMs > 0 ? st.birthtime : null,
+    etag: `${st.ino.toString(16)}-${st.size.toString(16)}-${Math.round(st.mtimeMs).toString(16)}`,
+    raw: { mode: st.mode, inode: st.ino, ...raw },
+  };
+}
+
+const tempName = (kind: 'tmp' | 'upload') => `.tributary-${randomBytes(8).toString('hex')}.${kind}`;
+
+/** Trash spec: the Path key is URL-escaped per segment (RFC 2396), '/' kept. */
+function trashInfoPath(abs: string): string {
+  return abs.split('/').map(encodeURIComponent).join('/');
+}
+
+function localIsoDate(d: Date): string {
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+export class LocalConnector implements StorageConnector {
+  readonly features: StorageFeatures;
+  private readonly root: string;
+  private realRoot?: string;
+  private readonly trashDir: string;
+  private readonly watchers = new Set<Watcher>();
+
+  constructor(opts: Options) {
+    this.root = resolve(opts.path);
+    const dataHome = process.env.XDG_DATA_HOME && isAbsolute(process.env.XDG_DATA_HOME) ? process.env.XDG_DATA_HOME : join(homedir(), '.local', 'share');
+    this.trashDir = opts.trashDir ? resolve(opts.trashDir) : join(dataHome, 'Trash');
+    this.features = {
+      caseSensitive: process.platform !== 'darwin' && process.platform !== 'win32',
+      hashes: [],
+      modTimePrecisionMs: 1,
+      atomicWrites: true,
+      move: (from, to) => this.moveOrCopy(from, to, true),
+      copy: (from, to) => this.moveOrCopy(from, to, false),
+      trash: { put: (path) => this.trashPut(path), list: () => this.trashList() },
+      quota: () => this.quota(),
+      watch: (onChanges, onError) => this.watch(onChanges, onError),
+      partSizeFor: (size) => Math.max(MIN_PART, Math.ceil(size / MAX_PARTS / MiB) * MiB),
+      openChunkWriter: (path, plan) => this.openChunkWriter(path, plan),
+      resumeChunkWriter: (path, state) => this.resumeChunkWriter(path, state),
+    };
+  }
+
+  // ---- paths -------------------------------------------------------------------------------
+
+  /** The file system path of an upstream path; refuses `..`/`.` segments outright. */
+  private abs(path: string): string {
+    if (typeof path !== 'string' || !path.startsWith('/') || path.includes('\0')) throw new ServiceError('not_found', `"${path}" was not found.`);
+    const segments = path.split('/').filter((s) => s.length > 0);
+    if (segments.some((s) => s === '..' || s === '.' || (sep === '\\' && s.includes('\\')))) {
+      throw new ServiceError('forbidden', `"${path}" is outside this account's folder.`);
+    }
+    return segments.length ? join(this.root, ...segments) : this.root;
+  }
+
+  private async rootReal(): Promise<string> {
+    if (!this.realRoot) {
+      try {
+        this.realRoot = await realpath(this.root);
+      } catch (e) {
+        throw new ServiceError('service_not_available', `The folder ${this.root} is not available.`, {}, { cause: e });
+      }
+    }
+    return this.realRoot;
+  }
+
+  private inside(real: string, rootReal: string): boolean {
+    return real === rootReal || real.startsWith(rootReal.endsWith(sep) ? rootReal : rootReal + sep);
+  }
+
+  /**
+   * The file system path of `path` after proving that it, or (when it does not exist yet) its
+   * nearest existing ancestor, resolves inside the root: a symlink cannot lead out.
+   */
+  private async safe(path: string): Promise<string> {
+    const abs = this.abs(path);
+    const rootReal = await this.rootReal();
+    let probe = abs;
+    for (;;) {
+      try {
+        const real = await realpath(probe);
+        if (!this.inside(real, rootReal)) throw new ServiceError('forbidden', `"${path}" is outside this account's folder.`);
+        return abs;
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if ((code === 'ENOENT' || code === 'ENOTDIR') && probe !== this.root) {
+          probe = dirname(probe);
+          continue;
+        }
+        throw fsError(e, path);
+      }
+    }
+  }
+
+  private toUpstream(abs: string): string {
+    const rel = relative(this.root, abs);
+    return rel ? `/${rel.split(sep).join('/')}` : ROOT;
+  }
+
+  // ---- core --------------------------------------------------------------------------------
+
+  async stat(path: string): Promise<Entry> {
+    const abs = await this.safe(path);
+    try {
+      return entryOf(path, await stat(abs));
+    } catch (e) {
+      throw fsError(e, path);
+    }
+  }
+
+  async list(path: string): Promise<Entry[]> {
+    const abs = await this.safe(path);
+    const rootReal = await this.rootReal();
+    let dirents;
+    try {
+      dirents = await readdir(abs, { withFileTypes: true });
+    } catch (e) {
+      throw fsError(e, path);
+    }
+    const out: Entry[] = [];
+    // Stat in batches: enough concurrency for 100,000-entry folders, bounded file handles.
+    for (let i = 0; i < dirents.length; i += 256) {
+      const batch = dirents.slice(i, i + 256).filter((d) => !HIDDEN.test(d.name));
+      const entries = await Promise.all(
+        batch.map(async (d): Promise<Entry | undefined> => {
+          const child = join(abs, d.name);
+          try {
+            if (d.isSymbolicLink() && !this.inside(await realpath(child), rootReal)) return undefined; // leads out: not ours to show
+            const st = await stat(child);
+            if (!st.isFile() && !st.isDirectory()) return undefined; // sockets, fifos, devices
+            return entryOf(joinPath(path, d.name), st);
+          } catch {
+            return undefined; // vanished meanwhile, or a broken link
+          }
+        }),
+      );
+      for (const e of entries) if (e) out.push(e);
+    }
+    return out;
+  }
+
+  async read(path: string, opts: { start?: number; end?: number } = {}): Promise<Readable> {
+    const abs = await this.safe(path);
+    let handle: FileHandle;
+    try {
+      handle = await open(abs, fsc.O_RDONLY);
+    } catch (e) {
+      throw fsError(e, path);
+    }
+    const st = await handle.stat();
+    if (st.isDirectory()) {
+      await handle.close();
+      throw new ServiceError('invalid_parameters', `"${path}" is a folder.`);
+    }
+    return handle.createReadStream({ start: opts.start, end: opts.end, autoClose: true, highWaterMark: MiB });
+  }
+
+  async write(path: string, body: Readable, opts: WriteOptions = {}): Promise<Entry> {
+    const abs = await this.safe(path);
+    const existing = await stat(abs).catch(() => undefined);
+    if (existing?.isDirectory()) throw new ServiceError('naming_conflict', `A folder named "${baseName(path)}" exists.`);
+    const temp = join(dirname(abs), tempName('tmp'));
+    try {
+      // `flush` fsyncs before close, so the rename below publishes complete bytes only.
+      await pipeline(body, createWriteStream(temp, { flags: 'wx', mode: existing ? existing.mode & 0o777 : 0o644, flush: true, highWaterMark: MiB }), { signal: opts.signal });
+      if (opts.modified) await utimes(temp, opts.modified, opts.modified);
+      await rename(temp, abs);
+    } catch (e) {
+      await unlink(temp).catch(() => {});
+      throw fsError(e, path);
+    }
+    return this.stat(path);
+  }
+
+  async mkdir(path: string): Promise<Entry> {
+    const abs = await this.safe(path);
+    try {
+      await mkdir(abs);
+    } catch (e) {
+      throw fsError(e, path);
+    }
+    return this.stat(path);
+  }
+
+  async remove(path: string, { recursive }: { recursive: boolean }): Promise<void> {
+    if (path === ROOT) throw new ServiceError('forbidden', 'The root folder cannot be deleted.');
+    const abs = await this.safe(path);
+    try {
+      const st = await lstat(abs);
+      if (!st.isDirectory()) await unlink(abs);
+      else if (recursive) await rm(abs, { recursive: true });
+      else await rmdir(abs);
+    } catch (e) {
+      throw fsError(e, path);
+    }
+  }
+
+  private async moveOrCopy(from: string, to: string, move: boolean): Promise<Entry> {
+    if (from === ROOT) throw new ServiceError('forbidden', 'The root folder cannot be moved or copied this way.');
+    const src = await this.safe(from);
+    const dest = await this.safe(to);
+    if (to === from || to.startsWith(from + '/')) throw new ServiceError('invalid_parameters', 'A folder cannot be moved into itself.');
+    try {
+      await lstat(src);
+      // rename() silently replaces files: `to` must not exist (the service picks free names).
+      if (await lstat(dest).then(() => true, () => false)) throw new ServiceError('naming_conflict', `"${baseName(to)}" already exists.`);
+      if (move) {
+        try {
+          await rename(src, dest);
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
+          // Another device below the root (a mount point): copy, then remove the source.
+          await cp(src, dest, { recursive: true, errorOnExist: true, force: false, preserveTimestamps: true });
+          await rm(src, { recursive: true });
+        }
+      } else {
+        await cp(src, dest, { recursive: true, errorOnExist: true, force: false, preserveTimestamps: true });
+      }
+    } catch (e) {
+      throw fsError(e, (e as NodeJS.ErrnoException).path === dest ? to : from);
+    }
+    return this.stat(to);
+  }
+
+  async quota(): Promise<Quota> {
+    try {
+      const s = await statfs(this.root);
+      return { used: (s.blocks - s.bfree) * s.bsize, total: s.blocks * s.bsize };
+    } catch (e) {
+      throw fsError(e, ROOT);
+    }
+  }
+
+  // ---- trash (freedesktop.org Trash specification 1.0) ----------------------------------------
+
+  private async trashPut(path: string): Promise<void> {
+    if (path === ROOT) throw new ServiceError('forbidden', 'The root folder cannot be deleted.');
+    const abs = await this.safe(path);
+    await lstat(abs).catch((e) => Promise.reject(fsError(e, path)));
+    const files = join(this.trashDir, 'files');
+    const info = join(this.trashDir, 'info');
+    await mkdir(files, { recursive: true, mode: 0o700 });
+    await mkdir(info, { recursive: true, mode: 0o700 });
+    const [stem, ext] = splitExtension(baseName(path));
+    const content = `[Trash Info]\nPath=${trashInfoPath(abs)}\nDeletionDate=${localIsoDate(new Date())}\n`;
+    // The .trashinfo file, created exclusively, reserves the name (spec: "atomic" creation).
+    for (let n = 1; n < 100_000; n++) {
+      const name = n === 1 ? baseName(path) : `${stem}.${n}${ext}`;
+      try {
+        await writeFile(join(info, `${name}.trashinfo`), content, { flag: 'wx', mode: 0o600 });
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'EEXIST') continue;
+        throw fsError(e, path);
+      }
+      if (await lstat(join(files, name)).then(() => true, () => false)) {
+        await unlink(join(info, `${name}.trashinfo`));
+        continue;
+      }
+      try {
+        await rename(abs, join(files, name)).catch(async (e) => {
+          if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
+          await cp(abs, join(files, name), { recursive: true, errorOnExist: true, force: false, preserveTimestamps: true });
+          await rm(abs, { recursive: true });
+        });
+      } catch (e) {
+        await unlink(join(info, `${name}.trashinfo`)).catch(() => {});
+        throw fsError(e, path);
+      }
+      return;
+    }
+    throw new ServiceError('naming_conflict', `No free name in the trash for "${baseName(path)}".`);
+  }
+
+  private async trashList(): Promise<Entry[]> {
+    const files = join(this.trashDir, 'files');
+    const names = await readdir(files).catch(() => [] as string[]);
+    const out: Entry[] = [];
+    for (const name of names) {
+      const st = await lstat(join(files, name)).catch(() => undefined);
+      if (!st) continue;
+      const infoText = await readFile(join(this.trashDir, 'info', `${name}.trashinfo`), 'utf8').catch(() => '');
+      const original = /^Path=(.*)$/m.exec(infoText)?.[1];
+      const deleted = /^DeletionDate=(.*)$/m.exec(infoText)?.[1];
+      out.push(entryOf(`/${name}`, st, { originalPath: original ? decodeURIComponent(original) : null, deletionDate: deleted ?? null }));
+    }
+    return out;
+  }
+
+  // ---- watch -------------------------------------------------------------------------------
+
+  private async watch(onChanges: (changes: RawChange[]) => void, onError: (e: Error) => void): Promise<Watcher> {
+    const known = new Map<string, { ino: number; size: number; kind: 'file' | 'folder' }>();
+    const pending = new Map<string, { change: RawChange; ino: number; size: number; timer: NodeJS.Timeout }>();
+    let ready = false;
+    let batch: RawChange[] = [];
+    let flushTimer: NodeJS.Timeout | undefined;
+    const emit = (c: RawChange) => {
+      batch.push(c);
+      flushTimer ??= setTimeout(() => {
+        flushTimer = undefined;
+        const out = batch;
+        batch = [];
+        if (out.length) onChanges(out);
+      }, 30);
+    };
+    const watcher = chokidarWatch(this.root, {
+      alwaysStat: true,
+      ignored: (p: string) => HIDDEN.test(baseName(p.split(sep).join('/'))),
+    });
+    const added = (abs: string, st: Stats | undefined, kind: 'file' | 'folder') => {
+      const path = this.toUpstream(abs);
+      if (st) known.set(path, { ino: st.ino, size: kind === 'file' ? st.size : 0, kind });
+      if (!ready) return;
+      const entry = st ? entryOf(path, st) : undefined;
+      for (const [old, p] of pending) {
+        if (st && p.ino === st.ino && p.size === (kind === 'file' ? st.size : 0) && p.change.kind === kind) {
+          clearTimeout(p.timer);
+          pending.delete(old);
+          emit({ type: parentOf(old) === parentOf(path) ? 'rename' : 'move', path, previousPath: old, kind, entry });
+          return;
+        }
+      }
+      emit({ type: 'add', path, kind, entry });
+    };
+    const removed = (abs: string, kind: 'file' | 'folder') => {
+      const path = this.toUpstream(abs);
+      const was = known.get(path);
+      known.delete(path);
+      const change: RawChange = { type: 'delete', path, kind };
+      if (!was) return emit(change);
+      const timer = setTimeout(() => {
+        pending.delete(path);
+        emit(change);
+      }, RENAME_WINDOW_MS);
+      pending.set(path, { change, ino: was.ino, size: was.size, timer });
+    };
+    watcher.on('add', (p, st) => added(p, st, 'file'));
+    watcher.on('addDir', (p, st) => (p === this.root ? undefined : added(p, st, 'folder')));
+    watcher.on('change', (p, st) => {
+      const path = this.toUpstream(p);
+      if (st) known.set(path, { ino: st.ino, size: st.size, kind: 'file' });
+      emit({ type: 'update', path, kind: 'file', entry: st ? entryOf(path, st) : undefined });
+    });
+    watcher.on('unlink', (p) => removed(p, 'file'));
+    watcher.on('unlinkDir', (p) => removed(p, 'folder'));
+    watcher.on('error', (e) => onError(e instanceof Error ? e : new Error(String(e))));
+    await new Promise<void>((res) => watcher.once('ready', () => res()));
+    ready = true;
+    const handle: Watcher = {
+      close: async () => {
+        this.watchers.delete(handle);
+        for (const p of pending.values()) clearTimeout(p.timer);
+        if (flushTimer) clearTimeout(flushTimer);
+        await watcher.close();
+      },
+    };
+    this.watchers.add(handle);
+    return handle;
+  }
+
+  // ---- chunked uploads: positional writes into a hidden file beside the target ----------------
+
+  private async openChunkWriter(path: string, plan: { size: number; partSize: number }): Promise<ChunkWriter> {
+    if (!Number.isSafeInteger(plan.size) || plan.size < 0) throw new ServiceError('invalid_parameters', 'The upload size must be a whole number of bytes.');
+    if (!Number.isSafeInteger(plan.partSize) || plan.partSize < 1) throw new ServiceError('invalid_parameters', 'The part size must be positive.');
+    if (Math.ceil(plan.size / plan.partSize) > MAX_PARTS) throw new ServiceError('invalid_parameters', `At most ${MAX_PARTS} parts are allowed.`);
+    const abs = await this.safe(path);
+    const temp = joinPath(parentOf(path), tempName('upload'));
+    try {
+      const h = await open(join(dirname(abs), baseName(temp)), 'wx', 0o644);
+      await h.truncate(plan.size);
+      await h.close();
+    } catch (e) {
+      throw fsError(e, path);
+    }
+    return new LocalChunkWriter(this, path, { temp, size: plan.size, partSize: plan.partSize });
+  }
+
+  private async resumeChunkWriter(path: string, state: Record<string, unknown>): Promise<ChunkWriter> {
+    const { temp, size, partSize } = state as { temp?: unknown; size?: unknown; partSize?: unknown };
+    if (typeof temp !== 'string' || typeof size !== 'number' || typeof partSize !== 'number' || parentOf(temp) !== parentOf(path) || !HIDDEN.test(baseName(temp))) {
+      throw new ServiceError('invalid_parameters', 'This upload cannot be resumed: its saved state is invalid.');
+    }
+    const st = await stat(await this.safe(temp)).catch(() => undefined);
+    if (!st || st.size !== size) throw new ServiceError('not_found', 'This upload cannot be resumed: its temporary file is gone.');
+    return new LocalChunkWriter(this, path, { temp, size, partSize });
+  }
+
+  /** For the chunk writer: a safe file system path (kept private to this module otherwise). */
+  resolveForWriter(path: string): Promise<string> {
+    return this.safe(path);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.watchers].map((w) => w.close()));
+  }
+}
+
+class LocalChunkWriter implements ChunkWriter {
+  readonly parallel = true;
+  readonly partSize: number;
+  private handle?: Promise<FileHandle>;
+
+  constructor(
+    private readonly c: LocalConnector,
+    private readonly path: string,
+    readonly state: { temp: string; size: number; partSize: number },
+  ) {
+    this.partSize = state.partSize;
+  }
+
+  private get parts(): number {
+    return Math.max(1, Math.ceil(this.state.size / this.partSize));
+  }
+
+  private fh(): Promise<FileHandle> {
+    this.handle ??= this.c.resolveForWriter(this.state.temp).then((abs) => open(abs, 'r+'));
+    this.handle.catch(() => (this.handle = undefined));
+    return this.handle;
+  }
+
+  async writePart(partNumber: number, body: Buffer, signal?: AbortSignal): Promise<PartReceipt> {
+    signal?.throwIfAborted();
+    if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > this.parts) {
+      throw new ServiceError('invalid_parameters', `part_number must be between 1 and ${this.parts}.`);
+    }
+    const offset = (partNumber - 1) * this.partSize;
+    const expected = Math.min(this.partSize, this.state.size - offset);
+    if (body.length !== expected) {
+      throw new ServiceError('invalid_parameters', `Part ${partNumber} must be ${expected} bytes, not ${body.length}.`);
+    }
+    try {
+      const h = await this.fh();
+      for (let done = 0; done < body.length; ) done += (await h.write(body, done, body.length - done, offset + done)).bytesWritten;
+    } catch (e) {
+      throw fsError(e, this.path);
+    }
+    return { partNumber, size: body.length };
+  }
+
+  async complete(parts: PartReceipt[]): Promise<Entry> {
+    const have = new Set(parts.map((p) => p.partNumber));
+    for (let n = 1; n <= this.parts; n++) {
+      if (!have.has(n) && this.state.size > 0) throw new ServiceError('invalid_parameters', `Part ${n} has not been uploaded.`);
+    }
+    try {
+      const h = await this.fh();
+      await h.sync();
+      await h.close();
+      this.handle = undefined;
+      const target = await this.c.resolveForWriter(this.path);
+      if ((await stat(target).catch(() => undefined))?.isDirectory()) throw new ServiceError('naming_conflict', `A folder named "${baseName(this.path)}" exists.`);
+      await rename(await this.c.resolveForWriter(this.state.temp), target);
+    } catch (e) {
+      throw fsError(e, this.path);
+    }
+    return this.c.stat(this.path);
+  }
+
+  async abort(): Promise<void> {
+    const h = this.handle;
+    this.handle = undefined;
+    await h?.then((x) => x.close()).catch(() => {});
+    await unlink(await this.c.resolveForWriter(this.state.temp)).catch(() => {});
+  }
+}
+
+export default defineConnector({
+  id: 'local',
+  name: 'This computer',
+  kind: 'storage',
+  group: 'local',
+  options,
+  fromImport: (body) => ({ path: body.path, ...(body.trash_dir !== undefined ? { trashDir: body.trash_dir } : {}) }),
+  describe: (o) => `local:${o.path}`,
+  create: (o) => new LocalConnector(o),
+});
