@@ -3,7 +3,7 @@
  * entries scroll as smoothly as 50), with multi-select, keyboard navigation, inline rename,
  * drag sources and drop targets.
  */
-import { memo, useCallback, useEffect, useRef, useState, type DragEvent, type KeyboardEvent, type MouseEvent } from 'react';
+import { memo, useCallback, useEffect, useRef, useState, type DragEvent, type KeyboardEvent, type MouseEvent, type RefObject } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import type { Resource } from '../../../../src-main/contract';
 import { formatBytes, formatDate } from '../../components/format';
@@ -198,6 +198,25 @@ export function FileList(props: FileListProps) {
     if (files.length) props.onDropFiles(files, folder);
   };
 
+  // Rows get one stable handle to the latest handlers, so memo() lets a row skip rendering
+  // unless its own item, selection, focus or drop state changed.
+  const actions = useRef<RowActions>(null!);
+  actions.current = {
+    click: onRowClick,
+    open: props.onOpen,
+    download: props.onDownload,
+    rename: (item, name) => {
+      setRenaming(null);
+      if (name && name !== item.name) props.onRename(item, name);
+      scrollRef.current?.focus({ preventScroll: true });
+    },
+    dragStart: onDragStartRow,
+    dragOver: (e, item) => {
+      if (acceptDrag(e, item.id)) e.stopPropagation();
+    },
+    drop: (e, item) => handleDrop(e, item),
+  };
+
   const activeId = items[focus] ? `row-${focus}` : undefined;
   const virtualItems = virtualizer.getVirtualItems();
 
@@ -260,17 +279,7 @@ export function FileList(props: FileListProps) {
                   focused={v.index === focus}
                   renaming={renaming === item.id}
                   dropActive={dropTarget === item.id}
-                  onClick={onRowClick}
-                  onOpen={props.onOpen}
-                  onDownload={props.onDownload}
-                  onRename={(name) => {
-                    setRenaming(null);
-                    if (name && name !== item.name) props.onRename(item, name);
-                    scrollRef.current?.focus({ preventScroll: true });
-                  }}
-                  onDragStart={onDragStartRow}
-                  onDragOver={item.kind === 'folder' ? (e) => (acceptDrag(e, item.id) ? e.stopPropagation() : undefined) : undefined}
-                  onDrop={item.kind === 'folder' ? (e) => handleDrop(e, item) : undefined}
+                  actions={actions}
                 />
               );
             })}
@@ -303,6 +312,16 @@ function SortButton(props: { label: string; k: SortKey; sort: { key: SortKey; di
   );
 }
 
+interface RowActions {
+  click(e: MouseEvent, index: number): void;
+  open(item: Resource): void;
+  download(item: Resource): void;
+  rename(item: Resource, name: string): void;
+  dragStart(e: DragEvent, index: number): void;
+  dragOver(e: DragEvent, item: Resource): void;
+  drop(e: DragEvent, item: Resource): void;
+}
+
 interface RowProps {
   item: Resource;
   index: number;
@@ -311,17 +330,12 @@ interface RowProps {
   focused: boolean;
   renaming: boolean;
   dropActive: boolean;
-  onClick(e: MouseEvent, index: number): void;
-  onOpen(item: Resource): void;
-  onDownload(item: Resource): void;
-  onRename(name: string): void;
-  onDragStart(e: DragEvent, index: number): void;
-  onDragOver?: (e: DragEvent) => void;
-  onDrop?: (e: DragEvent) => void;
+  actions: RefObject<RowActions>;
 }
 
 const Row = memo(function Row(p: RowProps) {
   const { item } = p;
+  const a = () => p.actions.current!;
   const cls = ['row', p.selected && 'selected', p.focused && 'focused', p.dropActive && 'drop-active'].filter(Boolean).join(' ');
   return (
     <div
@@ -334,16 +348,16 @@ const Row = memo(function Row(p: RowProps) {
       data-name={item.name}
       data-kind={item.kind}
       draggable={!p.renaming}
-      onClick={(e) => p.onClick(e, p.index)}
-      onDoubleClick={() => p.onOpen(item)}
-      onDragStart={(e) => p.onDragStart(e, p.index)}
-      onDragOver={p.onDragOver}
-      onDrop={p.onDrop}
+      onClick={(e) => a().click(e, p.index)}
+      onDoubleClick={() => a().open(item)}
+      onDragStart={(e) => a().dragStart(e, p.index)}
+      onDragOver={item.kind === 'folder' ? (e) => a().dragOver(e, item) : undefined}
+      onDrop={item.kind === 'folder' ? (e) => a().drop(e, item) : undefined}
     >
       <span className="col-name">
         <span className={`item-icon ${item.kind}`}>{item.kind === 'folder' ? <FolderIcon /> : <FileIcon />}</span>
         {p.renaming ? (
-          <RenameInput name={item.name} onDone={p.onRename} />
+          <RenameInput name={item.name} onDone={(name) => a().rename(item, name)} />
         ) : (
           <span className="item-name" title={item.name} data-testid="file-name">
             {item.name}
@@ -364,7 +378,7 @@ const Row = memo(function Row(p: RowProps) {
             data-testid="download"
             onClick={(e) => {
               e.stopPropagation();
-              p.onDownload(item);
+              a().download(item);
             }}
           >
             <DownloadIcon />
