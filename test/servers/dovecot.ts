@@ -24,7 +24,14 @@ export interface DovecotServer {
 
 const DOVECOT = '/usr/sbin/dovecot';
 
-export async function startDovecot(options: { users?: Record<string, string> } = {}): Promise<DovecotServer> {
+export interface DovecotTls {
+  /** PEM of the self-signed certificate (CN localhost, SAN 127.0.0.1): the CA to trust. */
+  ca: string;
+  /** Port of implicit TLS (imaps); `imapPort` then offers STARTTLS. */
+  imapsPort: number;
+}
+
+export async function startDovecot(options: { users?: Record<string, string>; tls?: boolean } = {}): Promise<DovecotServer & { tls?: DovecotTls }> {
   if (!existsSync(DOVECOT)) throw new Error(`Dovecot is not installed (${DOVECOT}); apt-get install dovecot-imapd dovecot-lmtpd (notes/test-servers.md §0).`);
   const users = options.users ?? { alice: 'secret', bob: 'secret' };
   const dir = scratchDir('dovecot');
@@ -35,13 +42,23 @@ export async function startDovecot(options: { users?: Record<string, string> } =
   // nobody:nogroup (65534) owns the mail; Dovecot refuses to store mail as root.
   chownSync(join(D, 'mail'), 65534, 65534);
   const [imapPort, lmtpPort] = [await freePort(), await freePort()];
+  let tls: DovecotTls | undefined;
+  let sslConf = 'ssl = no';
+  let imapsPort = 0;
+  if (options.tls) {
+    imapsPort = await freePort();
+    const [cert, key] = [join(D, 'cert.pem'), join(D, 'key.pem')];
+    run('/usr/bin/openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-keyout', key, '-out', cert]);
+    sslConf = `ssl = yes\nssl_cert = <${cert}\nssl_key = <${key}`;
+    tls = { ca: readFileSync(cert, 'utf8'), imapsPort };
+  }
   const conf = `base_dir = ${D}/run
 state_dir = ${D}/state
 instance_name = itest-dovecot-${imapPort}
 protocols = imap lmtp
 listen = 127.0.0.1
 log_path = ${D}/dovecot.log
-ssl = no
+${sslConf}
 disable_plaintext_auth = no
 auth_mechanisms = plain login
 mail_location = maildir:${D}/mail/%n/Maildir
@@ -81,7 +98,8 @@ service imap-login {
     port = ${imapPort}
   }
   inet_listener imaps {
-    port = 0
+    address = 127.0.0.1
+    port = ${imapsPort}
   }
 }
 service lmtp {
@@ -104,9 +122,11 @@ protocol imap {
   if (started.status !== 0) throw new Error(`dovecot failed to start: ${readFileSync(join(D, 'start.log'), 'utf8')}`);
   await waitPort(imapPort);
   await waitPort(lmtpPort);
+  if (imapsPort) await waitPort(imapsPort);
   const lmtp = nodemailer.createTransport({ host: '127.0.0.1', port: lmtpPort, lmtp: true, ignoreTLS: true });
   return {
     host: '127.0.0.1',
+    tls,
     imapPort,
     lmtpPort,
     dir: D,
