@@ -11,7 +11,8 @@ import { keys, useApi, useConnectors } from '../../api/hooks';
 import { Dialog } from '../../components/Dialog';
 import { ServiceIcon } from '../../components/Icons';
 import { useUi } from '../../stores/ui';
-import { fieldsOf, readOptions, SchemaFields } from './SchemaForm';
+import { fieldsOf } from './schema';
+import { readOptions, SchemaFields } from './SchemaForm';
 
 type Status = { kind: 'idle' } | { kind: 'busy'; what: string } | { kind: 'ok'; message: string } | { kind: 'error'; message: string };
 
