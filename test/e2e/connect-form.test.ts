@@ -8,14 +8,20 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
 import { connectorDefinition, secretFields } from '../../src-main/connectors/registry';
-import { fieldsOf } from '../../src-renderer/src/features/accounts/schema';
 import { scratchDir } from '../servers/util';
+
+// The renderer's own module, loaded at run time: it belongs to the web TypeScript project, and
+// a static import would pull it into the node project (TS6307).
+type FieldsOf = (schema: Record<string, unknown>) => { key: string; label: string; kind: string; required: boolean; defaultValue?: unknown }[];
+const RENDERER_SCHEMA = '../../src-renderer/src/features/accounts/schema.ts';
+let fieldsOf: FieldsOf;
 
 describe('connect-account form from connector schemas (issue 2, Build 7)', () => {
   let dir: string;
   let app: App;
 
   beforeAll(async () => {
+    ({ fieldsOf } = (await import(/* @vite-ignore */ RENDERER_SCHEMA)) as { fieldsOf: FieldsOf });
     dir = scratchDir('connect-form');
     app = await createApp({ dataDir: dir, defaultLocalFolder: false });
   });
