@@ -93,6 +93,7 @@ export const DEFAULT_WINDOW_MS = 3 * 24 * 3600 * 1000;
 
 const ISO = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
 /** IMAP keyword = atom (RFC 3501): no controls, spaces, or ( ) { % * " \ ]. */
+// oxlint-disable-next-line no-control-regex -- excluding control characters is the point
 const KEYWORD = /^[^\x00-\x20\x7f(){%*"\\\]]{1,200}$/;
 const EMAIL = /^[^\s@<>",;]+@[^\s@<>",;]+$/;
 
@@ -796,6 +797,7 @@ export class MailService {
   }
 
   private checkFolderName(name: unknown): asserts name is string {
+    // oxlint-disable-next-line no-control-regex -- excluding control characters is the point
     if (typeof name !== 'string' || !name.trim() || name.length > 1000 || /[\x00-\x1f\x7f*%]/.test(name)) {
       throw invalid('A folder name is 1 to 1000 characters without controls, * or %.');
     }

@@ -8,7 +8,7 @@
  * takes ~3 ms per message), then indexed with `doveadm index` so neither client pays for it.
  * Tributary runs in a child process, so the RSS printed is its own.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { chownSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ImapFlow } from 'imapflow';
