@@ -9,6 +9,10 @@ export function Dialog(props: { title: string; onClose(): void; children: ReactN
   useEffect(() => {
     const d = ref.current;
     if (d && !d.open) d.showModal();
+    // showModal() focuses the first control; move to the one the dialog marks as default.
+    const first = d?.querySelector<HTMLElement>('[data-autofocus]');
+    first?.focus();
+    if (first instanceof HTMLInputElement) first.select();
   }, []);
   return (
     <dialog
@@ -42,7 +46,8 @@ export function ConfirmDialog(props: { title: string; message: ReactNode; confir
           type="button"
           className={props.danger ? 'btn btn-danger' : 'btn btn-primary'}
           data-testid="confirm-ok"
-          autoFocus
+          // Destructive confirmations start on Cancel, so a stray Enter deletes nothing.
+          data-autofocus={props.danger ? undefined : true}
           onClick={() => {
             props.onConfirm();
             props.onClose();
@@ -70,7 +75,7 @@ export function PromptDialog(props: { title: string; label: string; initial?: st
       >
         <label className="field">
           <span className="field-label">{props.label}</span>
-          <input name="value" className="input" defaultValue={props.initial} autoFocus required data-testid="prompt-input" />
+          <input name="value" className="input" defaultValue={props.initial} data-autofocus required data-testid="prompt-input" />
         </label>
         <div className="dialog-actions">
           <button type="button" className="btn" onClick={props.onClose}>

@@ -37,7 +37,7 @@ export function ConflictDialog() {
         <button type="button" className="btn" onClick={() => choose('overwrite')} data-testid="conflict-overwrite">
           Overwrite
         </button>
-        <button type="button" className="btn btn-primary" autoFocus onClick={() => choose('rename')} data-testid="conflict-keep-both">
+        <button type="button" className="btn btn-primary" data-autofocus onClick={() => choose('rename')} data-testid="conflict-keep-both">
           Keep both
         </button>
       </div>
