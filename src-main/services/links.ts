@@ -107,10 +107,14 @@ export class LinksService {
     this.get(accountId, id);
     const sets: string[] = [];
     const params: unknown[] = [];
-    if (changes.direct !== undefined) (sets.push('direct = ?'), params.push(changes.direct ? 1 : 0));
-    if (changes.active !== undefined) (sets.push('active = ?'), params.push(changes.active ? 1 : 0));
-    if (changes.expiration !== undefined) (sets.push('expiration = ?'), params.push(normaliseExpiration(changes.expiration)));
-    if (changes.password !== undefined) (sets.push('password_hash = ?'), params.push(changes.password ? hashPassword(changes.password) : null));
+    const set = (column: string, value: unknown) => {
+      sets.push(`${column} = ?`);
+      params.push(value);
+    };
+    if (changes.direct !== undefined) set('direct', changes.direct ? 1 : 0);
+    if (changes.active !== undefined) set('active', changes.active ? 1 : 0);
+    if (changes.expiration !== undefined) set('expiration', normaliseExpiration(changes.expiration));
+    if (changes.password !== undefined) set('password_hash', changes.password ? hashPassword(changes.password) : null);
     sets.push('modified = ?');
     params.push(nowIso());
     this.db.prepare(`UPDATE links SET ${sets.join(', ')} WHERE id = ?`).run(...params, id);

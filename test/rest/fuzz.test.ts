@@ -45,8 +45,8 @@ describe('REST fuzz (spec 1, Errors)', () => {
     const segment = fc.oneof(
       fc.constantFrom('accounts', 'storage', 'files', 'folders', 'links', 'keys', 'multipart', 'contents', 'copy', 'thumbnail', 'search', 'recent', 'convert_id'),
       fc.constantFrom('permissions', 'token_from_key', 'upload_url', 'complete', 'root', 'trash', 'me', '1', '2', '0', '-1', '99999999999999999999', '1,2', 'me,1', '..', '%2F', '%ZZ', ''),
-      fc.constantFrom(...['ids']).map(() => ids[0]!),
-      fc.constantFrom(...['ids']).map(() => ids[1]!),
+      fc.constant(null).map(() => ids[0]!),
+      fc.constant(null).map(() => ids[1]!),
       fc.constant('A'.repeat(9000)),
       printable.map((x) => encodeURIComponent(x)),
     );
@@ -91,7 +91,7 @@ describe('REST fuzz (spec 1, Errors)', () => {
       () => null,
     );
     const auth = fc.oneof({ arbitrary: valid, weight: 4 }, { arbitrary: invalid, weight: 1 });
-    const jsonValue = fc.oneof(fc.string({ maxLength: 30 }), fc.integer(), fc.boolean(), fc.constant(null), fc.constantFrom('root', 'True', '1'), fc.constantFrom(...['ids']).map(() => ids[0]!));
+    const jsonValue = fc.oneof(fc.string({ maxLength: 30 }), fc.integer(), fc.boolean(), fc.constant(null), fc.constantFrom('root', 'True', '1'), fc.constant(null).map(() => ids[0]!));
     const body = fc.oneof(
       fc.constant(undefined),
       fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b)),
