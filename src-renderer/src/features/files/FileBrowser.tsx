@@ -80,7 +80,10 @@ export function FileBrowser({ account }: { account: Account }) {
 
   const rename = async (item: Resource, name: string) => {
     try {
-      await api.call('files.rename', { account: item.account, id: item.id, name });
+      const renamed = await api.call('files.rename', { account: item.account, id: item.id, name });
+      // Ids follow the name on path-addressed backends: keep the renamed item selected.
+      const ui = useUi.getState();
+      if (ui.selected.has(item.id)) ui.setSelection([...ui.selected].map((id) => (id === item.id ? renamed.id : id)));
     } catch (e) {
       toastError(`Could not rename "${item.name}"`, e);
     }

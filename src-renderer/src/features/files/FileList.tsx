@@ -3,7 +3,7 @@
  * entries scroll as smoothly as 50), with multi-select, keyboard navigation, inline rename,
  * drag sources and drop targets.
  */
-import { memo, useCallback, useEffect, useRef, useState, type DragEvent, type KeyboardEvent, type MouseEvent, type RefObject } from 'react';
+import { memo, useCallback, useEffect, useMemo, useRef, useState, type DragEvent, type KeyboardEvent, type MouseEvent, type RefObject } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import type { Resource } from '../../../../src-main/contract';
 import { formatBytes, formatDate } from '../../components/format';
@@ -217,6 +217,8 @@ export function FileList(props: FileListProps) {
     drop: (e, item) => handleDrop(e, item),
   };
 
+  // Only what is listed counts (a selected item may have been deleted or renamed elsewhere).
+  const selectedCount = useMemo(() => (selected.size === 0 ? 0 : items.reduce((n, i) => (selected.has(i.id) ? n + 1 : n), 0)), [items, selected]);
   const activeId = items[focus] ? `row-${focus}` : undefined;
   const virtualItems = virtualizer.getVirtualItems();
 
@@ -288,7 +290,7 @@ export function FileList(props: FileListProps) {
       </div>
       <div className="list-footer" aria-live="polite">
         {props.complete ? `${props.total.toLocaleString()} item${props.total === 1 ? '' : 's'}` : `Loading ${items.length.toLocaleString()} of ${props.total.toLocaleString()}…`}
-        {selected.size > 0 && ` · ${selected.size.toLocaleString()} selected`}
+        {selectedCount > 0 && ` · ${selectedCount.toLocaleString()} selected`}
       </div>
     </div>
   );
