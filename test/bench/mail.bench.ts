@@ -147,7 +147,10 @@ function mbsync(port: number): { ms: number; count: number } {
   const t = performance.now();
   const r = spawnSync('/usr/bin/mbsync', ['-q', '-c', rc, '-a'], { encoding: 'utf8' });
   const ms = performance.now() - t;
-  if (r.status !== 0) throw new Error(`mbsync failed: ${r.stderr}`);
+  if (r.status !== 0) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`mbsync failed: ${r.stderr}`);
+  }
   const count = readdirSync(join(dir, 'mail', 'INBOX', 'cur')).length + readdirSync(join(dir, 'mail', 'INBOX', 'new')).length;
   rmSync(dir, { recursive: true, force: true });
   return { ms, count };

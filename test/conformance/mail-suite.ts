@@ -4,6 +4,7 @@
  * real delivery (LMTP / SMTP), never mocked. Sections cite spec 2.
  */
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { ImapFlow } from 'imapflow';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { Readable } from 'node:stream';
@@ -58,13 +59,15 @@ export function mailConformance(name: string, start: () => Promise<MailServerUnd
     let mail: MailService;
     let alice: number;
     let bob: number;
+    let dataDir: string;
     const ctx = { fileHref: (id: string) => `http://localhost/v1/accounts/me/storage/files/${id}` };
     const farFuture = '2100-01-01T00:00:00Z';
     const all = { after: '1970-01-01T00:00:00Z', before: farFuture };
 
     beforeAll(async () => {
       server = await start();
-      app = await createApp({ dataDir: scratchDir('mail-conf'), defaultLocalFolder: false });
+      dataDir = scratchDir('mail-conf');
+      app = await createApp({ dataDir, defaultLocalFolder: false });
       mail = new MailService({ db: app.db, accounts: app.accounts, events: app.events, keyring: app.keyring, trackingBaseUrl: () => 'https://track.example.test/' });
       alice = (await app.accounts.connect({ service: 'imap', options: server.options('alice') })).id;
       bob = (await app.accounts.connect({ service: 'imap', options: server.options('bob') })).id;
@@ -81,6 +84,7 @@ export function mailConformance(name: string, start: () => Promise<MailServerUnd
       await mail?.close();
       await app?.close();
       await server?.stop();
+      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     });
 
     it('connect: a wrong password is upstream_auth_failed (spec 1 import, imap)', async () => {

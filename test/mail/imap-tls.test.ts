@@ -1,5 +1,6 @@
 // The `imap` connector over TLS and STARTTLS with a custom CA (issue 5 item 1), against Dovecot
 // with a self-signed certificate; SMTP through the plain relay (§2B).
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
 import { MailService } from '../../src-main/mail/service';
@@ -12,12 +13,14 @@ describe('imap connector: TLS, STARTTLS, custom CA', () => {
   let smtp: SmtpRelay;
   let app: App;
   let mail: MailService;
+  let dataDir: string;
   const base = () => ({ host: '127.0.0.1', user: 'alice', password: 'secret', smtp_host: smtp.host, smtp_port: smtp.port, smtp_tls: 'none' });
 
   beforeAll(async () => {
     dovecot = await startDovecot({ users: { alice: 'secret' }, tls: true });
     smtp = await startSmtpRelay({ lmtpPort: dovecot.lmtpPort, users: dovecot.users });
-    app = await createApp({ dataDir: scratchDir('mail-tls'), defaultLocalFolder: false });
+    dataDir = scratchDir('mail-tls');
+    app = await createApp({ dataDir, defaultLocalFolder: false });
     mail = new MailService({ db: app.db, accounts: app.accounts, events: app.events, keyring: app.keyring, live: false, prefetchBodies: 0 });
     await dovecot.deliver('Subject: over tls\r\nMessage-ID: <tls1@example.test>\r\n\r\nsecure\r\n', ['alice']);
   });
@@ -27,6 +30,7 @@ describe('imap connector: TLS, STARTTLS, custom CA', () => {
     await app?.close();
     await smtp?.stop();
     await dovecot?.stop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('implicit TLS with the server certificate as custom CA syncs the mailbox', async () => {
