@@ -62,7 +62,7 @@ export function fieldsOf(schema: Record<string, unknown>): FieldSpec[] {
     else if (type === 'number' || type === 'integer') kind = 'number';
     else if (type === 'object' || type === 'array') kind = 'json';
     else if (p.secret || p.writeOnly || p.format === 'password') kind = 'password';
-    else if (p.multiline || p.format === 'textarea') kind = 'textarea';
+    else if (p.multiline || p.format === 'textarea' || /\bPEM\b/.test(`${p.title ?? ''} ${p.description ?? ''}`)) kind = 'textarea';
     return {
       key,
       label: p.title ?? humanize(key),

@@ -1,0 +1,248 @@
+/**
+ * End to end, in real Chromium (Debian's, via playwright-core) against headless mode
+ * (`node out/main/serve.js`), through the built web UI only — the same renderer Electron shows.
+ * Issue 2 (Foundation), "Tests that must exist": first-run local account visible; connect the
+ * Apache WebDAV account through the form; create a folder; drop a file onto the list (a real
+ * `drop` event carrying a DataTransfer); see it with its size; rename it; download it and
+ * compare bytes; delete it; a screenshot is kept in test-results/.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApache } from '../servers/apache';
+
+const ROOT = join(import.meta.dirname, '../..');
+const RESULTS = join(ROOT, 'test-results');
+const CHROMIUM = '/usr/bin/chromium';
+// notes/test-servers.md §10
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+/** Builds once when the bundle is missing or older than its sources (npm test builds first anyway). */
+function ensureBuilt(): void {
+  const html = join(ROOT, 'out/renderer/index.html');
+  const serve = join(ROOT, 'out/main/serve.js');
+  const stale = !existsSync(html) || !existsSync(serve) || statSync(html).mtimeMs < newestMtime(join(ROOT, 'src-renderer'));
+  if (!stale) return;
+  const r = spawnSync(join(ROOT, 'node_modules/.bin/electron-vite'), ['build'], { cwd: ROOT, env: { ...process.env, ELECTRON_SKIP_BINARY_DOWNLOAD: '1' }, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`electron-vite build failed:\n${r.stdout}\n${r.stderr}`);
+}
+
+/** `serve` as the user runs it; resolves with the printed UI URL. */
+function startServe(dataDir: string, localFolder: string): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [join(ROOT, 'out/main/serve.js'), '--port', '0', '--data-dir', dataDir, '--local-folder', localFolder], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve printed no URL within 20 s. stderr:\n${stderr}`)), 20_000);
+    child.once('exit', (code) => reject(new Error(`serve exited with ${code}. stderr:\n${stderr}`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const m = /Tributary is running at (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/.exec(line);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1] });
+      }
+    });
+  });
+}
+
+const stopChild = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+
+/** Same formatting rule as the UI (components/format.ts), for the size we expect to see. */
+function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ['B', 'KB', 'MB', 'GB'];
+  let v = n;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return `${v >= 100 ? v.toFixed(0) : v.toFixed(1)} ${units[u]}`;
+}
+
+const row = (page: Page, name: string) => page.locator(`[data-testid=file-row][data-name="${name}"]`);
+
+/** Drops a file onto an element the way the OS does: dragenter, dragover, drop, one DataTransfer. */
+async function dropFile(page: Page, selector: string, name: string, bytes: Buffer): Promise<void> {
+  const dataTransfer = await page.evaluateHandle(
+    ({ name, b64 }) => {
+      // Runs in the page (DOM types are not in the node test project's lib).
+      const DT = (globalThis as unknown as { DataTransfer: new () => { items: { add(file: File): void } } }).DataTransfer;
+      const dt = new DT();
+      const bin = atob(b64);
+      const data = new Uint8Array(bin.length);
+      for (let i = 0; i < bin.length; i++) data[i] = bin.charCodeAt(i);
+      dt.items.add(new File([data], name, { type: 'application/octet-stream' }));
+      return dt;
+    },
+    { name, b64: bytes.toString('base64') },
+  );
+  for (const type of ['dragenter', 'dragover', 'drop']) await page.dispatchEvent(selector, type, { dataTransfer });
+  await dataTransfer.dispose();
+}
+
+/** Create a folder, drop a file into it, check its size, rename, download and compare, delete. */
+async function fileRoundTrip(page: Page, label: string, onDisk?: (folder: string, name: string) => string): Promise<void> {
+  const folder = `E2E ${label} ${Date.now() % 100000}`;
+  // spec 1, Files: Create a folder
+  await page.getByTestId('new-folder').click();
+  await page.getByTestId('prompt-input').fill(folder);
+  await page.getByTestId('prompt-ok').click();
+  await expect.poll(() => row(page, folder).count()).toBe(1);
+  await row(page, folder).dblclick();
+  await expect.poll(() => page.getByTestId('breadcrumbs').innerText()).toContain(folder);
+  await page.getByTestId('list-empty').waitFor();
+
+  // spec 1, Files: Upload a file — by OS drag and drop onto the list
+  const bytes = randomBytes(70_001);
+  const name = 'dropped report.bin';
+  await dropFile(page, '[data-testid=file-list]', name, bytes);
+  await row(page, name).waitFor();
+  await expect.poll(() => row(page, name).getByTestId('file-size').innerText()).toBe(formatBytes(bytes.length));
+  if (onDisk) expect(readFileSync(onDisk(folder, name)).equals(bytes)).toBe(true);
+
+  // spec 1, Files: Rename — inline, with F2
+  const renamed = 'renamed report.bin';
+  await row(page, name).click();
+  await page.keyboard.press('F2');
+  await page.getByTestId('rename-input').fill(renamed);
+  await page.keyboard.press('Enter');
+  await row(page, renamed).waitFor();
+  await expect.poll(() => row(page, name).count()).toBe(0);
+
+  // spec 1, Files: Download — the browser saves the attachment; bytes must be identical
+  const [download] = await Promise.all([page.waitForEvent('download'), row(page, renamed).getByTestId('download').click()]);
+  expect(download.suggestedFilename()).toBe(renamed);
+  const saved = await download.path();
+  expect(readFileSync(saved).equals(bytes)).toBe(true);
+
+  await page.screenshot({ path: join(RESULTS, `e2e-files-${label}.png`) });
+
+  // spec 1, Files: Delete — with the Delete key and the confirmation
+  await row(page, renamed).click();
+  await page.keyboard.press('Delete');
+  await page.getByTestId('delete-dialog').getByTestId('confirm-ok').click();
+  await expect.poll(() => row(page, renamed).count()).toBe(0);
+  await page.getByTestId('list-empty').waitFor();
+  if (onDisk) expect(existsSync(onDisk(folder, renamed))).toBe(false);
+}
+
+describe('E2E file browser in Chromium against headless mode (issue 2, Tests: end-to-end)', () => {
+  let scratch: string;
+  let localFolder: string;
+  let serve: { child: ChildProcess; url: string };
+  let apache: Awaited<ReturnType<typeof startApache>> | undefined;
+  let browser: Browser;
+  let page: Page;
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium).`);
+    ensureBuilt();
+    mkdirSync(RESULTS, { recursive: true });
+    scratch = mkdtempSync(join(tmpdir(), 'tributary-e2e-'));
+    localFolder = join(scratch, 'home');
+    serve = await startServe(join(scratch, 'data'), localFolder);
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 800 } });
+    page = await context.newPage();
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    page.on('console', (m) => {
+      // A CSP violation or a React error would show here first.
+      if (m.type() === 'error') pageErrors.push(m.text());
+    });
+    await page.goto(serve.url);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    if (serve) await stopChild(serve.child);
+    await apache?.stop();
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it('shows the first-run local account, strips the token from the address bar (spec 1, Accounts: list)', async () => {
+    const local = page.locator('[data-testid=account-item][data-service=local]');
+    await local.waitFor();
+    expect(await local.getAttribute('data-name')).toBe('This computer');
+    expect(await local.locator('[aria-current=true]').count()).toBe(1);
+    expect(page.url()).not.toContain('token=');
+    await page.getByTestId('list-empty').waitFor();
+  });
+
+  it('creates a folder, uploads by drop, renames, downloads and deletes on the local account (spec 1, Files)', async () => {
+    await fileRoundTrip(page, 'local', (folder, name) => join(localFolder, folder, name));
+  });
+
+  /** Fills the generated WebDAV form (fields from the connector's schema) for the test server. */
+  async function fillWebdavForm(password: string) {
+    const form = page.getByTestId('connect-dialog');
+    const u = new URL(apache!.url);
+    await form.getByTestId('field-protocol').selectOption('http');
+    await form.getByTestId('field-host').fill(u.hostname);
+    await form.getByTestId('field-port').fill(u.port);
+    await form.getByTestId('field-path').fill(u.pathname);
+    await form.getByTestId('field-username').fill(apache!.user);
+    await form.getByTestId('field-password').fill(password);
+    return form;
+  }
+
+  it('connects the Apache WebDAV account through the generated form, testing it first (spec 1, Accounts: connect)', async () => {
+    apache = await startApache();
+    await page.getByTestId('connect-account').click();
+    await page.getByTestId('connector-webdav').click();
+    const form = await fillWebdavForm(apache.password);
+    // The secret option is a password input (its value never shown).
+    expect(await form.getByTestId('field-password').getAttribute('type')).toBe('password');
+    await form.getByTestId('field-account-name').fill('Team WebDAV');
+    await form.getByTestId('test-connection').click();
+    await expect.poll(() => form.getByTestId('connect-status').innerText()).toBe('Connection works.');
+    await form.getByTestId('connect-submit').click();
+    const item = page.locator('[data-testid=account-item][data-service=webdav]');
+    await item.locator('[aria-current=true]').waitFor();
+    expect(await item.getAttribute('data-name')).toBe('Team WebDAV');
+    expect(await page.getByTestId('connect-dialog').count()).toBe(0);
+    await page.getByTestId('list-empty').waitFor();
+  });
+
+  it('reports a wrong WebDAV password in the form, with the service message (spec 1, Errors)', async () => {
+    await page.getByTestId('connect-account').click();
+    await page.getByTestId('connector-webdav').click();
+    const form = await fillWebdavForm('wrong-password');
+    await form.getByTestId('test-connection').click();
+    await expect.poll(() => form.getByTestId('connect-status').getAttribute('class')).toContain('error');
+    expect(await form.getByTestId('connect-status').innerText()).toMatch(/WebDAV/i);
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.getByTestId('connect-dialog').count()).toBe(0);
+  });
+
+  it('creates a folder, uploads by drop, renames, downloads and deletes on WebDAV (spec 1, Files)', async () => {
+    await fileRoundTrip(page, 'webdav', (folder, name) => join(apache!.root, folder, name));
+  });
+
+  it('raised no page errors or CSP violations', () => {
+    expect(pageErrors).toEqual([]);
+  });
+});
