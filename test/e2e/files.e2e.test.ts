@@ -242,6 +242,67 @@ describe('E2E file browser in Chromium against headless mode (issue 2, Tests: en
     await fileRoundTrip(page, 'webdav', (folder, name) => join(apache!.root, folder, name));
   });
 
+  it('uploads with the file picker; an existing name prompts: keep both → "name (1)", overwrite replaces (spec 1, Files: Upload, conflicts)', async () => {
+    // Still inside the WebDAV folder of the previous test.
+    const folder = (await page.getByTestId('breadcrumbs').locator('[aria-current=location]').innerText()).trim();
+    const pick = async (content: Buffer) => page.getByTestId('upload-input').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: content });
+    const first = Buffer.from('first version\n');
+    await pick(first);
+    await row(page, 'notes.txt').waitFor();
+    expect(await page.getByTestId('conflict-dialog').count()).toBe(0);
+
+    const second = Buffer.from('second version, longer\n');
+    await pick(second);
+    await page.getByTestId('conflict-dialog').waitFor();
+    await page.getByTestId('conflict-keep-both').click();
+    await row(page, 'notes (1).txt').waitFor();
+    expect(readFileSync(join(apache!.root, folder, 'notes (1).txt')).equals(second)).toBe(true);
+
+    const third = Buffer.from('third\n');
+    await pick(third);
+    await page.getByTestId('conflict-dialog').waitFor();
+    await page.getByTestId('conflict-overwrite').click();
+    await expect.poll(() => row(page, 'notes.txt').getByTestId('file-size').innerText()).toBe(formatBytes(third.length));
+    expect(readFileSync(join(apache!.root, folder, 'notes.txt')).equals(third)).toBe(true);
+    expect(await page.locator('[data-testid=file-row]').count()).toBe(2);
+  });
+
+  it('selects with the keyboard, and moves by drag onto another account; Alt+drag copies (spec 1, Files: Move/Copy across accounts)', async () => {
+    const folder = (await page.getByTestId('breadcrumbs').locator('[aria-current=location]').innerText()).trim();
+    const list = page.getByTestId('file-list');
+    await list.focus();
+    await page.keyboard.press('Control+a');
+    await expect.poll(() => page.locator('[data-testid=file-row][aria-selected=true]').count()).toBe(2);
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Home');
+    await expect.poll(() => page.locator('[data-testid=file-row][aria-selected=true]').getAttribute('data-name')).toBe('notes (1).txt');
+    await page.keyboard.press('Shift+ArrowDown');
+    await expect.poll(() => page.locator('[data-testid=file-row][aria-selected=true]').count()).toBe(2);
+
+    const local = page.locator('[data-testid=account-item][data-service=local]');
+    // Alt held: copy, the source stays.
+    await page.keyboard.press('Escape');
+    await row(page, 'notes (1).txt').click();
+    await page.keyboard.down('Alt');
+    await row(page, 'notes (1).txt').dragTo(local);
+    await page.keyboard.up('Alt');
+    await expect.poll(() => existsSync(join(localFolder, 'notes (1).txt'))).toBe(true);
+    expect(readFileSync(join(localFolder, 'notes (1).txt')).toString()).toBe('second version, longer\n');
+    expect(existsSync(join(apache!.root, folder, 'notes (1).txt'))).toBe(true);
+
+    // No modifier: move, the source goes.
+    await row(page, 'notes.txt').dragTo(local);
+    await expect.poll(() => row(page, 'notes.txt').count()).toBe(0);
+    expect(readFileSync(join(localFolder, 'notes.txt')).toString()).toBe('third\n');
+    expect(existsSync(join(apache!.root, folder, 'notes.txt'))).toBe(false);
+
+    // Backspace goes up to the account root, where the test folder is listed.
+    await list.focus();
+    await page.keyboard.press('Backspace');
+    await row(page, folder).waitFor();
+    await page.screenshot({ path: join(RESULTS, 'e2e-files-final.png') });
+  });
+
   it('raised no page errors or CSP violations', () => {
     expect(pageErrors).toEqual([]);
   });
