@@ -24,7 +24,7 @@ const preloadPath = join(here, '../preload/index.cjs');
 
 // Before `ready`: the app:// scheme must be privileged, and only one instance may own the data dir.
 registerAppScheme();
-if (!electronApp.requestSingleInstanceLock()) electronApp.quit();
+const primary = electronApp.requestSingleInstanceLock();
 electronApp.on('web-contents-created', (_e, contents) => hardenContents(contents));
 
 let core: App | null = null;
@@ -107,7 +107,12 @@ electronApp.on('will-quit', (event) => {
   })();
 });
 
-main().catch((e) => {
-  dialog.showErrorBox('Tributary could not start', e instanceof Error ? e.message : String(e));
-  electronApp.exit(1);
-});
+if (!primary) {
+  // Another Tributary owns the data directory; it gets focused through 'second-instance'.
+  electronApp.quit();
+} else {
+  main().catch((e) => {
+    dialog.showErrorBox('Tributary could not start', e instanceof Error ? e.message : String(e));
+    electronApp.exit(1);
+  });
+}
