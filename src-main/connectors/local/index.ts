@@ -377,7 +377,16 @@ export class LocalConnector implements StorageConnector {
 
   private async watch(onChanges: (changes: RawChange[]) => void, onError: (e: Error) => void): Promise<Watcher> {
     const known = new Map<string, { ino: number; size: number; kind: 'file' | 'folder' }>();
-    const pending = new Map<string, { change: RawChange; ino: number; size: number; timer: NodeJS.Timeout }>();
+    // Both halves of a rename wait up to RENAME_WINDOW_MS for their partner: chokidar reports
+    // them in either order (it stats both names of the directory event concurrently).
+    interface Half {
+      change: RawChange;
+      ino: number;
+      size: number;
+      timer: NodeJS.Timeout;
+    }
+    const unlinked = new Map<string, Half>();
+    const addedHalf = new Map<string, Half>();
     let ready = false;
     let batch: RawChange[] = [];
     let flushTimer: NodeJS.Timeout | undefined;
@@ -390,24 +399,40 @@ export class LocalConnector implements StorageConnector {
         if (out.length) onChanges(out);
       }, 30);
     };
+    const pair = (from: string, to: string, kind: 'file' | 'folder', entry?: Entry) =>
+      emit({ type: parentOf(from) === parentOf(to) ? 'rename' : 'move', path: to, previousPath: from, kind, entry });
+    const hold = (map: Map<string, Half>, path: string, change: RawChange, ino: number, size: number) => {
+      const timer = setTimeout(() => {
+        map.delete(path);
+        emit(change);
+      }, RENAME_WINDOW_MS);
+      map.set(path, { change, ino, size, timer });
+    };
+    const partner = (map: Map<string, Half>, ino: number, size: number, kind: 'file' | 'folder'): [string, Half] | undefined => {
+      for (const [path, h] of map) {
+        if (h.ino === ino && h.size === size && h.change.kind === kind) {
+          clearTimeout(h.timer);
+          map.delete(path);
+          return [path, h];
+        }
+      }
+      return undefined;
+    };
     const watcher = chokidarWatch(this.root, {
       alwaysStat: true,
       ignored: (p: string) => HIDDEN.test(baseName(p.split(sep).join('/'))),
     });
     const added = (abs: string, st: Stats | undefined, kind: 'file' | 'folder') => {
       const path = this.toUpstream(abs);
-      if (st) known.set(path, { ino: st.ino, size: kind === 'file' ? st.size : 0, kind });
+      const size = kind === 'file' && st ? st.size : 0;
+      if (st) known.set(path, { ino: st.ino, size, kind });
       if (!ready) return;
       const entry = st ? entryOf(path, st) : undefined;
-      for (const [old, p] of pending) {
-        if (st && p.ino === st.ino && p.size === (kind === 'file' ? st.size : 0) && p.change.kind === kind) {
-          clearTimeout(p.timer);
-          pending.delete(old);
-          emit({ type: parentOf(old) === parentOf(path) ? 'rename' : 'move', path, previousPath: old, kind, entry });
-          return;
-        }
-      }
-      emit({ type: 'add', path, kind, entry });
+      const change: RawChange = { type: 'add', path, kind, entry };
+      if (!st) return emit(change);
+      const from = partner(unlinked, st.ino, size, kind);
+      if (from) return pair(from[0], path, kind, entry);
+      hold(addedHalf, path, change, st.ino, size);
     };
     const removed = (abs: string, kind: 'file' | 'folder') => {
       const path = this.toUpstream(abs);
@@ -415,11 +440,9 @@ export class LocalConnector implements StorageConnector {
       known.delete(path);
       const change: RawChange = { type: 'delete', path, kind };
       if (!was) return emit(change);
-      const timer = setTimeout(() => {
-        pending.delete(path);
-        emit(change);
-      }, RENAME_WINDOW_MS);
-      pending.set(path, { change, ino: was.ino, size: was.size, timer });
+      const to = partner(addedHalf, was.ino, was.size, kind);
+      if (to) return pair(path, to[0], kind, to[1].change.entry);
+      hold(unlinked, path, change, was.ino, was.size);
     };
     watcher.on('add', (p, st) => added(p, st, 'file'));
     watcher.on('addDir', (p, st) => (p === this.root ? undefined : added(p, st, 'folder')));
@@ -436,7 +459,7 @@ export class LocalConnector implements StorageConnector {
     const handle: Watcher = {
       close: async () => {
         this.watchers.delete(handle);
-        for (const p of pending.values()) clearTimeout(p.timer);
+        for (const h of [...unlinked.values(), ...addedHalf.values()]) clearTimeout(h.timer);
         if (flushTimer) clearTimeout(flushTimer);
         await watcher.close();
       },
