@@ -102,9 +102,15 @@ export class WsTransport implements Transport {
     };
     ws.onclose = () => {
       this.socket = null;
+      // Whatever was waiting fails now and is not re-sent later: a mutation the user was told
+      // had failed must not happen behind their back after a reconnect.
+      this.queue = [];
+      const message = this.everOpened
+        ? 'The connection to Tributary was lost. Reconnecting…'
+        : 'Cannot reach Tributary. Is `tributary serve` still running, and was this page opened with the link it printed?';
       for (const [id, p] of this.pending) {
         this.pending.delete(id);
-        p.resolve({ ok: false, error: { code: 'service_not_available', message: 'The connection to Tributary was lost. Retrying…', status: 503 } });
+        p.resolve({ ok: false, error: { code: 'service_not_available', message, status: 503 } });
       }
       if (this.closed) return;
       setTimeout(() => this.connect(), this.backoff);

@@ -194,7 +194,13 @@ export function FileList(props: FileListProps) {
       if (dragged) props.onDropItems(dragged, folder, isCopyGesture(e));
       return;
     }
-    const files = Array.from(dt.files ?? []);
+    // Dropped folders arrive as empty File objects; only plain files are uploaded.
+    const entries = Array.from(dt.items ?? []);
+    const folders = entries.filter((i) => i.kind === 'file' && i.webkitGetAsEntry?.()?.isDirectory).map((i) => i.getAsFile()?.name);
+    const files = Array.from(dt.files ?? []).filter((f) => !folders.includes(f.name));
+    if (folders.length) {
+      useUi.getState().toast({ kind: 'error', title: 'Folders are not uploaded', message: `Drop the files inside “${folders.join('”, “')}” instead.` });
+    }
     if (files.length) props.onDropFiles(files, folder);
   };
 
