@@ -190,6 +190,10 @@ describe('E2E file browser in Chromium against headless mode (issue 2, Tests: en
     expect(await local.locator('[aria-current=true]').count()).toBe(1);
     expect(page.url()).not.toContain('token=');
     await page.getByTestId('list-empty').waitFor();
+    // The token lives on in this tab's sessionStorage: a reload still connects.
+    await page.reload();
+    await local.waitFor();
+    await page.getByTestId('list-empty').waitFor();
   });
 
   it('creates a folder, uploads by drop, renames, downloads and deletes on the local account (spec 1, Files)', async () => {
@@ -301,6 +305,32 @@ describe('E2E file browser in Chromium against headless mode (issue 2, Tests: en
     await page.keyboard.press('Backspace');
     await row(page, folder).waitFor();
     await page.screenshot({ path: join(RESULTS, 'e2e-files-final.png') });
+  });
+
+  it('renames, disables, enables and removes an account from the sidebar (spec 1, Accounts: update, delete)', async () => {
+    const item = page.locator('[data-testid=account-item][data-service=webdav]');
+    await item.getByTestId('account-menu').click();
+    await item.getByTestId('account-rename').click();
+    await page.getByTestId('prompt-input').fill('Office share');
+    await page.getByTestId('prompt-ok').click();
+    await expect.poll(() => item.getAttribute('data-name')).toBe('Office share');
+
+    await item.getByTestId('account-menu').click();
+    await item.getByTestId('account-toggle').click();
+    await expect.poll(() => item.getAttribute('class')).toContain('disabled');
+    await expect.poll(() => page.locator('.placeholder').innerText()).toContain('is disabled');
+    await item.getByTestId('account-menu').click();
+    await item.getByTestId('account-toggle').click();
+    await expect.poll(() => item.getAttribute('class')).not.toContain('disabled');
+    await page.getByTestId('file-list').waitFor();
+
+    await item.getByTestId('account-menu').click();
+    await item.getByTestId('account-delete').click();
+    await page.getByTestId('confirm-ok').click();
+    await expect.poll(() => item.count()).toBe(0);
+    // Back on the default account; the files on the WebDAV server are untouched.
+    await page.locator('[data-testid=account-item][data-service=local] [aria-current=true]').waitFor();
+    expect(readdirSync(apache!.root).some((n) => n.startsWith('E2E webdav'))).toBe(true);
   });
 
   it('raised no page errors or CSP violations', () => {
