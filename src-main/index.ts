@@ -38,7 +38,9 @@ async function startServer(app: App): Promise<HttpServer> {
     host: '127.0.0.1',
     uiToken: app.keyring.key('ui-token').toString('base64url').slice(0, 32),
     rendererDir,
-    platform: { mode: 'electron' as const, version: electronApp.getVersion() },
+    // The browser face keeps headless semantics even here: no uploads by local path, no
+    // writing to local paths; those belong to the window, over IPC, behind user gestures.
+    platform: { mode: 'headless' as const, version: electronApp.getVersion() },
   };
   try {
     return await createHttpServer(app, { ...options, port });
