@@ -12,6 +12,8 @@ import { spawnSync } from 'node:child_process';
 import { chownSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ImapFlow } from 'imapflow';
+import nodemailer from 'nodemailer';
+import { onMail } from '../../src-main/mail/events';
 import { createApp } from '../../src-main/app';
 import { MailService, ftsQuery } from '../../src-main/mail/service';
 import { startDovecot } from '../servers/dovecot';
@@ -62,11 +64,12 @@ interface ChildResult {
   listMs: number;
   rssMb: number;
   baseRssMb: number;
+  idleMs: number;
   dbMb: number;
 }
 
 /** Runs in a fresh process: full sync, 100 flag changes + incremental sync, FTS timings, RSS. */
-async function child(port: number): Promise<void> {
+async function child(port: number, lmtpPort: number): Promise<void> {
   const dataDir = scratchDir('mail-bench-app');
   const app = await createApp({ dataDir, defaultLocalFolder: false });
   const mail = new MailService({ db: app.db, accounts: app.accounts, events: app.events, keyring: app.keyring, live: false, prefetchBodies: 0 });
@@ -117,9 +120,30 @@ async function child(port: number): Promise<void> {
   const rssMb = process.memoryUsage().rss / 1048576;
   const dbMb = (app.db.pragma('page_count', { simple: true }) as number) * (app.db.pragma('page_size', { simple: true }) as number) / 1048576;
   if (page.objects.length !== 100) throw new Error(`list returned ${page.objects.length}`);
+  // IDLE latency: LMTP delivery → the message is in the cache and mail.changed was emitted.
+  const live = new MailService({ db: app.db, accounts: app.accounts, events: app.events, keyring: app.keyring, prefetchBodies: 0 });
+  await live.listFolders(account);
+  const lmtp = nodemailer.createTransport({ host: '127.0.0.1', port: lmtpPort, lmtp: true, ignoreTLS: true });
+  const idleRuns: number[] = [];
+  for (let k = 0; k < 5; k++) {
+    const subject = `idle probe ${process.pid} ${k}`;
+    const seen = new Promise<number>((resolve) => {
+      const off = onMail(app.events, 'mail.changed', () => {
+        if (app.db.prepare('SELECT 1 FROM mail_messages WHERE subject = ?').get(subject)) {
+          off();
+          resolve(performance.now());
+        }
+      });
+    });
+    const s = performance.now();
+    await lmtp.sendMail({ envelope: { from: 'probe@example.test', to: ['alice@example.test'] }, raw: `Subject: ${subject}\r\n\r\nprobe\r\n` });
+    idleRuns.push((await seen) - s);
+  }
+  lmtp.close();
+  await live.close();
   const result: ChildResult = {
     fullMs, count, incrementalMs, incrementalUpdated: (stats as { updated: number }).updated,
-    ftsRareMs: rare.ms, ftsRareHits: rare.hits, ftsPrefixMs: prefix.ms, ftsPrefixHits: prefix.hits, listMs, rssMb, baseRssMb, dbMb,
+    ftsRareMs: rare.ms, ftsRareHits: rare.hits, ftsPrefixMs: prefix.ms, ftsPrefixHits: prefix.hits, listMs, rssMb, baseRssMb, dbMb, idleMs: median(idleRuns),
   };
   console.log(`RESULT ${JSON.stringify(result)}`);
   await mail.close();
@@ -127,8 +151,8 @@ async function child(port: number): Promise<void> {
   rmSync(dataDir, { recursive: true, force: true });
 }
 
-function runChild(port: number): ChildResult {
-  const r = spawnSync(process.execPath, ['--expose-gc', join(root, 'scripts/run-ts.mjs'), 'test/bench/mail.bench.ts', 'child', String(port)], { cwd: root, encoding: 'utf8', maxBuffer: 64 << 20 });
+function runChild(port: number, lmtpPort: number): ChildResult {
+  const r = spawnSync(process.execPath, ['--expose-gc', join(root, 'scripts/run-ts.mjs'), 'test/bench/mail.bench.ts', 'child', String(port), String(lmtpPort)], { cwd: root, encoding: 'utf8', maxBuffer: 64 << 20 });
   const line = r.stdout.split('\n').find((l) => l.startsWith('RESULT '));
   if (!line) throw new Error(`bench child failed (${r.status}): ${r.stderr || r.stdout}`);
   return JSON.parse(line.slice(7)) as ChildResult;
@@ -157,7 +181,7 @@ function mbsync(port: number): { ms: number; count: number } {
 }
 
 export async function main(argv: string[]): Promise<void> {
-  if (argv[0] === 'child') return child(Number(argv[1]));
+  if (argv[0] === 'child') return child(Number(argv[1]), Number(argv[2]));
   const dovecot = await startDovecot({ users: { alice: 'secret' } });
   try {
     let t = performance.now();
@@ -168,10 +192,10 @@ export async function main(argv: string[]): Promise<void> {
     const indexMs = performance.now() - t;
     console.log(`fixture: ${N} messages of ~2 KB written as Maildir files in ${(writeMs / 1000).toFixed(2)} s, doveadm index ${(indexMs / 1000).toFixed(2)} s`);
 
-    const first = runChild(dovecot.imapPort);
+    const first = runChild(dovecot.imapPort, dovecot.lmtpPort);
     const peer = mbsync(dovecot.imapPort);
-    const second = runChild(dovecot.imapPort);
-    if (first.count !== N || second.count !== N || peer.count !== N) throw new Error(`counts differ: tributary ${first.count}/${second.count}, mbsync ${peer.count}, expected ${N}`);
+    const second = runChild(dovecot.imapPort, dovecot.lmtpPort);
+    if (first.count !== N || second.count !== N + 5 || peer.count !== N + 5) throw new Error(`counts differ: tributary ${first.count}/${second.count}, mbsync ${peer.count}, expected ${N}`);
     const rate = (n: number, ms: number) => `${Math.round(n / (ms / 1000)).toLocaleString('en-US')} msg/s`;
     const best = Math.min(first.fullMs, second.fullMs);
     console.log(`header sync, Tributary (cold Dovecot cache): ${(first.fullMs / 1000).toFixed(2)} s  ${rate(N, first.fullMs)}`);
@@ -181,6 +205,7 @@ export async function main(argv: string[]): Promise<void> {
     console.log(`incremental sync after 100 flag changes: ${second.incrementalMs.toFixed(1)} ms (${second.incrementalUpdated} updated)`);
     console.log(`FTS rare term: ${second.ftsRareMs.toFixed(2)} ms (${second.ftsRareHits} hit); common prefix "prop*" first 100: ${second.ftsPrefixMs.toFixed(2)} ms (${second.ftsPrefixHits} rows)`);
     console.log(`list first page (100, no bodies): ${second.listMs.toFixed(1)} ms`);
+    console.log(`IDLE: delivery (LMTP) → message cached + mail.changed: ${second.idleMs.toFixed(0)} ms (median of 5)`);
     console.log(`RSS after sync (Tributary child): ${second.rssMb.toFixed(0)} MB, of which ${(second.rssMb - second.baseRssMb).toFixed(0)} MB since before the sync (the rest is Node + the Vite module runner of the bench); cache database ${second.dbMb.toFixed(1)} MB`);
   } finally {
     await dovecot.stop();
