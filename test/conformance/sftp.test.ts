@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
-import { connectorDefinition, parseOptions } from '../../src-main/connectors/registry';
+import sftpDefinition, { type SftpOptions } from '../../src-main/connectors/sftp';
+import { parseOptions } from '../../src-main/connectors/registry';
 import type { StorageConnector } from '../../src-main/connectors/types';
 import { startSshd, type Sshd } from '../servers/sshd';
 import { scratchDir } from '../servers/util';
@@ -115,10 +116,10 @@ describe('sftp specifics', () => {
 
   // spec 1, Import an account: account → username, token → password or key, host, port
   it('maps an import body to options', () => {
-    const def = connectorDefinition('sftp');
-    const pw = parseOptions(def, def.fromImport({ account: 'ann', token: 'pw', host: 'h.example', port: '2222' })) as Record<string, unknown>;
+    const def = sftpDefinition;
+    const pw = parseOptions(def, def.fromImport({ account: 'ann', token: 'pw', host: 'h.example', port: '2222' })) as SftpOptions;
     expect(pw).toMatchObject({ username: 'ann', password: 'pw', host: 'h.example', port: 2222 });
-    const key = parseOptions(def, def.fromImport({ account: 'ann', token: server.rootPrivateKey, host: 'h.example' })) as Record<string, unknown>;
+    const key = parseOptions(def, def.fromImport({ account: 'ann', token: server.rootPrivateKey, host: 'h.example' })) as SftpOptions;
     expect(key).toMatchObject({ username: 'ann', privateKey: server.rootPrivateKey, port: 22 });
     expect(key.password).toBeUndefined();
     expect(def.describe(pw)).toBe('ann@h.example:2222');

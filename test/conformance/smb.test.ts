@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src-main/app';
-import { connectorDefinition, parseOptions } from '../../src-main/connectors/registry';
-import { SmbConnector, type SmbOptions } from '../../src-main/connectors/smb';
+import { parseOptions } from '../../src-main/connectors/registry';
+import smbDefinition, { SmbConnector, type SmbOptions } from '../../src-main/connectors/smb';
 import { startSamba, type Samba } from '../servers/samba';
 import { scratchDir } from '../servers/util';
 import { describeStorageConformance, expectCode, textOf } from './storage-suite';
@@ -113,7 +113,7 @@ describe('smb specifics', () => {
 
   // spec 1, Import an account, SMB: `domain` is host plus port if non-default
   it('maps an import body to options', () => {
-    const def = connectorDefinition('smb');
+    const def = smbDefinition;
     const a = parseOptions(def, def.fromImport({ account: 'ann', token: 'pw', domain: 'nas.local:4450', share: 'photos' })) as SmbOptions;
     expect(a).toMatchObject({ host: 'nas.local', port: 4450, share: 'photos', username: 'ann', password: 'pw', workgroup: 'WORKGROUP' });
     const b = parseOptions(def, def.fromImport({ account: 'ann', token: 'pw', domain: 'nas.local/media', workgroup: 'HOME' })) as SmbOptions;

@@ -56,6 +56,8 @@ interface Session {
   sftp: RawSftp;
   home: string;
   alive: boolean;
+  /** Called once when the connection drops: in-flight streams fail instead of waiting forever. */
+  onDead: Set<() => void>;
 }
 
 const call = <T>(fn: (cb: (err: any, value?: T) => void) => void): Promise<T> =>
@@ -147,9 +149,12 @@ export class SftpConnector implements StorageConnector {
     if (seen) this.knownHosts.set(hostId, seen);
     const sftp = (client as any).sftp as RawSftp;
     const ssh = (client as any).client;
-    const session: Session = { client, sftp, home: '/', alive: true };
+    const session: Session = { client, sftp, home: '/', alive: true, onDead: new Set() };
     const dead = () => {
+      if (!session.alive) return;
       session.alive = false;
+      for (const f of session.onDead) f();
+      session.onDead.clear();
     };
     ssh.on('close', dead);
     ssh.on('end', dead);
@@ -279,6 +284,9 @@ export class SftpConnector implements StorageConnector {
       stream.emit = ((event: string, ...args: unknown[]) =>
         event === 'error' ? origEmit('error', mapError(args[0], `Reading "${path}"`, s)) : origEmit(event, ...args)) as typeof stream.emit;
       if (opts.signal) opts.signal.addEventListener('abort', () => stream.destroy(new ServiceError('request_timeout', 'The download was cancelled.')), { once: true });
+      const onDead = () => stream.destroy(unavailable(`Reading "${path}"`, new Error('the connection dropped')));
+      s.onDead.add(onDead);
+      stream.once('close', () => s.onDead.delete(onDead));
       return stream;
     });
   }
@@ -287,8 +295,10 @@ export class SftpConnector implements StorageConnector {
     const s = await this.sftp();
     const temp = joinPath(parentOf(path), tempName());
     const absTemp = this.abs(s, temp);
+    const out = s.sftp.createWriteStream(absTemp, { flags: 'w', mode: 0o644, highWaterMark: 256 * 1024 });
+    const onDead = () => out.destroy(unavailable(`Writing "${path}"`, new Error('the connection dropped')));
+    s.onDead.add(onDead);
     try {
-      const out = s.sftp.createWriteStream(absTemp, { flags: 'w', mode: 0o644, highWaterMark: 256 * 1024 });
       await pipeline(body, out, { signal: opts.signal });
       if (!s.alive) throw new ServiceError('service_not_available', `The connection to ${this.o.host} dropped during the upload.`);
       if (opts.modified) {
@@ -299,6 +309,8 @@ export class SftpConnector implements StorageConnector {
     } catch (e) {
       if (s.alive) await call((cb) => s.sftp.unlink(absTemp, cb)).catch(() => {});
       throw mapError(e, `Writing "${path}"`, s);
+    } finally {
+      s.onDead.delete(onDead);
     }
     return this.stat(path);
   }
@@ -417,8 +429,11 @@ export class SftpConnector implements StorageConnector {
     if (s.sftp._extensions?.['statvfs@openssh.com'] !== '2') return { used: null, total: null };
     const v = await call<any>((cb) => s.sftp.ext_openssh_statvfs(s.home, cb)).catch(() => undefined);
     if (!v) return { used: null, total: null };
-    const total = Number(v.blocks) * Number(v.frsize);
-    return { used: total - Number(v.bfree) * Number(v.frsize), total };
+    // statvfs@openssh.com fields, as ssh2 names them (f_blocks in units of f_frsize).
+    const unit = Number(v.f_frsize) || Number(v.f_bsize);
+    const total = Number(v.f_blocks) * unit;
+    if (!Number.isFinite(total) || total <= 0) return { used: null, total: null };
+    return { used: total - Number(v.f_bfree) * unit, total };
   }
 
   /**

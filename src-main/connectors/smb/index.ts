@@ -11,7 +11,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { PassThrough, Readable, Transform } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
 import { ServiceError, type ErrorCode } from '../../errors';
@@ -207,35 +207,39 @@ export class SmbConnector implements StorageConnector {
       let log = '';
       let seen = 0;
       let delivered = 0;
-      let finished = false;
+      let done = false;
+      // The stream ends only once smbclient has exited cleanly with every wanted byte, so a
+      // server that drops mid-transfer is an error, never a short file that looks complete.
+      const finish = (err?: Error) => {
+        if (done) return;
+        done = true;
+        if (err) out.destroy(err);
+        else out.end();
+      };
       child.stderr!.setEncoding('utf8').on('data', (d: string) => (log += d));
-      const range = new Transform({
-        transform(chunk: Buffer, _enc, cb) {
-          const from = Math.max(0, start - seen);
-          seen += chunk.length;
-          if (from >= chunk.length || delivered >= want) return cb();
-          const piece = chunk.subarray(from, from + (want - delivered));
-          delivered += piece.length;
-          cb(null, piece);
-          if (delivered >= want && !finished) {
-            finished = true;
-            this.end();
-            child.kill('SIGTERM');
-          }
-        },
-      });
-      child.stdout!.pipe(range).pipe(out);
-      child.once('close', () => {
-        if (delivered < want) {
-          const err = statusError(log, `Reading "${path}"`) ?? unavailable(`Reading "${path}"`, `the transfer stopped after ${start + delivered} of ${size} bytes`);
-          out.destroy(err);
+      const stdout = child.stdout!;
+      stdout.on('data', (chunk: Buffer) => {
+        const from = Math.max(0, start - seen);
+        seen += chunk.length;
+        if (done || from >= chunk.length || delivered >= want) return;
+        const piece = chunk.subarray(from, from + (want - delivered));
+        delivered += piece.length;
+        if (!out.write(piece)) stdout.pause();
+        if (delivered >= want) {
+          child.kill('SIGTERM');
+          finish();
         }
       });
-      child.once('error', (e) => out.destroy(spawnError(this.o.smbclient, e)));
+      out.on('drain', () => stdout.resume());
+      child.once('close', () => {
+        if (delivered >= want) return finish();
+        finish(statusError(log, `Reading "${path}"`) ?? unavailable(`Reading "${path}"`, `the transfer stopped after ${start + delivered} of ${size} bytes`));
+      });
+      child.once('error', (e) => finish(spawnError(this.o.smbclient, e)));
       child.stdin!.on('error', () => {});
       child.stdin!.end(`get ${q(path)} -\n`);
       out.once('close', () => {
-        if (!finished) child.kill('SIGTERM');
+        if (child.exitCode === null) child.kill('SIGTERM');
       });
       if (opts.signal) opts.signal.addEventListener('abort', () => out.destroy(new ServiceError('request_timeout', 'The download was cancelled.')), { once: true });
     }
@@ -254,22 +258,28 @@ export class SmbConnector implements StorageConnector {
           new Promise<void>((resolve, reject) => {
             const child = this.spawn(['-E', '-c', `put - ${q(temp)}`]);
             let log = '';
-            let failed: unknown;
+            let bodyError: unknown;
+            // When smbclient dies, pipeline() destroys the body with the EPIPE: not the body's fault.
+            let stdinBroken = false;
             child.stderr!.setEncoding('utf8').on('data', (d: string) => (log += d));
             child.stdout!.resume();
             child.once('error', (e) => reject(spawnError(this.o.smbclient, e)));
-            child.once('close', (code) => {
-              // smbclient's own report first (auth, dropped server), then the body's failure.
+            body.once('error', (e) => {
+              if (!stdinBroken) bodyError ??= e;
+            });
+            opts.signal?.addEventListener('abort', () => (bodyError ??= new ServiceError('request_timeout', 'The upload was cancelled.')), { once: true });
+            child.once('close', (code, signal) => {
+              // The caller's body failing comes first, then smbclient's own report (auth,
+              // dropped server); a silent death of smbclient means the server went away.
+              if (bodyError) return reject(bodyError);
               const err = statusError(log, `Writing "${path}"`);
               if (err) return reject(err);
-              if (failed) return reject(failed);
-              if (code !== 0) return reject(unavailable(`Writing "${path}"`, `smbclient exited with ${code}: ${log.trim().slice(-200)}`));
+              if (code !== 0 || signal) return reject(unavailable(`Writing "${path}"`, `smbclient stopped (${signal ?? `exit ${code}`}) ${log.trim().slice(-200)}`.trim()));
               resolve();
             });
-            child.stdin!.on('error', () => {});
-            pipeline(body, child.stdin!, { signal: opts.signal }).catch((e) => {
-              // The body failed (or smbclient died): stop the transfer, never finish the file.
-              failed ??= e;
+            child.stdin!.on('error', () => (stdinBroken = true));
+            pipeline(body, child.stdin!, { signal: opts.signal }).catch(() => {
+              // Either side failed: stop the transfer so the temporary file is never finished.
               child.kill('SIGKILL');
             });
           }),
