@@ -1,0 +1,132 @@
+/**
+ * WebDAV benchmark: upload and download of one big file and the listing of one huge folder,
+ * against the same Apache mod_dav_fs (test/servers/apache.ts), by Tributary (StorageService
+ * over the webdav connector), rclone 1.60 (environment-only config) and curl (the floor:
+ * one HTTP request, no parsing). Prints MB/s, entries/s and Tributary's ratio to each.
+ *   npm run bench webdav    (or node scripts/run-ts.mjs test/bench/webdav.bench.ts)
+ *   BENCH_SIZE_MB (default 1024), BENCH_LIST_ENTRIES (default 100000)
+ * Downloads go to a null sink for every tool, so the figures are network + server + client.
+ */
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { closeSync, createReadStream, mkdirSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createApp } from '../../src-main/app';
+import { startApache } from '../servers/apache';
+import { hasBinary, scratchDir } from '../servers/util';
+
+const SIZE_MB = Number(process.env.BENCH_SIZE_MB ?? 1024);
+const ENTRIES = Number(process.env.BENCH_LIST_ENTRIES ?? 100_000);
+
+interface Row {
+  tool: string;
+  uploadMBs: number;
+  downloadMBs: number;
+  listEntriesPerS: number;
+}
+
+async function timed(fn: () => unknown | Promise<unknown>): Promise<number> {
+  const t0 = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - t0) / 1e9;
+}
+
+function exec(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env, stdoutToNull = true): void {
+  const devnull = openSync('/dev/null', 'w');
+  try {
+    const r = spawnSync(cmd, args, { env, stdio: ['ignore', stdoutToNull ? devnull : 'pipe', 'pipe'], maxBuffer: 1 << 30 });
+    if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}): ${r.stderr}`);
+  } finally {
+    closeSync(devnull);
+  }
+}
+
+const nullSink = () =>
+  new Writable({
+    write(_chunk, _enc, cb) {
+      cb();
+    },
+  });
+
+export async function main(): Promise<Row[]> {
+  for (const bin of ['/usr/bin/rclone', '/usr/bin/curl']) if (!hasBinary(bin)) throw new Error(`${bin} is required for this benchmark`);
+  const bytes = SIZE_MB * 1024 * 1024;
+  const MB = bytes / 1e6;
+  console.log(`WebDAV bench: ${SIZE_MB} MiB file, ${ENTRIES} entries, Apache mod_dav_fs on loopback`);
+  const server = await startApache();
+  const work = scratchDir('bench-webdav');
+  const app = await createApp({ dataDir: join(work, 'data'), defaultLocalFolder: false });
+  try {
+    // The payload: random, written once, read by every tool from the page cache.
+    const file = join(work, 'payload.bin');
+    const fd = openSync(file, 'w');
+    const block = randomBytes(16 << 20);
+    for (let left = bytes; left > 0; left -= block.length) writeSync(fd, block, 0, Math.min(left, block.length));
+    closeSync(fd);
+    // The big folder, made directly on the server's disk (creating it is not what we measure).
+    const listing = join(server.root, 'listing');
+    mkdirSync(listing);
+    for (let i = 0; i < ENTRIES; i++) writeFileSync(join(listing, `entry-${String(i).padStart(6, '0')}.txt`), '');
+    spawnSync('chown', ['-R', 'www-data:www-data', listing]);
+
+    const rows: Row[] = [];
+
+    // Tributary, through the StorageService like the app and the REST API.
+    const acc = await app.accounts.connect({
+      service: 'webdav',
+      options: { protocol: 'http', host: server.host, port: server.port, username: server.user, password: server.password },
+    });
+    let fileId = '';
+    const tUp = await timed(async () => {
+      fileId = (await app.storage.upload(acc.id, 'root', 'tributary.bin', createReadStream(file, { highWaterMark: 1 << 20 }), { size: bytes })).id;
+    });
+    const tDown = await timed(async () => pipeline((await app.storage.download(acc.id, fileId)).stream, nullSink()));
+    const folder = (await app.storage.list(acc.id, 'root')).items.find((i) => i.name === 'listing')!;
+    let listed = 0;
+    const tList = await timed(async () => {
+      listed = (await app.storage.list(acc.id, folder.id, 1, 1000)).total;
+    });
+    if (listed !== ENTRIES) throw new Error(`Tributary listed ${listed} entries, expected ${ENTRIES}`);
+    rows.push({ tool: 'tributary', uploadMBs: MB / tUp, downloadMBs: MB / tDown, listEntriesPerS: ENTRIES / tList });
+
+    // rclone with an environment-only remote (notes/test-servers.md §3/§4: no config file,
+    // AWS_CA_BUNDLE unset because rclone 1.60 chokes on it).
+    const obscured = spawnSync('rclone', ['obscure', server.password], { encoding: 'utf8' }).stdout.trim();
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      RCLONE_CONFIG: '/dev/null',
+      RCLONE_CONFIG_DAV_TYPE: 'webdav',
+      RCLONE_CONFIG_DAV_URL: server.url,
+      RCLONE_CONFIG_DAV_VENDOR: 'other',
+      RCLONE_CONFIG_DAV_USER: server.user,
+      RCLONE_CONFIG_DAV_PASS: obscured,
+    };
+    delete env.AWS_CA_BUNDLE;
+    const rUp = await timed(() => exec('rclone', ['copyto', file, 'dav:rclone.bin'], env));
+    const rDown = await timed(() => exec('rclone', ['cat', 'dav:rclone.bin'], env));
+    const rList = await timed(() => exec('rclone', ['lsf', 'dav:listing'], env));
+    rows.push({ tool: 'rclone', uploadMBs: MB / rUp, downloadMBs: MB / rDown, listEntriesPerS: ENTRIES / rList });
+
+    // curl: the floor (a single request each, no parsing of the listing).
+    const auth = `${server.user}:${server.password}`;
+    const cUp = await timed(() => exec('curl', ['-sSf', '-u', auth, '-T', file, `${server.url}curl.bin`]));
+    const cDown = await timed(() => exec('curl', ['-sSf', '-u', auth, '-o', '/dev/null', `${server.url}curl.bin`]));
+    const cList = await timed(() => exec('curl', ['-sSf', '-u', auth, '-X', 'PROPFIND', '-H', 'Depth: 1', '-o', '/dev/null', `${server.url}listing/`]));
+    rows.push({ tool: 'curl', uploadMBs: MB / cUp, downloadMBs: MB / cDown, listEntriesPerS: ENTRIES / cList });
+
+    const f = (n: number) => n.toFixed(n >= 100 ? 0 : 1).padStart(9);
+    console.log(`\n${'tool'.padEnd(10)} ${'up MB/s'.padStart(9)} ${'down MB/s'.padStart(9)} ${'list e/s'.padStart(9)}`);
+    for (const r of rows) console.log(`${r.tool.padEnd(10)} ${f(r.uploadMBs)} ${f(r.downloadMBs)} ${f(r.listEntriesPerS)}`);
+    const [t, rc, cu] = rows as [Row, Row, Row];
+    const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
+    console.log(`\ntributary / rclone: up ${ratio(t.uploadMBs, rc.uploadMBs)}, down ${ratio(t.downloadMBs, rc.downloadMBs)}, list ${ratio(t.listEntriesPerS, rc.listEntriesPerS)}`);
+    console.log(`tributary / curl:   up ${ratio(t.uploadMBs, cu.uploadMBs)}, down ${ratio(t.downloadMBs, cu.downloadMBs)}, list ${ratio(t.listEntriesPerS, cu.listEntriesPerS)}`);
+    return rows;
+  } finally {
+    await app.close();
+    await server.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
