@@ -35,7 +35,8 @@ function newestMtime(dir: string): number {
 function ensureBuilt(): void {
   const html = join(ROOT, 'out/renderer/index.html');
   const serve = join(ROOT, 'out/main/serve.js');
-  const stale = !existsSync(html) || !existsSync(serve) || statSync(html).mtimeMs < newestMtime(join(ROOT, 'src-renderer'));
+  const sources = Math.max(newestMtime(join(ROOT, 'src-renderer')), newestMtime(join(ROOT, 'src-main')));
+  const stale = !existsSync(html) || !existsSync(serve) || Math.min(statSync(html).mtimeMs, statSync(serve).mtimeMs) < sources;
   if (!stale) return;
   const r = spawnSync(join(ROOT, 'node_modules/.bin/electron-vite'), ['build'], { cwd: ROOT, env: { ...process.env, ELECTRON_SKIP_BINARY_DOWNLOAD: '1' }, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`electron-vite build failed:\n${r.stdout}\n${r.stderr}`);
