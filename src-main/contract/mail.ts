@@ -110,6 +110,22 @@ export const mailProcedures = {
     }),
     output: MailMessage,
   },
+  /** Saves the compose window to Drafts; `replaces` is the previous save of the same draft. */
+  'mail.saveDraft': {
+    input: z.object({
+      account: accountId,
+      to: z.array(MailPerson).optional(),
+      cc: z.array(MailPerson).optional(),
+      bcc: z.array(MailPerson).optional(),
+      subject: z.string().max(10_000).optional(),
+      textBody: z.string().optional(),
+      htmlBody: z.string().optional(),
+      replyTo: id.optional(),
+      attachments: z.array(z.object({ account: accountId, id })).optional(),
+      replaces: id.optional(),
+    }),
+    output: MailMessage,
+  },
   /** Syncs now (all folders, or one) instead of waiting for IDLE. */
   'mail.sync': { input: z.object({ account: accountId, folderId: id.optional() }), output: z.object({}) },
   /** The folder the user looks at: IDLE follows it (the inbox is always watched). */

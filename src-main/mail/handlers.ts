@@ -11,6 +11,14 @@ type P = typeof mailProcedures;
 export type MailHandlers = { [K in keyof P]: (input: z.output<P[K]['input']>) => Promise<z.output<P[K]['output']>> };
 
 export function mailHandlers(mail: MailService, storage: Pick<StorageService, 'download'>): MailHandlers {
+  /** Attachments chosen from any storage account are streamed from there. */
+  const files = (list: { account: number; id: string }[] | undefined) =>
+    Promise.all(
+      (list ?? []).map(async (a) => {
+        const { resource, stream } = await storage.download(a.account, a.id);
+        return { name: resource.name, content: stream, mimeType: resource.mimeType ?? undefined };
+      }),
+    );
   return {
     'mail.folders': ({ account }) => mail.listFolders(account),
     'mail.createFolder': ({ account, name }) => mail.createFolder(account, name),
@@ -27,15 +35,10 @@ export function mailHandlers(mail: MailService, storage: Pick<StorageService, 'd
     'mail.setFlags': ({ account, id, seen, flagged }) => mail.setFlags(account, id, { seen, flagged }),
     'mail.move': async ({ account, id, folderId }) => (await mail.move(account, id, folderId), {}),
     'mail.delete': async ({ account, id }) => (await mail.deleteMessage(account, id), {}),
-    'mail.send': async ({ account, to, cc, bcc, subject, textBody, htmlBody, replyTo, attachments }) => {
-      const files = await Promise.all(
-        (attachments ?? []).map(async (a) => {
-          const { resource, stream } = await storage.download(a.account, a.id);
-          return { name: resource.name, content: stream, mimeType: resource.mimeType ?? undefined };
-        }),
-      );
-      return mail.send(account, { to, cc, bcc, subject, text_body: textBody, body: htmlBody, reply_to: replyTo }, files);
-    },
+    'mail.send': async ({ account, to, cc, bcc, subject, textBody, htmlBody, replyTo, attachments }) =>
+      mail.send(account, { to, cc, bcc, subject, text_body: textBody, body: htmlBody, reply_to: replyTo }, await files(attachments)),
+    'mail.saveDraft': async ({ account, to, cc, bcc, subject, textBody, htmlBody, replyTo, attachments, replaces }) =>
+      mail.saveDraft(account, { to, cc, bcc, subject, text_body: textBody, body: htmlBody, reply_to: replyTo }, await files(attachments), replaces),
     'mail.sync': async ({ account, folderId }) => (await mail.sync(account, folderId), {}),
     'mail.open': async ({ account, folderId }) => (await mail.openFolder(account, folderId), {}),
     'mail.contacts': async ({ account, prefix, limit }) => mail.contacts(account, prefix, limit),

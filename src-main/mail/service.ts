@@ -601,14 +601,10 @@ export class MailService {
 
   // ---- sending -------------------------------------------------------------------------------
 
-  /**
-   * spec 2 "Send": composes the message, sends it over the account's pooled SMTP transport,
-   * appends a copy to Sent (\Seen) and returns that copy. `reply_to` sets In-Reply-To and
-   * References from the cached original and marks it \Answered.
-   */
-  async send(account: number, input: SendInput, files: SendAttachment[] = []): Promise<MailMessage> {
+  /** Validates and builds a message: the bytes for SMTP (no Bcc) and for the mailbox copy. */
+  private async compose(account: number, input: SendInput, files: SendAttachment[], opts: { draft: boolean }) {
     const people = (list: unknown, field: string): { name: string; address: string }[] => {
-      if (list === undefined) return [];
+      if (list === undefined || list === null) return [];
       if (!Array.isArray(list)) throw invalid(`${field} must be an array of persons.`);
       return list.map((p) => {
         const email = (p as { email?: unknown })?.email;
@@ -617,9 +613,10 @@ export class MailService {
         return { name: typeof name === 'string' ? name : '', address: email.trim() };
       });
     };
-    const to = people(input?.to, 'to');
-    if (!to.length) throw invalid('to must name at least one recipient.');
-    if (typeof input.subject !== 'string') throw invalid('subject is required.');
+    if (!input || typeof input !== 'object') throw invalid('The message is missing.');
+    const to = people(input.to, 'to');
+    if (!to.length && !opts.draft) throw invalid('to must name at least one recipient.');
+    if (typeof input.subject !== 'string' && !(opts.draft && input.subject === undefined)) throw invalid('subject is required.');
     const cc = people(input.cc, 'cc');
     const bcc = people(input.bcc, 'bcc');
     if (input.body !== undefined && typeof input.body !== 'string') throw invalid('body must be a string.');
@@ -643,7 +640,7 @@ export class MailService {
     let html = input.body;
     const text = html === undefined ? (input.text_body ?? '') : undefined;
     const t = input.tracking;
-    if (t && (t.opens || t.clicks)) {
+    if (t && (t.opens || t.clicks) && !opts.draft) {
       const base = this.deps.trackingBaseUrl?.() ?? null;
       if (!base) throw invalid('Tracking needs the public base URL of Tributary (setting mail.trackingBaseUrl).');
       const src = html ?? wrapText(text ?? '').replace(/https?:\/\/[^\s<>"']+/g, (u) => `<a href="${u}">${u}</a>`);
@@ -653,16 +650,14 @@ export class MailService {
         clickToken: t.clicks ? (url) => this.tracker.token({ account, messageId, kind: 'click', url, subscriptionId: t.subscription_id }) : undefined,
       });
     }
-    const attachments = await Promise.all(
-      files.map(async (f) => ({ filename: f.name, content: await readAll(f.content), contentType: f.mimeType })),
-    );
+    const attachments = await Promise.all(files.map(async (f) => ({ filename: f.name, content: await readAll(f.content), contentType: f.mimeType })));
     const date = new Date();
     const mail = {
       from: connector.address,
-      to,
+      to: to.length ? to : undefined,
       cc: cc.length ? cc : undefined,
       bcc: bcc.length ? bcc : undefined,
-      subject: input.subject,
+      subject: input.subject ?? '',
       messageId,
       date,
       inReplyTo,
@@ -671,31 +666,62 @@ export class MailService {
       ...(html !== undefined ? { html } : { text }),
       attachments,
     };
-    // What goes over SMTP has no Bcc header; the Sent copy keeps it, as mail clients do.
-    const wire = await build(mail, false);
-    const copy = bcc.length ? await build(mail, true) : wire;
-    await connector.send(wire, { from: connector.address, to: [...to, ...cc, ...bcc].map((p) => p.address) });
+    // What goes over SMTP has no Bcc header; the mailbox copy keeps it, as mail clients do.
+    const wire = opts.draft ? null : await build(mail, false);
+    const copy = bcc.length || opts.draft ? await build(mail, true) : wire!;
+    return { sync, connector, wire, copy, date, messageId, original, recipients: [...to, ...cc, ...bcc].map((p) => p.address) };
+  }
 
-    let sent = this.store.folders(account).find((f) => f.special_use === '\\Sent');
-    if (!sent) {
-      await sync.command((c) => c.mailboxCreate('Sent'));
+  /** Appends `raw` to the folder of `specialUse` (created as `fallback` if missing) and returns the cached copy. */
+  private async file(account: number, sync: MailSync, raw: Buffer, specialUse: string, fallback: string, flags: string[], date: Date, messageId: string): Promise<MessageRow | undefined> {
+    let folder = this.store.folders(account).find((f) => f.special_use === specialUse) ?? this.store.folder(account, fallback);
+    if (!folder) {
+      await sync.command((c) => c.mailboxCreate(fallback));
       await sync.syncFolders();
-      sent = this.store.folder(account, 'Sent')!;
+      folder = this.store.folder(account, fallback)!;
     }
-    // imapflow keeps only flags the selected mailbox's PERMANENTFLAGS allow: select Sent first.
+    const path = folder.path;
+    // imapflow keeps only flags the selected mailbox's PERMANENTFLAGS allow: select it first.
     const appended = await sync.command(async (c) => {
-      await c.mailboxOpen(sent.path);
-      return c.append(sent.path, copy, ['\\Seen'], date);
+      await c.mailboxOpen(path);
+      return c.append(path, raw, flags, date);
     });
-    await sync.syncFolder(sent.path);
-    if (original) {
-      const o = original;
-      await sync.write(o.folder, (c) => c.messageFlagsAdd(String(o.uid), ['\\Answered'], { uid: true })).catch(() => {});
+    await sync.syncFolder(path);
+    return (
+      (appended && appended.uid ? this.store.byUid(account, path, appended.uid) : undefined) ??
+      (this.deps.db.prepare('SELECT * FROM mail_messages WHERE account_id = ? AND folder = ? AND message_id = ?').get(account, path, messageId) as MessageRow | undefined)
+    );
+  }
+
+  /**
+   * spec 2 "Send": composes the message, sends it over the account's pooled SMTP transport,
+   * appends a copy to Sent (\Seen) and returns that copy. `reply_to` sets In-Reply-To and
+   * References from the cached original and marks it \Answered.
+   */
+  async send(account: number, input: SendInput, files: SendAttachment[] = []): Promise<MailMessage> {
+    const m = await this.compose(account, input, files, { draft: false });
+    await m.connector.send(m.wire!, { from: m.connector.address, to: m.recipients });
+    const row = await this.file(account, m.sync, m.copy, '\\Sent', 'Sent', ['\\Seen'], m.date, m.messageId);
+    if (m.original) {
+      const o = m.original;
+      await m.sync.write(o.folder, (c) => c.messageFlagsAdd(String(o.uid), ['\\Answered'], { uid: true })).catch(() => {});
     }
-    const row =
-      (appended && appended.uid ? this.store.byUid(account, sent.path, appended.uid) : undefined) ??
-      (this.deps.db.prepare('SELECT * FROM mail_messages WHERE account_id = ? AND folder = ? AND message_id = ?').get(account, sent.path, messageId) as MessageRow | undefined);
     if (!row) throw new ServiceError('upstream_error', 'The message was sent, but its copy in Sent could not be read back.');
+    return (await this.toMessages(account, [row], true))[0]!;
+  }
+
+  /**
+   * Saves a draft (the compose window): appended to Drafts with \Draft and \Seen; `replaces`,
+   * the id of the previous save of the same draft, is deleted once the new one is stored.
+   * Nothing is sent; recipients and subject may still be empty.
+   */
+  async saveDraft(account: number, input: Partial<SendInput>, files: SendAttachment[] = [], replaces?: string): Promise<MailMessage> {
+    const old = replaces ? this.messageRow(account, replaces) : undefined;
+    if (old && !(JSON.parse(old.flags) as string[]).includes('\\Draft')) throw invalid('replaces must be the id of a draft.');
+    const m = await this.compose(account, input as SendInput, files, { draft: true });
+    const row = await this.file(account, m.sync, m.copy, '\\Drafts', 'Drafts', ['\\Draft', '\\Seen'], m.date, m.messageId);
+    if (old) await m.sync.write(old.folder, (c) => c.messageDelete(String(old.uid), { uid: true }));
+    if (!row) throw new ServiceError('upstream_error', 'The draft was saved, but could not be read back.');
     return (await this.toMessages(account, [row], true))[0]!;
   }
 

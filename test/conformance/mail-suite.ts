@@ -422,6 +422,21 @@ export function mailConformance(name: string, start: () => Promise<MailServerUnd
       await expect(mail.getMessage(alice, sent.id)).rejects.toMatchObject({ code: 'not_found' });
     });
 
+    it('drafts: saved to Drafts with \\Draft, a new save replaces the previous one, nothing is sent (mail.saveDraft)', async () => {
+      const h = mailHandlers(mail, app.storage);
+      const before = server.smtpReceived()?.length;
+      const first = await h['mail.saveDraft']({ account: alice, subject: 'Half-written', textBody: 'first' });
+      expect(first).toMatchObject({ folder: 'Drafts', subject: 'Half-written', to: [] });
+      expect(first.raw.flags).toEqual(expect.arrayContaining(['\\Draft', '\\Seen']));
+      const second = await h['mail.saveDraft']({ account: alice, to: [{ name: null, email: 'bob@example.test' }], subject: 'Half-written', textBody: 'second', replaces: first.id });
+      const drafts = await mail.listMessages(alice, { ...all, folder_id: second.folderId });
+      expect(drafts.objects.map((m) => m.textBody?.trim())).toEqual(['second']);
+      await expect(mail.getMessage(alice, first.id)).rejects.toMatchObject({ code: 'not_found' });
+      expect(server.smtpReceived()?.length).toBe(before);
+      const inbox = (await mail.listMessages(alice, { ...all, bodies: false })).objects.find((m) => m.folder === 'INBOX')!;
+      await expect(mail.saveDraft(alice, { subject: 'x' }, [], inbox.id)).rejects.toMatchObject({ code: 'invalid_parameters' });
+    });
+
     it('send with tracking: pixel and signed click links; handlers record opens once a minute (spec 2 Send tracking)', async () => {
       const sent = await mail.send(alice, {
         to: [{ email: 'bob@example.test' }],
