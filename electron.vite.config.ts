@@ -23,7 +23,7 @@ export default defineConfig({
   },
   renderer: {
     root: 'src-renderer',
-    build: { rollupOptions: { input: resolve('src-renderer/index.html') } },
+    build: { minify: true, rollupOptions: { input: resolve('src-renderer/index.html') } },
     plugins: [react()],
   },
 });

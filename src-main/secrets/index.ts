@@ -6,7 +6,7 @@
  * leaked purpose key reveals nothing about the others.
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Wraps the key file with an OS keychain (Electron safeStorage); identity when absent. */
@@ -21,18 +21,37 @@ export type KeyPurpose = 'credentials' | 'ids' | 'links' | 'tracking' | 'ui-toke
 export class Keyring {
   private constructor(private readonly master: Buffer) {}
 
+  /**
+   * Opens the data directory's master key, creating it on first run. When an OS keychain
+   * wrapper is present the key is kept wrapped (a plain key from an earlier run without the
+   * keychain is wrapped and the plain file removed); when the keychain has become unavailable
+   * a wrapped key cannot be read, and that is a clear error rather than a silent new key that
+   * would make every stored credential unreadable.
+   */
   static open(dataDir: string, wrapper?: KeyWrapper): Keyring {
     const dir = join(dataDir, 'keys');
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const file = join(dir, wrapper ? `master.${wrapper.name}.key` : 'master.key');
-    if (!existsSync(file)) {
-      const key = randomBytes(32);
-      writeFileSync(file, wrapper ? wrapper.wrap(key) : key, { mode: 0o600, flag: 'wx' });
+    const plainFile = join(dir, 'master.key');
+    const wrappedFile = wrapper ? join(dir, `master.${wrapper.name}.key`) : null;
+    let master: Buffer;
+    if (wrappedFile && existsSync(wrappedFile)) {
+      master = wrapper!.unwrap(readFileSync(wrappedFile));
+    } else if (existsSync(plainFile)) {
+      chmodSync(plainFile, 0o600);
+      master = readFileSync(plainFile);
+      if (wrappedFile) {
+        writeFileSync(wrappedFile, wrapper!.wrap(master), { mode: 0o600, flag: 'wx' });
+        unlinkSync(plainFile);
+      }
+    } else {
+      const other = readdirSync(dir).find((f) => /^master\..+\.key$/.test(f));
+      if (other && !wrappedFile) {
+        throw new Error(`The keys in ${dir} are protected by the OS keychain (${other}), which is not available now; start Tributary where the keychain is unlocked.`);
+      }
+      master = randomBytes(32);
+      writeFileSync(wrappedFile ?? plainFile, wrappedFile ? wrapper!.wrap(master) : master, { mode: 0o600, flag: 'wx' });
     }
-    chmodSync(file, 0o600);
-    const stored = readFileSync(file);
-    const master = wrapper ? wrapper.unwrap(stored) : stored;
-    if (master.length !== 32) throw new Error(`Key file ${file} is damaged (expected 32 bytes).`);
+    if (master.length !== 32) throw new Error(`The key file in ${dir} is damaged (expected 32 bytes).`);
     return new Keyring(master);
   }
 

@@ -41,11 +41,10 @@ export interface HttpServer {
 export const UI_CSP = [
   "default-src 'self'",
   "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
+  "style-src 'self'",
   "img-src 'self' data: blob:",
   "font-src 'self' data:",
   "connect-src 'self'",
-  "frame-src 'self' blob:",
   "object-src 'none'",
   "base-uri 'none'",
   "form-action 'none'",
@@ -110,7 +109,8 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
       const conflict = q.conflict === 'overwrite' || q.conflict === 'fail' ? q.conflict : 'rename';
       const length = request.headers['content-length'] ? Number(request.headers['content-length']) : undefined;
       const body = (request.body as Readable | undefined) ?? Readable.from([]);
-      const { transfer } = app.transfers.start({ direction: 'upload', name: q.name ?? '', account, target: q.parent ?? '', bytesTotal: length ?? null });
+      const { transfer, signal } = app.transfers.start({ direction: 'upload', name: q.name ?? '', account, target: q.parent ?? '', bytesTotal: length ?? null });
+      signal.addEventListener('abort', () => body.destroy(signal.reason as Error), { once: true });
       try {
         const resource = await app.storage.upload(account, q.parent ?? '', q.name ?? '', body.pipe(app.transfers.meter(transfer.id)), { conflict, size: length });
         app.transfers.finish(transfer.id);

@@ -62,12 +62,14 @@ export function createHandlers(app: App, platform: Platform): Handlers {
       return ids;
     },
     'files.download': async ({ account, id, to }) => {
+      // Writing to a caller-chosen path is a desktop ability only: headless, anyone holding the
+      // UI token could otherwise overwrite any file this process can write.
+      if (platform.mode !== 'electron') {
+        throw new ServiceError('not_implemented', 'Saving to a local path is only available in the desktop app; the web UI downloads over HTTP.');
+      }
       const resource = await storage.get(account, id);
       const target = to ?? (platform.chooseSavePath ? await platform.chooseSavePath(resource.name) : null);
-      if (!target) {
-        if (!platform.chooseSavePath && !to) throw new ServiceError('not_implemented', 'Saving to a local path is only available in the desktop app; the web UI downloads over HTTP.');
-        return { path: null };
-      }
+      if (!target) return { path: null };
       const { transfer, signal } = transfers.start({ direction: 'download', name: resource.name, account, target: id, bytesTotal: resource.size });
       try {
         const { stream } = await storage.download(account, id);

@@ -98,6 +98,15 @@ describe('contract over the WebSocket', () => {
     expect(events).toContain('files.changed');
     ws.close();
   });
+  it('refuses to write a download to a caller-chosen local path in headless mode', async () => {
+    const ws = await openSocket();
+    const up = await call(ws, 10, 'files.mkdir', { account, parent: 'root', name: 'x' });
+    const res = await call(ws, 11, 'files.download', { account, id: up.value.id, to: '/tmp/should-not-exist-tributary' });
+    expect(res).toMatchObject({ ok: false, error: { code: 'not_implemented' } });
+    const { existsSync } = await import('node:fs');
+    expect(existsSync('/tmp/should-not-exist-tributary')).toBe(false);
+    ws.close();
+  });
   it('closes the socket on a malformed message instead of crashing', async () => {
     const ws = await openSocket();
     const closed = new Promise<number>((r) => ws.once('close', (code) => r(code)));
