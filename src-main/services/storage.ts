@@ -30,12 +30,17 @@ export interface Location {
 }
 
 const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
-/** A second-page request reuses the cached snapshot of page one for this long. */
+/**
+ * Later pages of a listing come from the sorted snapshot page 1 took (kept in memory for this
+ * long, for this many folders), so paging is consistent and cheap for 100,000-entry folders.
+ */
 const SNAPSHOT_MS = 5 * 60_000;
+const MAX_SNAPSHOTS = 16;
 const MAX_RENAME_ATTEMPTS = 10_000;
 
 export class StorageService {
   readonly entries: EntriesTable;
+  private readonly snapshots = new Map<string, { at: number; children: Entry[] }>();
 
   constructor(
     db: Db,
@@ -131,17 +136,21 @@ export class StorageService {
       folder = this.trashFolder(accountId);
       children = await loc.connector.features.trash!.list();
     } else {
-      const cached = page > 1 ? this.entries.listing(accountId, loc.path) : undefined;
-      if (cached && Date.now() - Date.parse(cached.listedAt) < SNAPSHOT_MS) {
-        children = cached.entries;
+      const key = `${accountId}:${loc.path}`;
+      const snapshot = page > 1 ? this.snapshots.get(key) : undefined;
+      if (snapshot && Date.now() - snapshot.at < SNAPSHOT_MS) {
+        children = snapshot.children;
       } else {
-        children = await loc.connector.list(loc.path);
+        children = sortListing(await loc.connector.list(loc.path));
         this.entries.replaceListing(accountId, loc.path, children);
+        this.snapshots.delete(key);
+        this.snapshots.set(key, { at: Date.now(), children });
+        if (this.snapshots.size > MAX_SNAPSHOTS) this.snapshots.delete(this.snapshots.keys().next().value!);
       }
       const self = loc.path === ROOT ? rootEntry() : await loc.connector.stat(loc.path);
       folder = this.toResource(accountId, self, { ancestors: true });
     }
-    children.sort((a, b) => (a.kind === b.kind ? collator.compare(a.name, b.name) : a.kind === 'folder' ? -1 : 1));
+    if (loc.trash) sortListing(children);
     const start = (page - 1) * pageSize;
     const items = children.slice(start, start + pageSize).map((e) => {
       const r = this.toResource(accountId, e);
@@ -368,8 +377,14 @@ export class StorageService {
 
   private touched(accountId: number, folder: string, entry?: Entry): void {
     if (entry) this.entries.upsert(accountId, parentOf(entry.path), entry);
+    this.snapshots.delete(`${accountId}:${folder}`);
     this.events.emit('files.changed', { account: accountId, folder: this.idOf(accountId, folder) });
   }
+}
+
+/** Folders first, then by name as people read numbers ("file 2" before "file 10"). */
+function sortListing(children: Entry[]): Entry[] {
+  return children.sort((a, b) => (a.kind === b.kind ? collator.compare(a.name, b.name) : a.kind === 'folder' ? -1 : 1));
 }
 
 function rootEntry(): Entry {
