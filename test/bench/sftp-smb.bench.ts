@@ -1,0 +1,248 @@
+/**
+ * SFTP and SMB benchmark: upload and download of one big file and the listing of one huge
+ * folder against the same servers (OpenSSH sshd with internal-sftp, Samba smbd; harnesses in
+ * test/servers), by Tributary (StorageService over the sftp / smb connectors), rclone 1.60
+ * (environment-only config) and the stock command-line clients (OpenSSH `sftp -b`, Samba
+ * `smbclient`). For SMB it also times the npm library route that was not chosen (v9u-smb2, in a
+ * child node with --openssl-legacy-provider), to keep the choice in docs/sftp-smb.md honest.
+ *   npm run bench sftp-smb    (or node scripts/run-ts.mjs test/bench/sftp-smb.bench.ts)
+ *   BENCH_SIZE_MB (default 1024), BENCH_LIST_ENTRIES (default 100000)
+ * Downloads go to a null sink (or /dev/null) for every tool. Prints MB/s, entries/s and
+ * Tributary's ratio to each tool (>1 = Tributary faster).
+ */
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, closeSync, createReadStream, mkdirSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createApp, type App } from '../../src-main/app';
+import { startSamba } from '../servers/samba';
+import { startSshd } from '../servers/sshd';
+import { hasBinary, scratchDir } from '../servers/util';
+
+const SIZE_MB = Number(process.env.BENCH_SIZE_MB ?? 1024);
+const ENTRIES = Number(process.env.BENCH_LIST_ENTRIES ?? 100_000);
+
+interface Row {
+  tool: string;
+  uploadMBs: number | null;
+  downloadMBs: number | null;
+  listEntriesPerS: number | null;
+  note?: string;
+}
+
+async function timed(fn: () => unknown | Promise<unknown>): Promise<number> {
+  const t0 = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - t0) / 1e9;
+}
+
+function exec(cmd: string, args: string[], options: { env?: NodeJS.ProcessEnv; input?: string } = {}): string {
+  const r = spawnSync(cmd, args, { env: options.env ?? process.env, input: options.input, encoding: 'utf8', maxBuffer: 1 << 30 });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}): ${r.stderr || r.stdout}`);
+  return r.stdout;
+}
+
+const nullSink = () =>
+  new Writable({
+    write(_chunk, _enc, cb) {
+      cb();
+    },
+  });
+
+function makeSource(path: string, bytes: number): void {
+  const fd = openSync(path, 'w');
+  const block = randomBytes(4 << 20);
+  for (let left = bytes; left > 0; left -= block.length) writeSync(fd, block, 0, Math.min(left, block.length));
+  closeSync(fd);
+}
+
+/** ENTRIES small files written straight to the server's disk (fixture, not measured). */
+function makeListing(dir: string): void {
+  mkdirSync(dir, { recursive: true });
+  for (let i = 0; i < ENTRIES; i++) writeFileSync(join(dir, `entry-${String(i).padStart(6, '0')}.txt`), 'x');
+  chmodSync(dir, 0o777);
+}
+
+async function tributary(app: App, acc: number, src: string, bytes: number, listFolderName: string): Promise<Row> {
+  const MB = bytes / 1e6;
+  let id = '';
+  const up = await timed(async () => {
+    id = (await app.storage.upload(acc, 'root', 'tributary.bin', createReadStream(src, { highWaterMark: 1 << 20 }), { size: bytes, conflict: 'overwrite' })).id;
+  });
+  const down = await timed(async () => {
+    const { stream } = await app.storage.download(acc, id);
+    await pipeline(stream, nullSink());
+  });
+  const folder = (await app.storage.list(acc, 'root', 1, 1000)).items.find((i) => i.name === listFolderName)!;
+  let total = 0;
+  const list = await timed(async () => {
+    total = (await app.storage.list(acc, folder.id, 1, 1000)).total;
+  });
+  if (total !== ENTRIES) throw new Error(`Tributary listed ${total} entries, not ${ENTRIES}`);
+  return { tool: 'Tributary', uploadMBs: MB / up, downloadMBs: MB / down, listEntriesPerS: ENTRIES / list };
+}
+
+/** rclone with an environment-only remote; `file` and `folder` are remote paths. */
+function rclone(env: NodeJS.ProcessEnv, src: string, bytes: number, file: string, folder: string): Row {
+  const MB = bytes / 1e6;
+  const up = spawnTimed('rclone', ['copyto', src, file], env);
+  const down = spawnTimed('rclone', ['cat', file], env, true);
+  let lines = 0;
+  const list = spawnTimed('rclone', ['lsf', folder], env, false, (out) => (lines = out.split('\n').filter(Boolean).length));
+  if (lines !== ENTRIES) throw new Error(`rclone listed ${lines} entries, not ${ENTRIES}`);
+  return { tool: 'rclone', uploadMBs: MB / up, downloadMBs: MB / down, listEntriesPerS: ENTRIES / list };
+}
+
+/** Wall time of one command (process start included, as a user would see it). */
+function spawnTimed(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env, stdoutToNull = false, onOut?: (s: string) => void, input?: string): number {
+  const t0 = process.hrtime.bigint();
+  let out = '';
+  if (stdoutToNull) {
+    const devnull = openSync('/dev/null', 'w');
+    try {
+      const r = spawnSync(cmd, args, { env, input, stdio: [input === undefined ? 'ignore' : 'pipe', devnull, 'pipe'] });
+      if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}): ${r.stderr}`);
+    } finally {
+      closeSync(devnull);
+    }
+  } else {
+    out = exec(cmd, args, { env, input });
+  }
+  const s = Number(process.hrtime.bigint() - t0) / 1e9;
+  onOut?.(out);
+  return s;
+}
+
+function print(title: string, rows: Row[]): void {
+  const fmt = (n: number | null, unit: string) => (n === null ? '—' : `${n >= 100 ? n.toFixed(0) : n.toFixed(1)} ${unit}`);
+  const ours = rows[0]!;
+  const ratio = (a: number | null, b: number | null) => (a === null || b === null ? '—' : `${(a / b).toFixed(2)}×`);
+  console.log(`\n${title}`);
+  console.log('tool                 upload        download      list            | Tributary ÷ tool: up / down / list');
+  for (const r of rows) {
+    const line = `${r.tool.padEnd(20)} ${fmt(r.uploadMBs, 'MB/s').padEnd(13)} ${fmt(r.downloadMBs, 'MB/s').padEnd(13)} ${fmt(r.listEntriesPerS, 'entries/s').padEnd(15)}`;
+    console.log(r === ours ? line : `${line} | ${ratio(ours.uploadMBs, r.uploadMBs)} / ${ratio(ours.downloadMBs, r.downloadMBs)} / ${ratio(ours.listEntriesPerS, r.listEntriesPerS)}${r.note ? `  (${r.note})` : ''}`);
+  }
+}
+
+async function benchSftp(work: string, src: string, bytes: number): Promise<Row[]> {
+  const server = await startSshd();
+  const app = await createApp({ dataDir: join(work, 'data-sftp'), defaultLocalFolder: false });
+  try {
+    makeListing(join(server.dataDir, 'many'));
+    const acc = await app.accounts.connect({
+      service: 'sftp',
+      options: { host: server.host, port: server.port, username: server.username, password: server.password, root: server.dataDir },
+    });
+    const rows = [await tributary(app, acc.id, src, bytes, 'many')];
+    const env = {
+      ...process.env,
+      RCLONE_CONFIG_BSFTP_TYPE: 'sftp',
+      RCLONE_CONFIG_BSFTP_HOST: server.host,
+      RCLONE_CONFIG_BSFTP_PORT: String(server.port),
+      RCLONE_CONFIG_BSFTP_USER: server.username,
+      RCLONE_CONFIG_BSFTP_PASS: exec('rclone', ['obscure', server.password]).trim(),
+      // internal-sftp runs no shell: no remote md5sum, no shell probing.
+      RCLONE_CONFIG_BSFTP_SHELL_TYPE: 'none',
+      RCLONE_CONFIG_BSFTP_DISABLE_HASHCHECK: 'true',
+      RCLONE_CONFIG_DIR: work,
+    };
+    rows.push(rclone(env, src, bytes, `bsftp:${server.dataDir}/rclone.bin`, `bsftp:${server.dataDir}/many`));
+    const key = join(work, 'sftp-key');
+    writeFileSync(key, server.rootPrivateKey, { mode: 0o600 });
+    const ssh = ['-q', '-P', String(server.port), '-i', key, '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-b', '-', `root@${server.host}`];
+    const MB = bytes / 1e6;
+    const up = spawnTimed('sftp', ssh, process.env, true, undefined, `put ${src} ${server.dataDir}/cli.bin\n`);
+    const down = spawnTimed('sftp', ssh, process.env, true, undefined, `get ${server.dataDir}/cli.bin /dev/null\n`);
+    let lines = 0;
+    const list = spawnTimed('sftp', ssh, process.env, false, (out) => (lines = out.split('\n').filter((l) => l.includes('entry-')).length), `ls -1 ${server.dataDir}/many\n`);
+    if (lines !== ENTRIES) throw new Error(`sftp listed ${lines} entries, not ${ENTRIES}`);
+    rows.push({ tool: 'OpenSSH sftp -b', uploadMBs: MB / up, downloadMBs: MB / down, listEntriesPerS: ENTRIES / list });
+    return rows;
+  } finally {
+    await app.close();
+    await server.stop();
+  }
+}
+
+async function benchSmb(work: string, src: string, bytes: number): Promise<Row[]> {
+  const server = await startSamba();
+  const app = await createApp({ dataDir: join(work, 'data-smb'), defaultLocalFolder: false });
+  try {
+    makeListing(join(server.shareDir, 'many'));
+    const acc = await app.accounts.connect({
+      service: 'smb',
+      options: { host: server.host, port: server.port, share: server.share, workgroup: server.workgroup, username: server.username, password: server.password },
+    });
+    const rows = [await tributary(app, acc.id, src, bytes, 'many')];
+    const env = {
+      ...process.env,
+      RCLONE_CONFIG_BSMB_TYPE: 'smb',
+      RCLONE_CONFIG_BSMB_HOST: server.host,
+      RCLONE_CONFIG_BSMB_PORT: String(server.port),
+      RCLONE_CONFIG_BSMB_USER: server.username,
+      RCLONE_CONFIG_BSMB_PASS: exec('rclone', ['obscure', server.password]).trim(),
+      RCLONE_CONFIG_BSMB_DOMAIN: server.workgroup,
+      RCLONE_CONFIG_DIR: work,
+    };
+    // rclone's smb remote addresses the share as the first path segment.
+    rows.push(rclone(env, src, bytes, `bsmb:${server.share}/rclone.bin`, `bsmb:${server.share}/many`));
+    const MB = bytes / 1e6;
+    const cli = ['-s', '/dev/null', '-p', String(server.port), `//${server.host}/${server.share}`, '-U', `${server.username}%${server.password}`];
+    const up = spawnTimed('smbclient', [...cli, '-c', `put ${src} cli.bin`], process.env, true);
+    const down = spawnTimed('smbclient', [...cli, '-c', 'get cli.bin /dev/null'], process.env, true);
+    let lines = 0;
+    const list = spawnTimed('smbclient', [...cli, '-c', 'ls many/*'], process.env, false, (out) => (lines = out.split('\n').filter((l) => l.includes('entry-')).length));
+    if (lines !== ENTRIES) throw new Error(`smbclient listed ${lines} entries, not ${ENTRIES}`);
+    rows.push({ tool: 'smbclient', uploadMBs: MB / up, downloadMBs: MB / down, listEntriesPerS: ENTRIES / list });
+    rows.push(library(server.port, server.share, src, bytes));
+    return rows;
+  } finally {
+    await app.close();
+    await server.stop();
+  }
+}
+
+/** The npm route not taken: v9u-smb2 in a child node that has MD4 (legacy OpenSSL provider). */
+function library(port: number, share: string, src: string, bytes: number): Row {
+  const script = `
+    const SMB2 = require(${JSON.stringify(createRequire(import.meta.url).resolve('v9u-smb2'))});
+    const fs = require('fs');
+    const c = new SMB2({ share: '\\\\\\\\127.0.0.1\\\\${share}', port: ${port}, domain: 'WORKGROUP', username: 'itest', password: 'secret', autoCloseTimeout: 0 });
+    const t = () => Number(process.hrtime.bigint()) / 1e9;
+    (async () => {
+      let t0 = t();
+      await new Promise((res, rej) => c.createWriteStream('lib.bin', (e, ws) => e ? rej(e) : fs.createReadStream(${JSON.stringify(src)}).pipe(ws).on('finish', res).on('error', rej)));
+      const up = t() - t0; t0 = t();
+      await new Promise((res, rej) => c.createReadStream('lib.bin', (e, rs) => { if (e) return rej(e); rs.on('data', () => {}).on('end', res).on('error', rej); }));
+      const down = t() - t0; t0 = t();
+      const n = (await c.readdir('many')).length;
+      const list = t() - t0;
+      c.disconnect();
+      console.log(JSON.stringify({ up, down, list, n }));
+    })().catch((e) => { console.error(e.message); process.exit(1); });`;
+  const r = spawnSync(process.execPath, ['--openssl-legacy-provider', '-e', script], { encoding: 'utf8', timeout: 600_000 });
+  if (r.status !== 0) return { tool: 'v9u-smb2 (npm)', uploadMBs: null, downloadMBs: null, listEntriesPerS: null, note: `failed: ${(r.stderr || '').trim().split('\n')[0]}` };
+  const m = JSON.parse(r.stdout.trim().split('\n').pop()!) as { up: number; down: number; list: number; n: number };
+  const MB = bytes / 1e6;
+  return { tool: 'v9u-smb2 (npm)', uploadMBs: MB / m.up, downloadMBs: MB / m.down, listEntriesPerS: m.n / m.list, note: 'needs --openssl-legacy-provider' };
+}
+
+export async function main(): Promise<void> {
+  for (const bin of ['/usr/bin/rclone', '/usr/bin/sftp', '/usr/bin/smbclient']) if (!hasBinary(bin)) throw new Error(`${bin} is required for this benchmark`);
+  const bytes = SIZE_MB * 1024 * 1024;
+  console.log(`SFTP/SMB bench: ${SIZE_MB} MiB file, ${ENTRIES} entries, OpenSSH 9.2 internal-sftp and Samba 4.17 on loopback`);
+  const work = scratchDir('bench-sftp-smb');
+  chmodSync(work, 0o755);
+  try {
+    const src = join(work, 'source.bin');
+    makeSource(src, bytes);
+    print('SFTP (OpenSSH internal-sftp)', await benchSftp(work, src, bytes));
+    print('SMB (Samba smbd, SMB3)', await benchSmb(work, src, bytes));
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
