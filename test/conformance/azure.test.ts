@@ -2,10 +2,14 @@
 // as the other side of cross-account copy and move.
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
+import { Readable } from 'node:stream';
+import { AccountSASPermissions, BlobServiceClient } from '@azure/storage-blob';
+import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src-main/app';
+import { AzureConnector } from '../../src-main/connectors/azure';
 import { startAzurite } from '../servers/azurite';
 import { scratchDir } from '../servers/util';
-import { describeStorageConformance } from './storage-suite';
+import { describeStorageConformance, expectCode } from './storage-suite';
 
 describeStorageConformance('azure (Azurite)', async () => {
   const server = await startAzurite();
@@ -23,4 +27,37 @@ describeStorageConformance('azure (Azurite)', async () => {
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+});
+
+// Azure specifics beyond the shared suite: credentials variants and error mapping.
+describe('azure connector specifics', () => {
+  it('connects with a SAS token (no upload URLs then) and with a connection string', async () => {
+    const server = await startAzurite();
+    try {
+      const sasUrl = BlobServiceClient.fromConnectionString(server.connectionString).generateAccountSasUrl(new Date(Date.now() + 3600_000), AccountSASPermissions.parse('rwdlac'), 'sco');
+      const sas = new URL(sasUrl).search.slice(1);
+      const viaSas = new AzureConnector({ accountName: server.accountName, sasToken: sas, endpoint: server.endpoint, container: server.container });
+      await viaSas.write('/sas.txt', Readable.from([Buffer.from('via sas')]), {});
+      expect((await viaSas.list('/')).map((e) => e.name)).toContain('sas.txt');
+      expect(viaSas.features.uploadUrl).toBeUndefined();
+      const viaCs = new AzureConnector({ connectionString: server.connectionString, container: server.container });
+      expect((await viaCs.stat('/sas.txt')).size).toBe(7);
+      expect(viaCs.features.uploadUrl).toBeTypeOf('function');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('maps failures: wrong key → upstream_auth_failed, missing container → not_found naming it, server down → service_not_available', async () => {
+    const server = await startAzurite();
+    const wrongKey = new AzureConnector({ ...server.options, accountKey: Buffer.from('not the key').toString('base64') });
+    await expectCode(wrongKey.list('/'), 'upstream_auth_failed');
+    const noContainer = new AzureConnector({ ...server.options, container: 'no-such-container' });
+    const e = await expectCode(noContainer.list('/'), 'not_found');
+    expect(e.message).toMatch(/container "no-such-container" does not exist/);
+    const ok = new AzureConnector(server.options);
+    await expectCode(ok.stat('/missing.txt'), 'not_found');
+    await server.stop();
+    await expectCode(ok.list('/'), 'service_not_available');
+  });
 });

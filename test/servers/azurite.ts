@@ -51,7 +51,7 @@ export async function startAzurite(container = 'tributary'): Promise<AzuriteServ
     container,
     options: { accountName: AZURITE_ACCOUNT, accountKey: AZURITE_KEY, endpoint, container },
     async stop() {
-      if (child.exitCode === null) {
+      if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((r) => child.once('exit', r));
         child.kill('SIGKILL');
         await exited;

@@ -28,7 +28,7 @@ export interface S3Server {
 const root = join(import.meta.dirname, '..', '..');
 
 async function killAndWait(child: ChildProcess | undefined, port: number): Promise<void> {
-  if (!child || child.exitCode !== null) return waitPortClosed(port);
+  if (!child || child.exitCode !== null || child.signalCode !== null) return waitPortClosed(port);
   const exited = new Promise((r) => child.once('exit', r));
   child.kill('SIGKILL');
   await exited;

@@ -21,6 +21,7 @@ import {
   PutObjectCommand,
   S3Client,
   UploadPartCommand,
+  UploadPartCopyCommand,
   type _Object,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
@@ -37,6 +38,8 @@ const MiB = 1024 * 1024;
 export const MIN_PART = 5 * MiB;
 export const DEFAULT_PART = 8 * MiB;
 const MAX_PARTS = 10_000;
+/** CopyObject copies at most 5 GiB; larger objects are copied part by part (UploadPartCopy). */
+const COPY_OBJECT_LIMIT = 5 * 1024 * MiB;
 
 /** The smallest whole-MiB part size ≥ 8 MiB that fits `size` in 10,000 parts. */
 export function objectStorePartSize(size: number): number {
@@ -301,17 +304,46 @@ export class S3Connector implements StorageConnector {
     await this.deleteKeys(keys);
   }
 
-  private async copyKey(from: string, to: string): Promise<void> {
+  private copySource(key: string): string {
+    return `${this.bucket}/${key.split('/').map(encodeURIComponent).join('/')}`;
+  }
+
+  private async copyKey(from: string, to: string, size: number): Promise<void> {
+    if (size > COPY_OBJECT_LIMIT) return this.copyLarge(from, to, size, Math.max(512 * MiB, Math.ceil(size / MAX_PARTS / MiB) * MiB));
     await this.send(from, () =>
-      this.client.send(
-        new CopyObjectCommand({
-          Bucket: this.bucket,
-          Key: to,
-          CopySource: `${this.bucket}/${from.split('/').map(encodeURIComponent).join('/')}`,
-          MetadataDirective: 'COPY',
-        }),
-      ),
+      this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: to, CopySource: this.copySource(from), MetadataDirective: 'COPY' })),
     );
+  }
+
+  /** Server-side multipart copy in ranges of `partSize` (used above CopyObject's 5 GiB limit). */
+  async copyLarge(from: string, to: string, size: number, partSize: number): Promise<void> {
+    const head = await this.head(from);
+    const { UploadId } = await this.send(to, () => this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: to, ContentType: head?.ContentType })));
+    const base = { Bucket: this.bucket, Key: to, UploadId };
+    try {
+      const count = Math.ceil(size / partSize);
+      const etags: string[] = [];
+      const queue = Array.from({ length: count }, (_, i) => i + 1);
+      await Promise.all(
+        Array.from({ length: Math.min(4, count) }, async () => {
+          for (let n = queue.shift(); n !== undefined; n = queue.shift()) {
+            const start = (n - 1) * partSize;
+            const end = Math.min(size, start + partSize) - 1;
+            const part = n;
+            const res = await this.send(from, () =>
+              this.client.send(new UploadPartCopyCommand({ ...base, PartNumber: part, CopySource: this.copySource(from), CopySourceRange: `bytes=${start}-${end}` })),
+            );
+            etags[part - 1] = res.CopyPartResult!.ETag!;
+          }
+        }),
+      );
+      await this.send(to, () =>
+        this.client.send(new CompleteMultipartUploadCommand({ ...base, MultipartUpload: { Parts: etags.map((ETag, i) => ({ PartNumber: i + 1, ETag })) } })),
+      );
+    } catch (e) {
+      await this.client.send(new AbortMultipartUploadCommand(base)).catch(() => {});
+      throw e;
+    }
   }
 
   /** Server-side copy of one object or of every key below a prefix; move deletes the sources after. */
@@ -321,18 +353,19 @@ export class S3Connector implements StorageConnector {
     const taken = await this.stat(to).catch((e) => (e instanceof ServiceError && e.code === 'not_found' ? undefined : Promise.reject(e)));
     if (taken) throw new ServiceError('naming_conflict', `"${baseName(to)}" already exists.`);
     if (entry.kind === 'file') {
-      await this.copyKey(this.key(from), this.key(to));
+      await this.copyKey(this.key(from), this.key(to), entry.size ?? 0);
       if (move) await this.send(from, () => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.key(from) })));
       return this.stat(to);
     }
     const src = this.dirKey(from);
     const dst = this.dirKey(to);
-    const keys: string[] = [];
-    for await (const o of this.keysBelow(src)) keys.push(o.Key!);
-    const queue = [...keys];
+    const objects: _Object[] = [];
+    for await (const o of this.keysBelow(src)) objects.push(o);
+    const keys = objects.map((o) => o.Key!);
+    const queue = [...objects];
     await Promise.all(
       Array.from({ length: Math.min(8, queue.length) }, async () => {
-        for (let k = queue.shift(); k !== undefined; k = queue.shift()) await this.copyKey(k, dst + k.slice(src.length));
+        for (let o = queue.shift(); o !== undefined; o = queue.shift()) await this.copyKey(o.Key!, dst + o.Key!.slice(src.length), o.Size ?? 0);
       }),
     );
     // Keep the target visible as a folder even if the source was an implicit one.
