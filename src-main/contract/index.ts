@@ -107,6 +107,8 @@ export const procedures = {
     input: z.object({ account: accountId, folder: id, page: z.number().int().positive().default(1), pageSize: z.number().int().min(1).max(100000).default(1000) }),
     output: FolderPage,
   },
+  /** The last listing seen, from the cache, without contacting the backend (instant browse). */
+  'files.listCached': { input: z.object({ account: accountId, folder: id }), output: FolderPage.nullable() },
   'files.get': { input: z.object(locate), output: Resource },
   'files.mkdir': { input: z.object({ account: accountId, parent: id, name: z.string() }), output: Resource },
   'files.rename': { input: z.object({ ...locate, name: z.string() }), output: Resource },

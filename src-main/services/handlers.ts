@@ -33,6 +33,7 @@ export function createHandlers(app: App, platform: Platform): Handlers {
     'accounts.delete': async ({ id }) => (await accounts.delete(id), {}),
     'accounts.quota': async ({ id }) => accounts.quota(id),
     'files.list': async ({ account, folder, page, pageSize }) => storage.list(account, folder, page, pageSize),
+    'files.listCached': async ({ account, folder }) => storage.listCached(account, folder),
     'files.get': async ({ account, id }) => storage.get(account, id),
     'files.mkdir': async ({ account, parent, name }) => storage.mkdir(account, parent, name, { conflictIfExists: true }),
     'files.rename': async ({ account, id, name }) => storage.move(account, id, { name }),

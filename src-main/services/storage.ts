@@ -159,6 +159,22 @@ export class StorageService {
     return { folder, items, page, pageSize, total: children.length, hasNext: start + pageSize < children.length };
   }
 
+  /**
+   * The listing as Tributary last saw it, from the cache, without contacting the backend (null
+   * when the folder was never listed): the UI paints it at once, also right after a restart,
+   * while the live listing loads.
+   */
+  listCached(accountId: number, folderId: string): FolderPage | null {
+    this.accounts.row(accountId);
+    if (folderId === 'trash' || folderId === 'ephemeral') return null;
+    const path = folderId === 'root' ? ROOT : this.ids.decode(accountId, folderId);
+    const cached = this.entries.listing(accountId, path);
+    if (!cached) return null;
+    const self = path === ROOT ? rootEntry() : (this.entries.get(accountId, path) ?? { ...rootEntry(), path, name: baseName(path) });
+    const items = sortListing(cached.entries).map((e) => this.toResource(accountId, e));
+    return { folder: this.toResource(accountId, self, { ancestors: true }), items, page: 1, pageSize: Math.max(1, items.length), total: items.length, hasNext: false };
+  }
+
   async download(accountId: number, fileId: string, range?: { start?: number; end?: number }): Promise<{ resource: Resource; stream: Readable }> {
     const loc = await this.locate(accountId, fileId);
     const entry = loc.trash ? undefined : await loc.connector.stat(loc.path);

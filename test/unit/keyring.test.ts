@@ -9,8 +9,8 @@ import { scratchDir } from '../servers/util';
 
 const xorWrapper: KeyWrapper = {
   name: 'test',
-  wrap: (k) => Buffer.concat([Buffer.from('W:'), k.map((b) => b ^ 0x5a)]),
-  unwrap: (s) => Buffer.from(s.subarray(2)).map((b) => b ^ 0x5a),
+  wrap: (k) => Buffer.concat([Buffer.from('W:'), Buffer.from(k.map((b) => b ^ 0x5a))]),
+  unwrap: (s) => Buffer.from(Buffer.from(s.subarray(2)).map((b) => b ^ 0x5a)),
 };
 
 describe('keyring', () => {

@@ -68,8 +68,13 @@ export class EntriesTable {
       | { listed_at: string }
       | undefined;
     if (!mark) return undefined;
-    const rows = this.db.prepare('SELECT * FROM entries WHERE account_id = ? AND parent = ? ORDER BY name').all(accountId, parent) as EntryRow[];
+    const rows = this.db.prepare('SELECT * FROM entries WHERE account_id = ? AND parent = ?').all(accountId, parent) as EntryRow[];
     return { entries: rows.map(rowToEntry), listedAt: mark.listed_at };
+  }
+
+  get(accountId: number, path: string): Entry | undefined {
+    const row = this.db.prepare('SELECT * FROM entries WHERE account_id = ? AND path = ?').get(accountId, path) as EntryRow | undefined;
+    return row && rowToEntry(row);
   }
 
   /** Files modified after `after`, newest first (the `recent` endpoint). */

@@ -81,15 +81,27 @@ export function useFolder(account: number | null, folder: string) {
   useEffect(() => {
     if (hasNextPage && !isFetchingNextPage && !isError) void fetchNextPage();
   }, [hasNextPage, isFetchingNextPage, isError, fetchNextPage]);
+  // What the cache last saw paints at once (also after a restart) until the live listing arrives.
+  const cached = useQuery({
+    queryKey: [...keys.folder(account ?? 0, folder), 'cached'],
+    enabled: account !== null,
+    queryFn: () => api.call('files.listCached', { account: account!, folder }),
+    staleTime: Infinity,
+    retry: false,
+  });
   const pages = query.data?.pages;
+  const fallback = pages ? undefined : (cached.data ?? undefined);
   // The small first page is superseded by the large ones as soon as they arrive.
-  const items: Resource[] = useMemo(() => (!pages ? [] : pages.length === 1 ? pages[0].items : pages.slice(1).flatMap((p) => p.items)), [pages]);
+  const items: Resource[] = useMemo(
+    () => (!pages ? (fallback?.items ?? []) : pages.length === 1 ? pages[0].items : pages.slice(1).flatMap((p) => p.items)),
+    [pages, fallback],
+  );
   return {
-    folder: pages?.[0]?.folder ?? null,
+    folder: pages?.[0]?.folder ?? fallback?.folder ?? null,
     items,
-    total: pages?.[0]?.total ?? 0,
+    total: pages?.[0]?.total ?? fallback?.total ?? 0,
     complete: !!pages && !hasNextPage,
-    isLoading: query.isLoading,
+    isLoading: query.isLoading && !fallback,
     error: query.error,
     refetch: query.refetch,
   };
