@@ -131,7 +131,7 @@ function TransferRow({ row: r }: { row: Row }) {
   const now = r.finishedAt ?? Date.now();
   const seconds = Math.max((now - r.startedAt) / 1000, 0.001);
   const speed = r.bytesDone / seconds;
-  const pct = r.bytesTotal ? Math.min(100, (r.bytesDone / r.bytesTotal) * 100) : r.state === 'done' ? 100 : null;
+  const pct = r.state === 'done' ? 100 : r.bytesTotal ? Math.min(100, (r.bytesDone / r.bytesTotal) * 100) : null;
   const eta = r.bytesTotal && speed > 0 ? (r.bytesTotal - r.bytesDone) / speed : NaN;
   const verb = { upload: 'Upload', download: 'Download', copy: 'Copy', move: 'Move' }[r.direction] ?? r.direction;
   let detail: string;
