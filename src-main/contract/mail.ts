@@ -136,6 +136,11 @@ export const mailProcedures = {
 export const mailEvents = {
   /** After each committed sync step: `folder` is a folder id, or null when the folder list changed. */
   'mail.changed': z.object({ account: accountId, folder: z.string().nullable(), kind: z.enum(['messages', 'folders']) }),
+  /**
+   * Per-message changes of an incremental sync step (spec 2 activity categories add, update,
+   * delete), as message ids; not emitted for a folder's first sync or a UIDVALIDITY reset.
+   */
+  'mail.messages': z.object({ account: accountId, folder: z.string(), added: z.array(z.string()), updated: z.array(z.string()), removed: z.array(z.string()) }),
   /** A tracked open or click was recorded (for the activity engine). */
   'mail.tracked': z.object({ id: z.number().int(), account: z.number().int(), messageId: z.string(), kind: z.enum(['email_open', 'email_click']), url: z.string().nullable(), subscriptionId: z.string().nullable(), at: iso }),
 } as const;

@@ -213,7 +213,12 @@ export class MailService {
       p = this.deps.accounts.instance(account, 'mail').then((connector) => ({
         connector,
         sync: new MailSync(this.store, account, connector, (c) => {
-          emitMail(this.deps.events, 'mail.changed', { account, folder: c.folder === null ? null : this.folderId(account, c.folder), kind: c.kind });
+          const folder = c.folder === null ? null : this.folderId(account, c.folder);
+          emitMail(this.deps.events, 'mail.changed', { account, folder, kind: c.kind });
+          if (c.messages && c.folder !== null && folder) {
+            const ids = (uids: number[]) => uids.map((uid) => this.ids.encode(account, `m\n${c.folder}\n${c.messages!.uidvalidity}\n${uid}`));
+            emitMail(this.deps.events, 'mail.messages', { account, folder, added: ids(c.messages.added), updated: ids(c.messages.updated), removed: ids(c.messages.removed) });
+          }
           if (c.kind === 'messages') this.schedulePrefetch(account);
         }),
         started: null,

@@ -18,7 +18,16 @@ import type { MailConnector } from '../connectors/imap/connector';
 import type { HeaderInput, MailStore, Person } from './store';
 
 export type ChangeKind = 'messages' | 'folders';
-export type ChangeListener = (change: { folder: string | null; kind: ChangeKind }) => void;
+/**
+ * After each commit. `messages` lists UIDs added, updated (flags) and removed by an incremental
+ * step; it is absent for a first or UIDVALIDITY-reset sync (no per-message activity for those).
+ */
+export interface Change {
+  folder: string | null;
+  kind: ChangeKind;
+  messages?: { uidvalidity: number; added: number[]; updated: number[]; removed: number[] };
+}
+export type ChangeListener = (change: Change) => void;
 
 export const FIRST_BATCH = 200;
 export const BATCH = 2000;
@@ -180,13 +189,17 @@ export class MailSync {
           }
         }
         if (vanished.length || flagged.size) {
+          const removed: number[] = [];
+          const updated: number[] = [];
           db.transaction(() => {
-            for (const uid of vanished) if (this.store.deleteUid(this.account, path, uid)) stats.removed++;
-            for (const [uid, f] of flagged) if (this.store.setFlags(this.account, path, uid, f.flags, f.modseq)) stats.updated++;
+            for (const uid of vanished) if (this.store.deleteUid(this.account, path, uid)) removed.push(uid);
+            for (const [uid, f] of flagged) if (this.store.setFlags(this.account, path, uid, f.flags, f.modseq)) updated.push(uid);
           })();
-          this.onChange({ folder: path, kind: 'messages' });
+          stats.removed += removed.length;
+          stats.updated += updated.length;
+          this.onChange({ folder: path, kind: 'messages', messages: { uidvalidity, added: [], updated, removed } });
         }
-        if (mb.uidNext > cached.uidnext) stats.added += await this.fetchHeaders(client, path, uidvalidity, `${cached.uidnext}:*`, true, cached.uidnext);
+        if (mb.uidNext > cached.uidnext) stats.added += await this.fetchHeaders(client, path, uidvalidity, `${cached.uidnext}:*`, true, cached.uidnext, true);
       }
 
       // Safety net: the cache must hold exactly the server's messages.
@@ -199,10 +212,10 @@ export class MailSync {
         if (gone.length) {
           db.transaction(() => gone.forEach((u) => this.store.deleteUid(this.account, path, u)))();
           stats.removed += gone.length;
-          this.onChange({ folder: path, kind: 'messages' });
+          this.onChange({ folder: path, kind: 'messages', messages: stats.full ? undefined : { uidvalidity, added: [], updated: [], removed: gone } });
         }
         for (let i = 0; i < missing.length; i += BATCH) {
-          stats.added += await this.fetchHeaders(client, path, uidvalidity, missing.slice(i, i + BATCH).join(','), true);
+          stats.added += await this.fetchHeaders(client, path, uidvalidity, missing.slice(i, i + BATCH).join(','), true, 0, !stats.full);
         }
       }
       const uidNext = client.mailbox && client.mailbox.path === path ? client.mailbox.uidNext : mb.uidNext;
@@ -216,7 +229,7 @@ export class MailSync {
   }
 
   /** Fetches one range of headers and commits it in one transaction; returns the count. */
-  private async fetchHeaders(client: ImapFlow, path: string, uidvalidity: number, range: string, byUid: boolean, minUid = 0): Promise<number> {
+  private async fetchHeaders(client: ImapFlow, path: string, uidvalidity: number, range: string, byUid: boolean, minUid = 0, report = false): Promise<number> {
     const batch: HeaderInput[] = [];
     for await (const m of client.fetch(range, HEADER_QUERY, { uid: byUid })) {
       if (m.uid >= minUid) batch.push(headerOf(path, m));
@@ -225,7 +238,7 @@ export class MailSync {
     this.store.db.transaction(() => {
       for (const h of batch) this.store.upsertHeader(this.account, path, uidvalidity, h);
     })();
-    this.onChange({ folder: path, kind: 'messages' });
+    this.onChange({ folder: path, kind: 'messages', messages: report ? { uidvalidity, added: batch.map((h) => h.uid), updated: [], removed: [] } : undefined });
     return batch.length;
   }
 

@@ -225,7 +225,13 @@ export function mailConformance(name: string, start: () => Promise<MailServerUnd
       expect(hits).toBe(1);
     });
 
-    it('incremental sync: flag changes and expunges by another client (QRESYNC/CONDSTORE)', async () => {
+    it('incremental sync: flag changes and expunges by another client, reported per message (QRESYNC/CONDSTORE; spec 2 Email activity)', async () => {
+      const inboxId = (await mail.listFolders(alice)).find((f) => f.specialUse === 'inbox')!.id;
+      const before = await mail.listMessages(alice, { ...all, folder_id: inboxId, bodies: false });
+      const idOf = (subject: string) => before.objects.find((m) => m.subject === subject)!.id;
+      // Whichever runs the incremental step (IDLE, on its own, or the sync below) reports it.
+      const changes: { added: string[]; updated: string[]; removed: string[] }[] = [];
+      const off = onMail(app.events, 'mail.messages', (e) => e.account === alice && changes.push(e));
       const ext = await server.external('alice');
       await ext.mailboxOpen('INBOX');
       const uids = (await ext.search({ subject: 'Seed' }, { uid: true })) as number[];
@@ -233,8 +239,14 @@ export function mailConformance(name: string, start: () => Promise<MailServerUnd
       await ext.messageFlagsAdd(String(uids[0]), ['\\Seen', '\\Flagged', 'Important'], { uid: true });
       await ext.messageDelete(String(uids[1]), { uid: true });
       await ext.logout();
-      const stats = await mail.sync(alice, (await mail.listFolders(alice)).find((f) => f.specialUse === 'inbox')!.id);
-      expect(stats).toMatchObject({ full: false, removed: 1, updated: 1, added: 0 });
+      const stats = await mail.sync(alice, inboxId);
+      expect(stats).toMatchObject({ full: false, added: 0 });
+      off();
+      expect({ added: changes.flatMap((c) => c.added), updated: changes.flatMap((c) => c.updated), removed: changes.flatMap((c) => c.removed) }).toEqual({
+        added: [],
+        updated: [idOf('Seed 1 quarterly-report')],
+        removed: [idOf('Seed 2 quarterly-report')],
+      });
       const list = await mail.listMessages(alice, { ...all, bodies: false });
       const subjects = list.objects.map((m) => m.subject);
       expect(subjects).not.toContain('Seed 2 quarterly-report');
