@@ -60,7 +60,12 @@ const newSecret = (prefix: string) => `${prefix}${randomBytes(24).toString('base
 /** Key material a user may choose (`serve --api-key`): printable ASCII without spaces or commas. */
 const KEY_SHAPE = /^[\x21-\x2b\x2d-\x7e]{16,512}$/;
 
+/** `last_used` is written at most this often per key (a write per request would be wasteful). */
+const LAST_USED_EVERY_MS = 60_000;
+
 export class ApiKeysService {
+  private readonly lastUsedWritten = new Map<number, number>();
+
   constructor(
     private readonly db: Db,
     private readonly keyring: Keyring,
@@ -119,7 +124,11 @@ export class ApiKeysService {
   verify(key: string): ApiKey | undefined {
     const row = this.db.prepare('SELECT * FROM api_keys WHERE key_hash = ? AND active = 1').get(hash(key)) as ApiKeyRow | undefined;
     if (!row) return undefined;
-    this.db.prepare('UPDATE api_keys SET last_used = ? WHERE id = ?').run(nowIso(), row.id);
+    const now = Date.now();
+    if (now - (this.lastUsedWritten.get(row.id) ?? 0) >= LAST_USED_EVERY_MS) {
+      this.lastUsedWritten.set(row.id, now);
+      this.db.prepare('UPDATE api_keys SET last_used = ? WHERE id = ?').run(nowIso(), row.id);
+    }
     return toApiKey(row);
   }
 
