@@ -38,6 +38,22 @@ export interface MailDeps {
    * text is searchable before anyone opens them (default 500; 0 = bodies only on demand).
    */
   prefetchBodies?: number;
+  /**
+   * The activity log's hook (ActivityService.recordMailChanges): per-message changes of each
+   * incremental sync step, called inside the transaction that stores them.
+   */
+  recordChanges?: (account: number, changes: MailChangeRecord[]) => void;
+}
+
+/** A message change as the activity engine takes it (src-main/activity MailChange). */
+export interface MailChangeRecord {
+  type: 'add' | 'update' | 'delete';
+  folder: string;
+  uid: number;
+  id?: string;
+  subject?: string;
+  size?: number;
+  date?: string;
 }
 
 /** Messages larger than this are left for on-demand fetching by the background prefetch. */
@@ -212,15 +228,24 @@ export class MailService {
     if (!p) {
       p = this.deps.accounts.instance(account, 'mail').then((connector) => ({
         connector,
-        sync: new MailSync(this.store, account, connector, (c) => {
-          const folder = c.folder === null ? null : this.folderId(account, c.folder);
-          emitMail(this.deps.events, 'mail.changed', { account, folder, kind: c.kind });
-          if (c.messages && c.folder !== null && folder) {
-            const ids = (uids: number[]) => uids.map((uid) => this.ids.encode(account, `m\n${c.folder}\n${c.messages!.uidvalidity}\n${uid}`));
-            emitMail(this.deps.events, 'mail.messages', { account, folder, added: ids(c.messages.added), updated: ids(c.messages.updated), removed: ids(c.messages.removed) });
-          }
-          if (c.kind === 'messages') this.schedulePrefetch(account);
-        }),
+        sync: new MailSync(
+          this.store,
+          account,
+          connector,
+          (c) => {
+            const folder = c.folder === null ? null : this.folderId(account, c.folder);
+            emitMail(this.deps.events, 'mail.changed', { account, folder, kind: c.kind });
+            if (c.messages && c.folder !== null && folder) {
+              const ids = (uids: number[]) => uids.map((uid) => this.ids.encode(account, `m\n${c.folder}\n${c.messages!.uidvalidity}\n${uid}`));
+              emitMail(this.deps.events, 'mail.messages', { account, folder, added: ids(c.messages.added), updated: ids(c.messages.updated), removed: ids(c.messages.removed) });
+            }
+            if (c.kind === 'messages') this.schedulePrefetch(account);
+          },
+          this.deps.recordChanges
+            ? (path, uidvalidity, changes) =>
+                this.deps.recordChanges!(account, changes.map((ch) => ({ ...ch, folder: path, id: this.ids.encode(account, `m\n${path}\n${uidvalidity}\n${ch.uid}`) })))
+            : undefined,
+        ),
         started: null,
       }));
       p.catch(() => this.states.delete(account));

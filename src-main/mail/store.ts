@@ -150,6 +150,16 @@ export class MailStore {
     this.s.renameFolders.run({ a: account, from, to, like });
   }
 
+  /** Moves UIDNEXT forward (never back) in the transaction that stored those messages. */
+  advanceUidNext(account: number, path: string, uidnext: number): void {
+    this.db.prepare('UPDATE mail_folders SET uidnext = max(coalesce(uidnext, 0), ?) WHERE account_id = ? AND path = ?').run(uidnext, account, path);
+  }
+
+  /** Records the HIGHESTMODSEQ whose changes were just applied, in the same transaction. */
+  setModseq(account: number, path: string, highestmodseq: number | null): void {
+    this.db.prepare('UPDATE mail_folders SET highestmodseq = ? WHERE account_id = ? AND path = ?').run(highestmodseq, account, path);
+  }
+
   setCursor(account: number, path: string, c: { uidvalidity: number; uidnext: number; highestmodseq: number | null }): void {
     this.s.cursor.run(c.uidvalidity, c.uidnext, c.highestmodseq, new Date().toISOString(), account, path);
   }

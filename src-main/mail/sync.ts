@@ -29,6 +29,21 @@ export interface Change {
 }
 export type ChangeListener = (change: Change) => void;
 
+/** One message change of an incremental step, as the activity log records it. */
+export interface MessageChange {
+  type: 'add' | 'update' | 'delete';
+  uid: number;
+  subject?: string;
+  size?: number;
+  date?: string;
+}
+
+/**
+ * Called INSIDE the transaction that stores the changes and advances the folder's cursor, so a
+ * consumer's own rows (the activity log) commit or roll back with them: exactly once.
+ */
+export type MessageChangeHook = (folder: string, uidvalidity: number, changes: MessageChange[]) => void;
+
 export const FIRST_BATCH = 200;
 export const BATCH = 2000;
 
@@ -58,6 +73,9 @@ function hasAttachment(node: MessageStructureObject | undefined): boolean {
   const named = node.dispositionParameters?.filename || node.parameters?.name;
   return Boolean(named) && !node.type.startsWith('text/') && !node.type.startsWith('multipart/');
 }
+
+const describe = (row: { subject: string; size: number | null; date_ms: number } | undefined) =>
+  row ? { subject: row.subject, size: row.size ?? undefined, date: new Date(row.date_ms).toISOString() } : {};
 
 export function headerOf(folder: string, msg: FetchMessageObject): HeaderInput {
   const env = msg.envelope ?? {};
@@ -104,6 +122,7 @@ export class MailSync {
     readonly account: number,
     private readonly connector: MailConnector,
     private readonly onChange: ChangeListener,
+    private readonly hook?: MessageChangeHook,
   ) {}
 
   /** One writer per account: every sync step runs through this queue. */
@@ -192,8 +211,15 @@ export class MailSync {
           const removed: number[] = [];
           const updated: number[] = [];
           db.transaction(() => {
+            const gone = new Map(vanished.map((uid) => [uid, this.store.byUid(this.account, path, uid)]));
             for (const uid of vanished) if (this.store.deleteUid(this.account, path, uid)) removed.push(uid);
             for (const [uid, f] of flagged) if (this.store.setFlags(this.account, path, uid, f.flags, f.modseq)) updated.push(uid);
+            // The modseq these changes bring us to commits with them: a crash replays nothing twice.
+            if (highest !== null) this.store.setModseq(this.account, path, highest);
+            this.hook?.(path, uidvalidity, [
+              ...removed.map((uid) => ({ type: 'delete' as const, uid, ...describe(gone.get(uid)) })),
+              ...updated.map((uid) => ({ type: 'update' as const, uid, ...describe(this.store.byUid(this.account, path, uid)) })),
+            ]);
           })();
           stats.removed += removed.length;
           stats.updated += updated.length;
@@ -210,7 +236,11 @@ export class MailSync {
         const gone = [...local].filter((u) => !server.has(u));
         const missing = [...server].filter((u) => !local.has(u)).sort((a, b) => b - a);
         if (gone.length) {
-          db.transaction(() => gone.forEach((u) => this.store.deleteUid(this.account, path, u)))();
+          db.transaction(() => {
+            const rows = gone.map((uid) => ({ uid, row: this.store.byUid(this.account, path, uid) }));
+            gone.forEach((u) => this.store.deleteUid(this.account, path, u));
+            if (!stats.full) this.hook?.(path, uidvalidity, rows.map((r) => ({ type: 'delete' as const, uid: r.uid, ...describe(r.row) })));
+          })();
           stats.removed += gone.length;
           this.onChange({ folder: path, kind: 'messages', messages: stats.full ? undefined : { uidvalidity, added: [], updated: [], removed: gone } });
         }
@@ -237,6 +267,11 @@ export class MailSync {
     if (!batch.length) return 0;
     this.store.db.transaction(() => {
       for (const h of batch) this.store.upsertHeader(this.account, path, uidvalidity, h);
+      if (report) {
+        // New mail moves UIDNEXT in the same transaction, so it is reported once.
+        this.store.advanceUidNext(this.account, path, Math.max(...batch.map((h) => h.uid)) + 1);
+        this.hook?.(path, uidvalidity, batch.map((h) => ({ type: 'add' as const, uid: h.uid, subject: h.subject, size: h.size ?? undefined, date: new Date(h.dateMs).toISOString() })));
+      }
     })();
     this.onChange({ folder: path, kind: 'messages', messages: report ? { uidvalidity, added: batch.map((h) => h.uid), updated: [], removed: [] } : undefined });
     return batch.length;

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
 import { onMail } from '../../src-main/mail/events';
 import { mailHandlers } from '../../src-main/mail/handlers';
-import { MailService } from '../../src-main/mail/service';
+import { MailService, type MailChangeRecord } from '../../src-main/mail/service';
 import { toV1Message, toV1MessageList } from '../../src-main/mail/serialize';
 import { scratchDir } from '../servers/util';
 
@@ -60,6 +60,7 @@ export function mailConformance(name: string, start: () => Promise<MailServerUnd
     let alice: number;
     let bob: number;
     let dataDir: string;
+    const recorded: (MailChangeRecord & { account: number; inTransaction: boolean })[] = [];
     const ctx = { fileHref: (id: string) => `http://localhost/v1/accounts/me/storage/files/${id}` };
     const farFuture = '2100-01-01T00:00:00Z';
     const all = { after: '1970-01-01T00:00:00Z', before: farFuture };
@@ -68,7 +69,14 @@ export function mailConformance(name: string, start: () => Promise<MailServerUnd
       server = await start();
       dataDir = scratchDir('mail-conf');
       app = await createApp({ dataDir, defaultLocalFolder: false });
-      mail = new MailService({ db: app.db, accounts: app.accounts, events: app.events, keyring: app.keyring, trackingBaseUrl: () => 'https://track.example.test/' });
+      mail = new MailService({
+        db: app.db,
+        accounts: app.accounts,
+        events: app.events,
+        keyring: app.keyring,
+        trackingBaseUrl: () => 'https://track.example.test/',
+        recordChanges: (account, changes) => recorded.push(...changes.map((c) => ({ ...c, account, inTransaction: app.db.inTransaction }))),
+      });
       alice = (await app.accounts.connect({ service: 'imap', options: server.options('alice') })).id;
       bob = (await app.accounts.connect({ service: 'imap', options: server.options('bob') })).id;
       for (let i = 1; i <= 5; i++) {
@@ -239,9 +247,18 @@ export function mailConformance(name: string, start: () => Promise<MailServerUnd
       await ext.messageFlagsAdd(String(uids[0]), ['\\Seen', '\\Flagged', 'Important'], { uid: true });
       await ext.messageDelete(String(uids[1]), { uid: true });
       await ext.logout();
+      const mark = recorded.length;
       const stats = await mail.sync(alice, inboxId);
       expect(stats).toMatchObject({ full: false, added: 0 });
       off();
+      // The activity hook saw the same changes, inside the sync's own transaction.
+      expect(recorded.slice(mark).map((r) => [r.type, r.id, r.folder, r.subject, r.inTransaction])).toEqual(
+        expect.arrayContaining([
+          ['update', idOf('Seed 1 quarterly-report'), 'INBOX', 'Seed 1 quarterly-report', true],
+          ['delete', idOf('Seed 2 quarterly-report'), 'INBOX', 'Seed 2 quarterly-report', true],
+        ]),
+      );
+      expect(recorded.slice(mark)).toHaveLength(2);
       expect({ added: changes.flatMap((c) => c.added), updated: changes.flatMap((c) => c.updated), removed: changes.flatMap((c) => c.removed) }).toEqual({
         added: [],
         updated: [idOf('Seed 1 quarterly-report')],
@@ -291,6 +308,7 @@ export function mailConformance(name: string, start: () => Promise<MailServerUnd
       await server.deliver(await compose({ from: 'live@example.test', to: 'alice@example.test', subject: 'Live one', text: 'now' }), ['alice']);
       await arrived;
       expect((await mail.listMessages(alice, { bodies: false })).objects.map((m) => m.subject)).toContain('Live one');
+      expect(recorded.filter((r) => r.subject === 'Live one').map((r) => [r.type, r.account, r.folder, r.inTransaction])).toEqual([['add', alice, 'INBOX', true]]);
     });
 
     it('IDLE follows the open folder besides the inbox', async () => {
