@@ -35,6 +35,17 @@ export const MAX_PARTS = 10_000;
 /** Part size of the spooled assembly when the backend has no preference. */
 export const DEFAULT_PART_SIZE = 8 * MiB;
 
+/**
+ * The backend no longer knows the session's upload (S3 NoSuchUpload, a local temporary file that
+ * is gone): the confirmed parts are lost and the upload must start over.
+ */
+export class UploadLostError extends ServiceError {
+  constructor(id: number, cause: unknown) {
+    super('not_found', `The server no longer has the parts of multipart session ${id}; start the upload again.`, {}, { cause });
+    this.name = 'UploadLostError';
+  }
+}
+
 /** Spec 1, "Multipart session". */
 export interface MultipartSession {
   id: number;
@@ -196,8 +207,12 @@ export class MultipartService {
       const buffer = await readAtMost(body, limit, partNumber);
       this.checkPartSize(row, partNumber, expected, buffer.length);
       const connector = await this.app.accounts.storage(accountId);
-      const writer = await this.writer(row, connector);
-      receipt = await writer.writePart(partNumber, buffer, signal);
+      try {
+        receipt = await (await this.writer(row, connector)).writePart(partNumber, buffer, signal);
+      } catch (e) {
+        if (e instanceof ServiceError && e.code === 'not_found') throw new UploadLostError(id, e);
+        throw e;
+      }
     } else {
       const dir = this.spoolDir(id);
       await mkdir(dir, { recursive: true });

@@ -18,7 +18,7 @@ import type { App } from '../app';
 import { nowIso } from '../cache/db';
 import type { Resource } from '../contract';
 import { ServiceError, toServiceError } from '../errors';
-import { MULTIPART_MIN_SIZE, type MultipartService, type MultipartSession } from './multipart';
+import { MULTIPART_MIN_SIZE, UploadLostError, type MultipartService, type MultipartSession } from './multipart';
 
 export interface UploadRequest {
   accountId: number;
@@ -223,6 +223,22 @@ export class Uploader {
   }
 
   private async runMultipart(job: JobRow, transferId: string, signal: AbortSignal): Promise<{ resource: Resource; verified: Verification }> {
+    try {
+      return await this.runSession(job, transferId, signal);
+    } catch (e) {
+      // The server lost the upload (restarted in-memory server, a lifecycle rule that aborts
+      // old uploads, ...): its parts are gone, so start over once with a new session.
+      const sessionId = this.jobRow(job.id).session_id;
+      if (!(e instanceof ServiceError && lostUpload(e)) || sessionId === null || signal.aborted) throw e;
+      await this.multipart.abort(job.account_id, sessionId).catch(() => {});
+      this.setJob(job.id, { session_id: null });
+      const t = this.app.transfers.list().find((x) => x.id === transferId);
+      if (t) this.app.transfers.progress(transferId, -t.bytesDone);
+      return this.runSession({ ...job, session_id: null }, transferId, signal);
+    }
+  }
+
+  private async runSession(job: JobRow, transferId: string, signal: AbortSignal): Promise<{ resource: Resource; verified: Verification }> {
     const lastSuccess = { at: Date.now() };
     let session: MultipartSession | undefined;
     if (job.session_id !== null) {
@@ -332,6 +348,12 @@ async function md5OfFile(path: string): Promise<string> {
   const h = createHash('md5');
   for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) h.update(chunk as Buffer);
   return h.digest('hex');
+}
+
+/** An UploadLostError, possibly wrapped by the retry loop's message. */
+function lostUpload(e: unknown): boolean {
+  for (let x: unknown = e; x; x = (x as { cause?: unknown }).cause) if (x instanceof UploadLostError) return true;
+  return false;
 }
 
 /** A token bucket over bytes: `take(n)` resolves once n bytes may be sent. */

@@ -3,7 +3,7 @@
 // and a resume by a new process after the first one was SIGKILLed mid-way.
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, rmSync, writeFileSync } from 'node:fs';
+import { createReadStream, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -118,6 +118,37 @@ describe('uploader', () => {
       expect(atOutage).toBeLessThan(6);
       expect(resource.size).toBe(size);
       expect(await sha256((await app.storage.download(account, resource.id)).stream)).toBe(file.sha);
+    } finally {
+      await app.close();
+    }
+  });
+
+  // (moto answers an unknown UploadId with a 500, not S3's 404 NoSuchUpload, so the lost upload
+  // is staged on a local folder, whose offset writer loses its temporary file.)
+  it('resumes by starting over with a new session when the backend lost the confirmed parts', async () => {
+    const dataDir = join(work, 'data-lost');
+    const folder = join(work, 'lost-target');
+    mkdirSync(folder);
+    const app = await newApp(dataDir);
+    try {
+      const account = (await app.accounts.connect({ service: 'local', options: { path: folder } })).id;
+      const file = localFile('lost.bin', 12 * MiB + 1);
+      // A process confirmed part 1, then died; then the backend lost the upload's temporary file.
+      const crashed = new Uploader(app, new MultipartService(app));
+      const jobId = await crashed.plan({ accountId: account, parentId: 'root', localPath: file.path });
+      const first = new MultipartService(app);
+      const session = await first.init(account, { parentId: 'root', name: 'lost.bin', size: 12 * MiB + 1 });
+      await first.putPart(account, session.id, 1, createReadStream(file.path, { start: 0, end: session.part_size - 1 }));
+      app.db.prepare('UPDATE upload_jobs SET session_id = ? WHERE id = ?').run(session.id, jobId);
+      for (const n of readdirSync(folder)) if (n.endsWith('.upload')) rmSync(join(folder, n));
+
+      const resource = await new Uploader(app, new MultipartService(app)).resume(jobId);
+      expect(await sha256((await app.storage.download(account, resource.id)).stream)).toBe(file.sha);
+      const job = app.db.prepare('SELECT state, session_id FROM upload_jobs WHERE id = ?').get(jobId) as { state: string; session_id: number };
+      expect(job.state).toBe('done');
+      expect(job.session_id).not.toBe(session.id);
+      expect(app.transfers.list().at(-1)).toMatchObject({ name: 'lost.bin', state: 'done', bytesDone: 12 * MiB + 1 });
+      expect(readdirSync(folder).sort()).toEqual(['lost.bin']);
     } finally {
       await app.close();
     }
