@@ -21,6 +21,8 @@ export interface MailServerUnderTest {
   options(user: string): Record<string, unknown>;
   /** Delivers a raw message to local users (as an MTA would). */
   deliver(raw: Buffer | string, to: string[]): Promise<void>;
+  /** Drops every IMAP connection of `user` on the server side (a network or server failure). */
+  kick(user: string): Promise<void>;
   /** An IMAP client logged in as `user`, outside Tributary. */
   external(user: string): Promise<ImapFlow>;
   /** Envelopes the SMTP server received (to check Bcc never reaches the headers); null for an MTA we cannot look into. */
@@ -323,6 +325,22 @@ export function mailConformance(name: string, start: () => Promise<MailServerUnd
       await arrived;
       await mail.openFolder(alice, null);
       expect(await mail.watching(alice)).toEqual(['INBOX']);
+    });
+
+    it('connection loss: after the server drops every connection, commands and IDLE reconnect by themselves', async () => {
+      const inbox = (await mail.listFolders(alice)).find((f) => f.specialUse === 'inbox')!;
+      await server.kick('alice');
+      // The shared command connection is replaced on the next operation.
+      await mail.sync(alice, inbox.id);
+      // The IDLE watcher reconnects (backoff from 1 s) and catches up with what it missed.
+      const arrived = waitFor<void>('IDLE after reconnect', 15_000, (done) =>
+        onMail(app.events, 'mail.changed', (e) => {
+          if (e.folder === inbox.id && mail.store.db.prepare("SELECT 1 FROM mail_messages WHERE account_id = ? AND subject = 'After the drop'").get(alice)) done();
+        }),
+      );
+      await server.deliver(await compose({ from: 'drop@example.test', to: 'alice@example.test', subject: 'After the drop', text: 'still here' }), ['alice']);
+      await arrived;
+      expect(await mail.watching(alice)).toContain('INBOX');
     });
 
     it('folders: create, get, rename, delete over IMAP (spec 2 Folders)', async () => {

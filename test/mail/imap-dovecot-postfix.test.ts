@@ -25,6 +25,9 @@ mailConformance('imap on Dovecot + Postfix', async () => {
       smtp_tls: 'none',
     }),
     deliver: (raw, to) => dovecot.deliver(raw, to),
+    async kick(user) {
+      dovecot.doveadm(['kick', user]);
+    },
     async external(user) {
       const c = new ImapFlow({ host: dovecot.host, port: dovecot.imapPort, secure: false, auth: { user, pass: dovecot.users[user]! }, logger: false });
       await c.connect();

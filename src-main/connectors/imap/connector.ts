@@ -95,7 +95,7 @@ export class ImapConnector implements MailConnector {
   }
 
   withClient<T>(fn: (client: ImapFlow) => Promise<T>): Promise<T> {
-    const run = async () => {
+    const attempt = async (retry: boolean): Promise<T> => {
       if (!this.shared) this.shared = this.connect();
       let client: ImapFlow;
       try {
@@ -111,10 +111,20 @@ export class ImapConnector implements MailConnector {
       try {
         return await fn(client);
       } catch (e) {
-        if (!client.usable) this.shared = null;
+        const err = e as { code?: string; rejectedFrom?: string };
+        const lost = err.code === 'NoConnection' || err.code === 'EConnectionClosed' || !client.usable;
+        if (lost) {
+          // The server dropped us (BYE, reset): the next operation gets a fresh connection.
+          if (this.shared) void this.shared.then((c) => c === client && c.close()).catch(() => {});
+          this.shared = null;
+          // Retried once only when the command never reached the server, so nothing runs twice.
+          const unsent = err.code === 'NoConnection' || /^(exec|write)/.test(err.rejectedFrom ?? '');
+          if (retry && unsent && !this.closed) return attempt(false);
+        }
         throw mailError(e, `IMAP ${this.o.host}`);
       }
     };
+    const run = () => attempt(true);
     const p = this.queue.then(run, run);
     this.queue = p.catch(() => {});
     return p;
