@@ -6,7 +6,7 @@
  *   - Azurite: the SDK's own BlockBlobClient.uploadFile
  *   - local folder: `cp`
  * Tributary runs in a child process (as it would after a restart) so its peak RSS is its own.
- *   node test/uploads/run-ts.mjs test/bench/uploads.bench.ts
+ *   node scripts/run-ts.mjs test/bench/uploads.bench.ts
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -57,7 +57,7 @@ async function child(args: string[]): Promise<number> {
 }
 
 async function tributary(dataDir: string, service: string, options: unknown, file: string, name: string): Promise<ChildResult> {
-  const p = spawn(process.execPath, [join(root, 'test/uploads/run-ts.mjs'), join(root, 'test/bench/uploads.bench.ts'), 'child', dataDir, service, JSON.stringify(options), file, name], {
+  const p = spawn(process.execPath, [join(root, 'scripts/run-ts.mjs'), join(root, 'test/bench/uploads.bench.ts'), 'child', dataDir, service, JSON.stringify(options), file, name], {
     cwd: root,
     env: { ...process.env, NODE_NO_WARNINGS: '1' },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -190,7 +190,7 @@ describe('uploader', () => {
     await setup.close();
     const size = 40 * MiB + 11;
     const file = localFile('resume.bin', size);
-    const runner = join(root, 'test/uploads/run-ts.mjs');
+    const runner = join(root, 'scripts/run-ts.mjs');
     const child = join(root, 'test/uploads/fixtures/upload-child.ts');
 
     // First process: slowed to 6 MiB/s, killed once two parts are confirmed.
