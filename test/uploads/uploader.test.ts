@@ -3,7 +3,7 @@
 // and a resume by a new process after the first one was SIGKILLed mid-way.
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createReadStream, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
 import type { Transfer } from '../../src-main/contract';
 import { MultipartService } from '../../src-main/uploads/multipart';
+import { startUploads } from '../../src-main/uploads';
 import { Uploader } from '../../src-main/uploads/uploader';
 import { startAzurite, type AzuriteServer } from '../servers/azurite';
 import { startMoto, startS3rver, type S3Server } from '../servers/s3';
@@ -149,6 +150,30 @@ describe('uploader', () => {
       expect(job.session_id).not.toBe(session.id);
       expect(app.transfers.list().at(-1)).toMatchObject({ name: 'lost.bin', state: 'done', bytesDone: 12 * MiB + 1 });
       expect(readdirSync(folder).sort()).toEqual(['lost.bin']);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('startUploads resumes the unfinished uploads of a previous process, then aborts stale sessions', async () => {
+    const dataDir = join(work, 'data-start');
+    const folder = join(work, 'start-target');
+    mkdirSync(folder);
+    const app = await newApp(dataDir);
+    try {
+      const account = (await app.accounts.connect({ service: 'local', options: { path: folder } })).id;
+      const file = localFile('pending.bin', 7 * MiB);
+      const jobId = await new Uploader(app, new MultipartService(app)).plan({ accountId: account, parentId: 'root', localPath: file.path });
+      const stale = await new MultipartService(app).init(account, { parentId: 'root', name: 'forgotten.bin', size: 6 * MiB });
+      app.db.prepare('UPDATE multipart_sessions SET updated = ? WHERE id = ?').run(new Date(Date.now() - 48 * 3600_000).toISOString(), stale.id);
+
+      const uploads = startUploads(app);
+      await uploads.resumed;
+      uploads.stop();
+      expect(uploads.uploader.job(jobId)).toMatchObject({ state: 'done', verified: 'size' });
+      expect(readFileSync(join(folder, 'pending.bin')).equals(readFileSync(file.path))).toBe(true);
+      expect(app.db.prepare('SELECT id FROM multipart_sessions').all()).toEqual([]);
+      expect(readdirSync(folder)).toEqual(['pending.bin']); // the stale session's temporary file is gone
     } finally {
       await app.close();
     }
