@@ -5,10 +5,12 @@
 import { mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { ActivityService, type ActivityOptions } from './activity';
 import { openDb, type Db } from './cache/db';
 import { SettingsStore } from './cache/queries/settings';
 import { loadConnectors } from './connectors/all';
 import { IdCodec } from './ids';
+import { MailService } from './mail/service';
 import { Keyring, type KeyWrapper } from './secrets';
 import { AccountsService } from './services/accounts';
 import { EventBus } from './services/events';
@@ -20,6 +22,10 @@ export interface AppOptions {
   /** Folder of the embedded default local account; `false` creates none. */
   defaultLocalFolder?: string | false;
   keyWrapper?: KeyWrapper;
+  /** Secret of the oldest active REST API key, for webhook signatures (set by the REST layer). */
+  signingKey?: () => string | null;
+  /** Activity engine settings (follower intervals, clock, timers): tests and benchmarks. */
+  activity?: Partial<Omit<ActivityOptions, 'signingKey'>>;
 }
 
 export interface App {
@@ -31,6 +37,10 @@ export interface App {
   accounts: AccountsService;
   storage: StorageService;
   transfers: TransfersService;
+  mail: MailService;
+  activity: ActivityService;
+  /** Where webhook signing keys come from; the REST layer installs its API keys here. */
+  setSigningKey(source: () => string | null): void;
   close(): Promise<void>;
 }
 
@@ -46,6 +56,16 @@ export async function createApp(options: AppOptions): Promise<App> {
   const accounts = new AccountsService(db, keyring, events, options.dataDir);
   const storage = new StorageService(db, accounts, new IdCodec(keyring.key('ids')), events);
   const transfers = new TransfersService(events);
+  let signingKey = options.signingKey ?? (() => null);
+  const activity = new ActivityService({ db, settings, events, accounts, storage }, { ...options.activity, signingKey: () => signingKey() });
+  const mail = new MailService({
+    db,
+    accounts,
+    events,
+    keyring,
+    trackingBaseUrl: () => settings.get<string | null>('mail.trackingBaseUrl', null),
+    recordChanges: (account, changes) => activity.recordMailChanges(account, changes),
+  });
   const app: App = {
     dataDir: options.dataDir,
     db,
@@ -55,12 +75,20 @@ export async function createApp(options: AppOptions): Promise<App> {
     accounts,
     storage,
     transfers,
+    mail,
+    activity,
+    setSigningKey(source) {
+      signingKey = source;
+    },
     async close() {
+      await activity.close();
+      await mail.close();
       await accounts.close();
       db.close();
     },
   };
   if (options.defaultLocalFolder !== false) await ensureDefaultAccount(app, options.defaultLocalFolder ?? join(homedir(), 'Tributary'));
+  await activity.start();
   return app;
 }
 

@@ -5,6 +5,8 @@
  * (the compiler checks it is complete). zod only: no node:, no electron.
  */
 import { z } from 'zod';
+import { activityEvents, activityProcedures } from './activity';
+import { mailEvents, mailProcedures } from './mail';
 
 const iso = z.string();
 const id = z.string().min(1).max(8192);
@@ -126,12 +128,16 @@ export const procedures = {
   'transfers.list': { input: z.object({}), output: z.array(Transfer) },
   'transfers.cancel': { input: z.object({ id: z.string() }), output: z.object({}) },
   'transfers.clearFinished': { input: z.object({}), output: z.object({}) },
+  ...mailProcedures,
+  ...activityProcedures,
 } as const;
 
 export const events = {
   'accounts.changed': z.object({}),
   'files.changed': z.object({ account: accountId, folder: z.string() }),
   'transfers.updated': Transfer,
+  ...mailEvents,
+  ...activityEvents,
 } as const;
 
 export type Procedures = typeof procedures;

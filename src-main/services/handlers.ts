@@ -7,7 +7,9 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { activityHandlers } from '../activity/handlers';
 import type { App } from '../app';
+import { mailHandlers } from '../mail/handlers';
 import { procedures, type Handlers } from '../contract';
 import { ServiceError, toServiceError } from '../errors';
 
@@ -85,6 +87,8 @@ export function createHandlers(app: App, platform: Platform): Handlers {
     'transfers.list': async () => transfers.list(),
     'transfers.cancel': async ({ id }) => (transfers.cancel(id), {}),
     'transfers.clearFinished': async () => (transfers.clearFinished(), {}),
+    ...mailHandlers(app.mail, storage),
+    ...activityHandlers(app.activity),
   };
 }
 

@@ -4,17 +4,16 @@
  * READY once the follower watches, then runs until killed.
  */
 import { createApp } from '../../src-main/app';
-import { ActivityService } from '../../src-main/activity';
 
 export async function main([dataDir, folder]: string[]): Promise<void> {
   const app = await createApp({ dataDir: dataDir!, defaultLocalFolder: false });
-  const activity = new ActivityService(app, { signingKey: () => null });
+  const activity = app.activity;
   let account = app.accounts.list()[0];
   if (!account) {
     account = await app.accounts.connect({ service: 'local', options: { path: folder } });
     await activity.subscriptions.create(account.id, {});
   }
-  await activity.start();
+  await activity.followers.sync();
   for (;;) {
     const s = activity.followers.status()[0];
     if (s?.mode === 'watching') break;

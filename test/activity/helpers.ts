@@ -1,7 +1,7 @@
 /** Shared setup for the activity tests: a real app on a scratch data dir plus ActivityService. */
 import { rmSync } from 'node:fs';
 import { createApp, type App } from '../../src-main/app';
-import { ActivityService, type ActivityOptions } from '../../src-main/activity';
+import type { ActivityOptions, ActivityService } from '../../src-main/activity';
 import type { ActivityChange } from '../../src-main/activity/types';
 import { scratchDir } from '../servers/util';
 
@@ -13,14 +13,14 @@ export interface Harness {
 }
 
 export async function makeHarness(options: Partial<ActivityOptions> = {}, dir = scratchDir('activity')): Promise<Harness> {
-  const app = await createApp({ dataDir: dir, defaultLocalFolder: false });
-  const activity = new ActivityService(app, { signingKey: () => null, ...options });
+  const { signingKey, ...activityOptions } = options;
+  const app = await createApp({ dataDir: dir, defaultLocalFolder: false, signingKey, activity: activityOptions });
+  const activity = app.activity;
   return {
     app,
     activity,
     dir,
     async close() {
-      await activity.close();
       await app.close();
       rmSync(dir, { recursive: true, force: true });
     },

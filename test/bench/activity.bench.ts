@@ -9,7 +9,6 @@ import { mkdirSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { createApp } from '../../src-main/app';
-import { ActivityService } from '../../src-main/activity';
 import type { ActivityChange } from '../../src-main/activity/types';
 import { scratchDir } from '../servers/util';
 import { startS3rver } from '../servers/s3';
@@ -20,13 +19,12 @@ const ms = (x: number) => `${x.toFixed(1)} ms`;
 
 async function harness(followers: Record<string, unknown> = {}) {
   const dir = scratchDir('bench-activity');
-  const app = await createApp({ dataDir: dir, defaultLocalFolder: false });
-  const activity = new ActivityService(app, { signingKey: () => null, followers });
+  const app = await createApp({ dataDir: dir, defaultLocalFolder: false, activity: { followers } });
+  const activity = app.activity;
   return {
     app,
     activity,
     async close() {
-      await activity.close();
       await app.close();
       rmSync(dir, { recursive: true, force: true });
     },
