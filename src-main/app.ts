@@ -10,6 +10,7 @@ import { openDb, type Db } from './cache/db';
 import { SettingsStore } from './cache/queries/settings';
 import { loadConnectors } from './connectors/all';
 import { IdCodec } from './ids';
+import { mailFiles } from './mail/files';
 import { MailService } from './mail/service';
 import { Keyring, type KeyWrapper } from './secrets';
 import { AccountsService } from './services/accounts';
@@ -54,7 +55,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const events = new EventBus();
   const settings = new SettingsStore(db);
   const accounts = new AccountsService(db, keyring, events, options.dataDir);
-  const storage = new StorageService(db, accounts, new IdCodec(keyring.key('ids')), events);
+  const storage = new StorageService(db, accounts, new IdCodec(keyring.key('ids')), events, options.dataDir);
   const transfers = new TransfersService(events);
   let signingKey = options.signingKey ?? (() => null);
   const activity = new ActivityService({ db, settings, events, accounts, storage }, { ...options.activity, signingKey: () => signingKey() });
@@ -66,6 +67,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     trackingBaseUrl: () => settings.get<string | null>('mail.trackingBaseUrl', null),
     recordChanges: (account, changes) => activity.recordMailChanges(account, changes),
   });
+  storage.addProvider(mailFiles(mail));
+  const sweep = () => void storage.ephemeral.sweep().catch((e) => console.error('Ephemeral sweep failed:', e));
+  sweep();
+  const sweeper = setInterval(sweep, 3600_000).unref();
   const app: App = {
     dataDir: options.dataDir,
     db,
@@ -81,6 +86,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       signingKey = source;
     },
     async close() {
+      clearInterval(sweeper);
       await activity.close();
       await mail.close();
       await accounts.close();

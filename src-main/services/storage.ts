@@ -5,6 +5,7 @@
  * `files.changed` for the folders it touched.
  */
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { lookup as mimeLookup } from 'mime-types';
@@ -16,9 +17,22 @@ import type { FolderPage, Resource } from '../contract';
 import { ServiceError } from '../errors';
 import { isSpecialId, type IdCodec } from '../ids';
 import type { AccountsService } from './accounts';
+import { EphemeralFiles } from './ephemeral';
 import type { EventBus } from './events';
 
 export type ConflictMode = 'rename' | 'overwrite' | 'fail';
+
+/**
+ * Files that live outside any storage connector but are served as storage files (spec 2:
+ * message attachments and the raw message; spec 1: the `ephemeral` area). A provider owns the
+ * decoded ids it recognises; such ids never start with '/', so they cannot collide with paths.
+ */
+export interface FileProvider {
+  owns(upstreamId: string): boolean;
+  get(accountId: number, id: string): Promise<Resource>;
+  open(accountId: number, id: string, range?: { start?: number; end?: number }): Promise<{ resource: Resource; stream: Readable }>;
+  delete?(accountId: number, id: string): Promise<void>;
+}
 
 /** Where a resource lives: its account, live connector and upstream path. */
 export interface Location {
@@ -38,17 +52,60 @@ const SNAPSHOT_MS = 5 * 60_000;
 const MAX_SNAPSHOTS = 16;
 const MAX_RENAME_ATTEMPTS = 10_000;
 
+/** A file outside any folder tree (attachments, ephemeral uploads), as a storage Resource. */
+export function standaloneFile(f: { id: string; account: number; name: string; size: number | null; mimeType?: string | null; created?: string | null; parent: { id: string; name: string } | null; rawId: string }): Resource {
+  return {
+    id: f.id,
+    name: f.name,
+    kind: 'file',
+    account: f.account,
+    size: f.size,
+    created: f.created ?? null,
+    modified: f.created ?? null,
+    parent: f.parent,
+    ancestors: null,
+    path: null,
+    mimeType: f.mimeType || mimeLookup(f.name) || 'application/octet-stream',
+    downloadable: true,
+    canCreateFolders: false,
+    canUploadFiles: false,
+    canListRecursively: false,
+    rawId: f.rawId,
+    raw: {},
+  };
+}
+
 export class StorageService {
   readonly entries: EntriesTable;
   private readonly snapshots = new Map<string, { at: number; children: Entry[] }>();
+
+  private readonly providers: FileProvider[] = [];
+  readonly ephemeral: EphemeralFiles;
 
   constructor(
     db: Db,
     private readonly accounts: AccountsService,
     private readonly ids: IdCodec,
     private readonly events: EventBus,
+    dataDir: string,
   ) {
     this.entries = new EntriesTable(db);
+    this.ephemeral = new EphemeralFiles(join(dataDir, 'ephemeral'), ids);
+    this.addProvider(this.ephemeral);
+  }
+
+  addProvider(provider: FileProvider): void {
+    this.providers.push(provider);
+  }
+
+  /** The provider serving `id`, when it is not a connector's path. */
+  private provider(accountId: number, id: string): FileProvider | undefined {
+    if (isSpecialId(id)) return undefined;
+    const upstream = this.ids.decode(accountId, id);
+    if (upstream.startsWith('/')) return undefined;
+    const provider = this.providers.find((p) => p.owns(upstream));
+    if (!provider) throw new ServiceError('not_found', 'No file or folder has this id in this account.');
+    return provider;
   }
 
   // ---- ids and locations -------------------------------------------------------------------
@@ -61,7 +118,9 @@ export class StorageService {
       return { account: accountId, connector, path: ROOT, trash: true };
     }
     if (isSpecialId(id)) throw new ServiceError('not_found', `"${id}" is not available for this account.`);
-    return { account: accountId, connector, path: this.ids.decode(accountId, id) };
+    const path = this.ids.decode(accountId, id);
+    if (!path.startsWith('/')) throw new ServiceError('forbidden', 'This file cannot be changed or listed; it can only be downloaded.');
+    return { account: accountId, connector, path };
   }
 
   idOf(accountId: number, path: string): string {
@@ -116,6 +175,9 @@ export class StorageService {
   // ---- reads -------------------------------------------------------------------------------
 
   async get(accountId: number, id: string): Promise<Resource> {
+    this.accounts.row(accountId);
+    const provider = this.provider(accountId, id);
+    if (provider) return provider.get(accountId, id);
     const loc = await this.locate(accountId, id);
     if (loc.trash) return this.trashFolder(accountId);
     return this.toResource(accountId, await loc.connector.stat(loc.path), { ancestors: true });
@@ -176,6 +238,9 @@ export class StorageService {
   }
 
   async download(accountId: number, fileId: string, range?: { start?: number; end?: number }): Promise<{ resource: Resource; stream: Readable }> {
+    this.accounts.row(accountId);
+    const provider = this.provider(accountId, fileId);
+    if (provider) return provider.open(accountId, fileId, range);
     const loc = await this.locate(accountId, fileId);
     const entry = loc.trash ? undefined : await loc.connector.stat(loc.path);
     if (!entry || entry.kind !== 'file') throw new ServiceError('invalid_parameters', 'Only files can be downloaded.');
@@ -280,6 +345,10 @@ export class StorageService {
     options: { conflict?: ConflictMode; size?: number } = {},
   ): Promise<Resource> {
     const name = checkName(rawName);
+    if (parentId === 'ephemeral') {
+      this.accounts.row(accountId);
+      return this.ephemeral.upload(accountId, name, body);
+    }
     const parent = await this.locate(accountId, parentId);
     await this.requireFolder(parent);
     const chosen = await this.chooseName(accountId, parent.connector, parent.path, name, options.conflict ?? 'rename');
@@ -373,6 +442,9 @@ export class StorageService {
   /** Deletes to the trash when the backend has one (unless `permanent`), else permanently. */
   async delete(accountId: number, id: string, options: { permanent?: boolean; recursive?: boolean } = {}): Promise<void> {
     this.forbidReserved(id, 'deleted');
+    this.accounts.row(accountId);
+    const provider = this.provider(accountId, id);
+    if (provider?.delete) return provider.delete(accountId, id);
     const loc = await this.locate(accountId, id);
     const entry = await loc.connector.stat(loc.path);
     if (entry.kind === 'folder' && !options.recursive && (await loc.connector.list(loc.path)).length > 0) {
