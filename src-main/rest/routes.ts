@@ -490,7 +490,8 @@ const fileRoutes: Route[] = [
         total += r.total;
         merged.push(...r.items);
       }
-      merged.sort((a, b) => (b.modified ?? '').localeCompare(a.modified ?? ''));
+      // Newest first; equal times (second-precision backends) by path, so pages are stable.
+      merged.sort((a, b) => (b.modified ?? '').localeCompare(a.modified ?? '') || (a.path ?? '').localeCompare(b.path ?? ''));
       const items = merged.slice(offset, offset + pageSize);
       return ok(shape.page(ctx.version, { objects: items.map((r) => shape.resource(ctx.version, r)), total, page, hasNext: offset + items.length < total }, { member: 'files' }));
     },
