@@ -11,7 +11,7 @@ import { SettingsStore } from './cache/queries/settings';
 import { loadConnectors } from './connectors/all';
 import { IdCodec } from './ids';
 import { mailFiles } from './mail/files';
-import { MailService } from './mail/service';
+import { MailService, type MailDeps } from './mail/service';
 import { Keyring, type KeyWrapper } from './secrets';
 import { AccountsService } from './services/accounts';
 import { EventBus } from './services/events';
@@ -27,6 +27,8 @@ export interface AppOptions {
   signingKey?: () => string | null;
   /** Activity engine settings (follower intervals, clock, timers): tests and benchmarks. */
   activity?: Partial<Omit<ActivityOptions, 'signingKey'>>;
+  /** Mail engine settings (live IDLE, body prefetch, a change hook): tests and benchmarks. */
+  mail?: Partial<Pick<MailDeps, 'live' | 'prefetchBodies' | 'recordChanges' | 'trackingBaseUrl'>>;
 }
 
 export interface App {
@@ -66,6 +68,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     keyring,
     trackingBaseUrl: () => settings.get<string | null>('mail.trackingBaseUrl', null),
     recordChanges: (account, changes) => activity.recordMailChanges(account, changes),
+    ...options.mail,
   });
   storage.addProvider(mailFiles(mail));
   const sweep = () => void storage.ephemeral.sweep().catch((e) => console.error('Ephemeral sweep failed:', e));

@@ -37,9 +37,6 @@ export interface ActivityOptions {
   maintenanceIntervalMs?: number;
 }
 
-/** Pushes an activity event on the app bus; the names are declared in contract/activity.ts. */
-type LooseBus = { emit(name: string, payload: unknown): void };
-
 export class ActivityService {
   readonly log: ActivityLog;
   readonly subscriptions: SubscriptionsService;
@@ -56,7 +53,7 @@ export class ActivityService {
     const clock = options.clock ?? systemClock;
     this.log = new ActivityLog(deps.db, clock, options.retention ?? RETENTION);
     this.subscriptions = new SubscriptionsService(deps.db, deps.accounts, deps.storage, deps.settings, this.log, clock);
-    const bus = deps.events as unknown as LooseBus;
+    const bus = deps.events;
     this.followers = new FollowerManager(
       {
         db: deps.db,

@@ -19,7 +19,6 @@ import { IdCodec } from '../ids';
 import type { Keyring } from '../secrets';
 import type { AccountsService } from '../services/accounts';
 import type { EventBus } from '../services/events';
-import { emitMail } from './events';
 import { MailStore, keywordsOf, type AttachmentMeta, type BodyRow, type FolderRow, type MessageRow, type Person } from './store';
 import { MailSync, messageIds, type SyncStats } from './sync';
 import { Tracker, instrumentHtml, type TrackingHit } from './tracking';
@@ -180,7 +179,7 @@ export class MailService {
     this.store = new MailStore(deps.db);
     this.ids = new IdCodec(deps.keyring.key('ids'));
     this.tracker = new Tracker(deps.db, deps.keyring.key('tracking'), (e) =>
-      emitMail(deps.events, 'mail.tracked', { id: e.id, account: e.account, messageId: e.messageId, kind: e.kind, url: e.url, subscriptionId: e.subscriptionId, at: e.at }),
+      deps.events.emit('mail.tracked', { id: e.id, account: e.account, messageId: e.messageId, kind: e.kind, url: e.url, subscriptionId: e.subscriptionId, at: e.at }),
     );
     // A changed or removed account gets a new connector: drop our sync state with the old one.
     this.offAccounts = deps.events.on('accounts.changed', () => void this.reconcile());
@@ -234,10 +233,10 @@ export class MailService {
           connector,
           (c) => {
             const folder = c.folder === null ? null : this.folderId(account, c.folder);
-            emitMail(this.deps.events, 'mail.changed', { account, folder, kind: c.kind });
+            this.deps.events.emit('mail.changed', { account, folder, kind: c.kind });
             if (c.messages && c.folder !== null && folder) {
               const ids = (uids: number[]) => uids.map((uid) => this.ids.encode(account, `m\n${c.folder}\n${c.messages!.uidvalidity}\n${uid}`));
-              emitMail(this.deps.events, 'mail.messages', { account, folder, added: ids(c.messages.added), updated: ids(c.messages.updated), removed: ids(c.messages.removed) });
+              this.deps.events.emit('mail.messages', { account, folder, added: ids(c.messages.added), updated: ids(c.messages.updated), removed: ids(c.messages.removed) });
             }
             if (c.kind === 'messages') this.schedulePrefetch(account);
           },

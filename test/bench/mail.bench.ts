@@ -13,7 +13,6 @@ import { chownSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } 
 import { join } from 'node:path';
 import { ImapFlow } from 'imapflow';
 import nodemailer from 'nodemailer';
-import { onMail } from '../../src-main/mail/events';
 import { createApp } from '../../src-main/app';
 import { MailService, ftsQuery } from '../../src-main/mail/service';
 import { startDovecot } from '../servers/dovecot';
@@ -128,7 +127,7 @@ async function child(port: number, lmtpPort: number): Promise<void> {
   for (let k = 0; k < 5; k++) {
     const subject = `idle probe ${process.pid} ${k}`;
     const seen = new Promise<number>((resolve) => {
-      const off = onMail(app.events, 'mail.changed', () => {
+      const off = app.events.on('mail.changed', () => {
         if (app.db.prepare('SELECT 1 FROM mail_messages WHERE subject = ?').get(subject)) {
           off();
           resolve(performance.now());

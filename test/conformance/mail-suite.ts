@@ -10,7 +10,6 @@ import MailComposer from 'nodemailer/lib/mail-composer';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
-import { onMail } from '../../src-main/mail/events';
 import { mailHandlers } from '../../src-main/mail/handlers';
 import { MailService, type MailChangeRecord } from '../../src-main/mail/service';
 import { toV1Message, toV1MessageList } from '../../src-main/mail/serialize';
@@ -70,15 +69,15 @@ export function mailConformance(name: string, start: () => Promise<MailServerUnd
     beforeAll(async () => {
       server = await start();
       dataDir = scratchDir('mail-conf');
-      app = await createApp({ dataDir, defaultLocalFolder: false });
-      mail = new MailService({
-        db: app.db,
-        accounts: app.accounts,
-        events: app.events,
-        keyring: app.keyring,
-        trackingBaseUrl: () => 'https://track.example.test/',
-        recordChanges: (account, changes) => recorded.push(...changes.map((c) => ({ ...c, account, inTransaction: app.db.inTransaction }))),
+      app = await createApp({
+        dataDir,
+        defaultLocalFolder: false,
+        mail: {
+          trackingBaseUrl: () => 'https://track.example.test/',
+          recordChanges: (account, changes) => recorded.push(...changes.map((c) => ({ ...c, account, inTransaction: app.db.inTransaction }))),
+        },
       });
+      mail = app.mail;
       alice = (await app.accounts.connect({ service: 'imap', options: server.options('alice') })).id;
       bob = (await app.accounts.connect({ service: 'imap', options: server.options('bob') })).id;
       for (let i = 1; i <= 5; i++) {
@@ -91,7 +90,6 @@ export function mailConformance(name: string, start: () => Promise<MailServerUnd
     });
 
     afterAll(async () => {
-      await mail?.close();
       await app?.close();
       await server?.stop();
       if (dataDir) rmSync(dataDir, { recursive: true, force: true });
@@ -241,7 +239,7 @@ export function mailConformance(name: string, start: () => Promise<MailServerUnd
       const idOf = (subject: string) => before.objects.find((m) => m.subject === subject)!.id;
       // Whichever runs the incremental step (IDLE, on its own, or the sync below) reports it.
       const changes: { added: string[]; updated: string[]; removed: string[] }[] = [];
-      const off = onMail(app.events, 'mail.messages', (e) => e.account === alice && changes.push(e));
+      const off = app.events.on('mail.messages', (e) => e.account === alice && changes.push(e));
       const ext = await server.external('alice');
       await ext.mailboxOpen('INBOX');
       const uids = (await ext.search({ subject: 'Seed' }, { uid: true })) as number[];
@@ -301,7 +299,7 @@ export function mailConformance(name: string, start: () => Promise<MailServerUnd
       expect(await mail.watching(alice)).toContain('INBOX');
       let found = false;
       const arrived = waitFor<void>('IDLE delivery', 10_000, (done) =>
-        onMail(app.events, 'mail.changed', (e) => {
+        app.events.on('mail.changed', (e) => {
           if (e.account !== alice || e.folder !== inbox.id) return;
           found ||= mail.store.db.prepare("SELECT 1 FROM mail_messages WHERE account_id = ? AND subject = 'Live one'").get(alice) !== undefined;
           if (found) done();
@@ -318,7 +316,7 @@ export function mailConformance(name: string, start: () => Promise<MailServerUnd
       const junk = folders.find((f) => f.specialUse === 'junk')!;
       await mail.openFolder(alice, junk.id);
       expect((await mail.watching(alice)).sort()).toEqual(['INBOX', 'Junk']);
-      const arrived = waitFor<void>('IDLE on open folder', 10_000, (done) => onMail(app.events, 'mail.changed', (e) => e.folder === junk.id && done()));
+      const arrived = waitFor<void>('IDLE on open folder', 10_000, (done) => app.events.on('mail.changed', (e) => e.folder === junk.id && done()));
       const ext = await server.external('alice');
       await ext.append('Junk', await compose({ from: 'spam@example.test', to: 'alice@example.test', subject: 'Buy now', text: 'x' }));
       await ext.logout();
@@ -334,7 +332,7 @@ export function mailConformance(name: string, start: () => Promise<MailServerUnd
       await mail.sync(alice, inbox.id);
       // The IDLE watcher reconnects (backoff from 1 s) and catches up with what it missed.
       const arrived = waitFor<void>('IDLE after reconnect', 15_000, (done) =>
-        onMail(app.events, 'mail.changed', (e) => {
+        app.events.on('mail.changed', (e) => {
           if (e.folder === inbox.id && mail.store.db.prepare("SELECT 1 FROM mail_messages WHERE account_id = ? AND subject = 'After the drop'").get(alice)) done();
         }),
       );

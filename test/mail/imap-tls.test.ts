@@ -20,13 +20,12 @@ describe('imap connector: TLS, STARTTLS, custom CA', () => {
     dovecot = await startDovecot({ users: { alice: 'secret' }, tls: true });
     smtp = await startSmtpRelay({ lmtpPort: dovecot.lmtpPort, users: dovecot.users });
     dataDir = scratchDir('mail-tls');
-    app = await createApp({ dataDir, defaultLocalFolder: false });
-    mail = new MailService({ db: app.db, accounts: app.accounts, events: app.events, keyring: app.keyring, live: false, prefetchBodies: 0 });
+    app = await createApp({ dataDir, defaultLocalFolder: false, mail: { live: false, prefetchBodies: 0 } });
+    mail = app.mail;
     await dovecot.deliver('Subject: over tls\r\nMessage-ID: <tls1@example.test>\r\n\r\nsecure\r\n', ['alice']);
   });
 
   afterAll(async () => {
-    await mail?.close();
     await app?.close();
     await smtp?.stop();
     await dovecot?.stop();
