@@ -1,7 +1,7 @@
 // spec 1, Files and Folders: the conformance suite for `sftp` on a real OpenSSH sshd with
-// internal-sftp (notes/test-servers.md §7), 200 MB files and a 5,000-entry folder, with a
-// `local` account as the other side of cross-account copy and move. Then what is particular
-// to SFTP: key login, trust-on-first-use, server-side copy, offset-write multipart, import.
+// internal-sftp (notes/test-servers.md §7), 200 MB files and a 5,000-entry folder, with
+// `local` and WebDAV (Apache) accounts as the other side of cross-account copy and move. Then
+// what is particular to SFTP: key login, trust-on-first-use, server-side copy, offset-write multipart, import.
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,6 +12,7 @@ import sftpDefinition, { type SftpOptions } from '../../src-main/connectors/sftp
 import { parseOptions } from '../../src-main/connectors/registry';
 import type { StorageConnector } from '../../src-main/connectors/types';
 import { startSshd, type Sshd } from '../servers/sshd';
+import { startApache } from '../servers/apache';
 import { scratchDir } from '../servers/util';
 import { describeStorageConformance, sha256Of } from './storage-suite';
 
@@ -27,13 +28,19 @@ describeStorageConformance(
       options: { host: server.host, port: server.port, username: server.username, password: server.password, root: server.dataDir },
     });
     const local = await app.accounts.connect({ service: 'local', options: { path: localRoot, trashDir: join(dataDir, 'Trash') } });
+    const dav = await startApache();
+    const webdav = await app.accounts.connect({
+      service: 'webdav',
+      options: { protocol: 'http', host: dav.host, port: dav.port, path: '/', username: dav.user, password: dav.password },
+    });
     return {
       app,
       accountId: acc.id,
-      otherAccountIds: [local.id],
+      otherAccountIds: [local.id, webdav.id],
       async teardown() {
         await app.close();
         await server.stop();
+        await dav.stop();
         rmSync(dataDir, { recursive: true, force: true });
         rmSync(localRoot, { recursive: true, force: true });
       },

@@ -1,7 +1,7 @@
 // spec 1, Files and Folders: the conformance suite for `smb` (Samba's smbclient against a real
-// smbd, notes/test-servers.md §6), 200 MB files and a 5,000-entry folder, with a `local`
-// account as the other side of cross-account copy and move. Then what is particular to SMB:
-// names SMB cannot hold, SMB3 encryption, server-side copy, import parameters.
+// smbd, notes/test-servers.md §6), 200 MB files and a 5,000-entry folder, with `local` and
+// WebDAV (Apache) accounts as the other side of cross-account copy and move. Then what is
+// particular to SMB: names SMB cannot hold, SMB3 encryption, server-side copy, import parameters.
 import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,6 +11,7 @@ import { createApp } from '../../src-main/app';
 import { parseOptions } from '../../src-main/connectors/registry';
 import smbDefinition, { SmbConnector, type SmbOptions } from '../../src-main/connectors/smb';
 import { startSamba, type Samba } from '../servers/samba';
+import { startApache } from '../servers/apache';
 import { scratchDir } from '../servers/util';
 import { describeStorageConformance, expectCode, textOf } from './storage-suite';
 
@@ -26,19 +27,25 @@ describeStorageConformance(
       options: { host: server.host, port: server.port, share: server.share, workgroup: server.workgroup, username: server.username, password: server.password },
     });
     const local = await app.accounts.connect({ service: 'local', options: { path: localRoot, trashDir: join(dataDir, 'Trash') } });
+    const dav = await startApache();
+    const webdav = await app.accounts.connect({
+      service: 'webdav',
+      options: { protocol: 'http', host: dav.host, port: dav.port, path: '/', username: dav.user, password: dav.password },
+    });
     return {
       app,
       accountId: acc.id,
-      otherAccountIds: [local.id],
+      otherAccountIds: [local.id, webdav.id],
       async teardown() {
         await app.close();
         await server.stop();
+        await dav.stop();
         rmSync(dataDir, { recursive: true, force: true });
         rmSync(localRoot, { recursive: true, force: true });
       },
     };
   },
-  { bigSize: 200 << 20, pagingCount: 5000, timeout: 300_000 },
+  { bigSize: 200 << 20, pagingCount: 5000, timeout: 600_000 },
 );
 
 describe('smb specifics', () => {

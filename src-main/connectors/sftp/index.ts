@@ -9,7 +9,7 @@
  * server offers it), so an interrupted upload never leaves a partial file under the final name.
  */
 import { randomBytes } from 'node:crypto';
-import type { Readable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import SftpClient from 'ssh2-sftp-client';
 import { z } from 'zod';
@@ -265,24 +265,18 @@ export class SftpConnector implements StorageConnector {
     return this.idempotent(async (s) => {
       const abs = this.abs(s, path);
       let handle: Buffer;
+      let st: any;
       try {
-        const st = await call<any>((cb) => s.sftp.stat(abs, cb));
+        st = await call<any>((cb) => s.sftp.stat(abs, cb));
         if (st.isDirectory()) throw new ServiceError('invalid_parameters', `"${path}" is a folder.`);
         handle = await call<Buffer>((cb) => s.sftp.open(abs, 'r', cb));
       } catch (e) {
         throw mapError(e, `"${path}"`, s);
       }
-      const stream: Readable = s.sftp.createReadStream(abs, {
-        handle,
-        start: opts.start ?? 0,
-        end: opts.end,
-        highWaterMark: 256 * 1024,
-        autoClose: true,
-      });
-      // Errors arrive later, as stream errors: give them the same codes.
-      const origEmit = stream.emit.bind(stream);
-      stream.emit = ((event: string, ...args: unknown[]) =>
-        event === 'error' ? origEmit('error', mapError(args[0], `Reading "${path}"`, s)) : origEmit(event, ...args)) as typeof stream.emit;
+      const size = Number(st.size);
+      const start = opts.start ?? 0;
+      const end = Math.min(opts.end === undefined ? size : opts.end + 1, size);
+      const stream = pipelinedRead(s.sftp, handle, start, end, (e) => mapError(e, `Reading "${path}"`, s));
       if (opts.signal) opts.signal.addEventListener('abort', () => stream.destroy(new ServiceError('request_timeout', 'The download was cancelled.')), { once: true });
       const onDead = () => stream.destroy(unavailable(`Reading "${path}"`, new Error('the connection dropped')));
       s.onDead.add(onDead);
@@ -295,7 +289,13 @@ export class SftpConnector implements StorageConnector {
     const s = await this.sftp();
     const temp = joinPath(parentOf(path), tempName());
     const absTemp = this.abs(s, temp);
-    const out = s.sftp.createWriteStream(absTemp, { flags: 'w', mode: 0o644, highWaterMark: 256 * 1024 });
+    let handle: Buffer;
+    try {
+      handle = await call<Buffer>((cb) => s.sftp.open(absTemp, 'w', { mode: 0o644 }, cb));
+    } catch (e) {
+      throw mapError(e, `Writing "${path}"`, s);
+    }
+    const out = pipelinedWrite(s.sftp, handle);
     const onDead = () => out.destroy(unavailable(`Writing "${path}"`, new Error('the connection dropped')));
     s.onDead.add(onDead);
     try {
@@ -513,6 +513,153 @@ export class SftpConnector implements StorageConnector {
       },
     };
   }
+}
+
+const READ_CHUNK = 64 * 1024;
+const READS_IN_FLIGHT = 32;
+
+/**
+ * Reads [start, end) with up to 32 requests in flight, delivered in order: ssh2's own read
+ * stream asks for one block at a time and waits a round trip for each.
+ */
+function pipelinedRead(sftp: RawSftp, handle: Buffer, start: number, end: number, mapErr: (e: unknown) => ServiceError): Readable {
+  interface Req {
+    offset: number;
+    length: number;
+    done: Promise<Buffer>;
+  }
+  const queue: Req[] = [];
+  let next = start;
+  let closed = false;
+  const request = (offset: number, length: number): Req => ({
+    offset,
+    length,
+    done: new Promise<Buffer>((resolve, reject) => {
+      const buf = Buffer.allocUnsafe(length);
+      sftp.read(handle, buf, 0, length, offset, (err: any, n: number) => {
+        if (err && err.code !== SFTP.EOF) reject(err);
+        else resolve(buf.subarray(0, err ? 0 : n));
+      });
+    }),
+  });
+  const fill = () => {
+    while (queue.length < READS_IN_FLIGHT && next < end) {
+      const length = Math.min(READ_CHUNK, end - next);
+      queue.push(request(next, length));
+      next += length;
+    }
+  };
+  const closeHandle = () => {
+    if (closed) return;
+    closed = true;
+    try {
+      sftp.close(handle, () => {});
+    } catch {
+      // connection already gone
+    }
+  };
+  let reading = false;
+  const stream = new Readable({
+    highWaterMark: 1 << 20,
+    read() {
+      if (reading) return;
+      reading = true;
+      void (async () => {
+        try {
+          for (;;) {
+            fill();
+            const head = queue[0];
+            if (!head) {
+              closeHandle();
+              stream.push(null);
+              return;
+            }
+            const data = await head.done;
+            queue.shift();
+            if (data.length === 0) {
+              // The file got shorter than it was: end where it ends now.
+              queue.length = 0;
+              next = end;
+              continue;
+            }
+            if (data.length < head.length) queue.unshift(request(head.offset + data.length, head.length - data.length));
+            if (!stream.push(data)) return;
+          }
+        } catch (e) {
+          closeHandle();
+          stream.destroy(mapErr(e));
+        } finally {
+          reading = false;
+        }
+      })();
+    },
+    destroy(err, cb) {
+      for (const r of queue) r.done.catch(() => {});
+      closeHandle();
+      cb(err);
+    },
+  });
+  return stream;
+}
+
+const WRITES_IN_FLIGHT = 32;
+
+/**
+ * Writes sequentially with up to 32 requests in flight (ssh2's write stream waits a round trip
+ * per chunk); finishes only when every write is acknowledged and the handle is closed.
+ */
+function pipelinedWrite(sftp: RawSftp, handle: Buffer): Writable {
+  let offset = 0;
+  let inFlight = 0;
+  let failed: unknown;
+  let waiter: (() => void) | undefined;
+  let closed = false;
+  const settle = () => {
+    const w = waiter;
+    waiter = undefined;
+    w?.();
+  };
+  const send = (chunk: Buffer) => {
+    const position = offset;
+    offset += chunk.length;
+    inFlight++;
+    sftp.write(handle, chunk, 0, chunk.length, position, (err: unknown) => {
+      inFlight--;
+      if (err) failed ??= err;
+      settle();
+    });
+  };
+  const whenBelow = (limit: number, cb: (err?: Error | null) => void) => {
+    const check = () => {
+      if (failed) return cb(failed as Error);
+      if (inFlight < limit) return cb();
+      waiter = check;
+    };
+    check();
+  };
+  const close = (cb: (err?: unknown) => void) => {
+    if (closed) return cb();
+    closed = true;
+    try {
+      sftp.close(handle, (err: unknown) => cb(err));
+    } catch (e) {
+      cb(e);
+    }
+  };
+  return new Writable({
+    highWaterMark: 1 << 20,
+    write(chunk: Buffer, _enc, cb) {
+      // Split big chunks so that each request fits the server's packet size.
+      for (let i = 0; i < chunk.length; i += READ_CHUNK) send(chunk.subarray(i, i + READ_CHUNK));
+      whenBelow(WRITES_IN_FLIGHT, cb);
+    },
+    final(cb) {
+      whenBelow(1, (err) => (err ? cb(err) : close((e) => cb(e as Error | null | undefined))));
+    },
+    destroy(err, cb) {
+      close(() => cb(err));
+    },
+  });
 }
 
 /** Maps ssh2 / SFTP failures to documented codes, with a message a person can act on. */

@@ -11,8 +11,10 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { PassThrough, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
 import { z } from 'zod';
 import { ServiceError, type ErrorCode } from '../../errors';
 import { defineConnector } from '../registry';
@@ -49,6 +51,8 @@ const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', '
 const LS_LINE = /^ {2}(.+?) +([A-Z]*) +(\d+) {2}\w{3} (\w{3}) +(\d+) (\d\d):(\d\d):(\d\d) (\d{4})$/;
 const BLOCKS_LINE = /(\d+) blocks of size (\d+)\. (\d+) blocks available/;
 const MAX_PROCESSES = 6;
+/** Bodies up to this size are spooled locally and sent in one smbclient process. */
+const SPOOL_BYTES = 4 << 20;
 
 interface Run {
   output: string;
@@ -248,26 +252,82 @@ export class SmbConnector implements StorageConnector {
 
   async write(path: string, body: Readable, opts: WriteOptions = {}): Promise<Entry> {
     checkSmbName(baseName(path));
-    // `put` must run with -c (stdin carries the bytes), where ";" splits commands: a folder
-    // whose path has one gets the temporary file at the share root instead (same share, so the
-    // rename is still atomic).
+    // Small bodies are spooled to a private local file first: then put, rename and ls run in
+    // one smbclient process (a third of the cost), and a failing body never reaches the server.
+    const it = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+    const head: Buffer[] = [];
+    let headBytes = 0;
+    let ended = false;
+    while (headBytes <= SPOOL_BYTES) {
+      const r = await it.next();
+      if (r.done) {
+        ended = true;
+        break;
+      }
+      const chunk = Buffer.from(r.value);
+      head.push(chunk);
+      headBytes += chunk.length;
+    }
+    opts.signal?.throwIfAborted();
+    if (ended) return this.writeSpooled(path, Buffer.concat(head));
+    const rest = Readable.from(
+      (async function* () {
+        yield* head;
+        for (;;) {
+          const r = await it.next();
+          if (r.done) return;
+          yield Buffer.from(r.value);
+        }
+      })(),
+    );
+    return this.writeStreamed(path, rest, opts);
+  }
+
+  private async writeSpooled(path: string, data: Buffer): Promise<Entry> {
+    const dir = await mkdtemp(join(tmpdir(), 'tributary-smb-'));
+    const local = join(dir, 'body');
+    const temp = joinPath(parentOf(path), tempName());
+    try {
+      await writeFile(local, data, { mode: 0o600 });
+      const r = await this.commands([`put ${q(local, false)} ${q(temp)}`, `rename ${q(temp)} ${q(path)} -f`, `ls ${q(path)}`]);
+      const err = statusError(r.output, `Writing "${path}"`);
+      if (err) {
+        await this.commands([`del ${q(temp)}`]).catch(() => {});
+        throw err;
+      }
+      return await this.entryIn(r.output, path);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  private async writeStreamed(path: string, body: Readable, opts: WriteOptions): Promise<Entry> {
+    // `put` must run with -c (stdin carries the bytes), where ";" splits commands and nothing
+    // after a `put -` runs: the rename (and the ls for the entry) follow in a second process.
+    // A folder whose path has ";" gets the temporary file at the share root (same share, so
+    // the rename is still atomic).
     const temp = joinPath(parentOf(path).includes(';') ? ROOT : parentOf(path), tempName());
+    const script = `put - ${q(temp)}`;
+    let log = '';
     try {
       await this.slot(
         () =>
           new Promise<void>((resolve, reject) => {
-            const child = this.spawn(['-E', '-c', `put - ${q(temp)}`]);
-            let log = '';
+            const child = this.spawn(['-c', script]);
             let bodyError: unknown;
-            // When smbclient dies, pipeline() destroys the body with the EPIPE: not the body's fault.
+            // When smbclient dies first, the EPIPE that follows is not the body's fault.
             let stdinBroken = false;
+            const stop = (e: unknown) => {
+              bodyError ??= e;
+              // Killed before its stdin is closed, smbclient never sees an end of file, so it
+              // can never finish the put (or run the rename) with a partial body.
+              child.kill('SIGKILL');
+            };
+            child.stdout!.setEncoding('utf8').on('data', (d: string) => (log += d));
             child.stderr!.setEncoding('utf8').on('data', (d: string) => (log += d));
-            child.stdout!.resume();
             child.once('error', (e) => reject(spawnError(this.o.smbclient, e)));
-            body.once('error', (e) => {
-              if (!stdinBroken) bodyError ??= e;
-            });
-            opts.signal?.addEventListener('abort', () => (bodyError ??= new ServiceError('request_timeout', 'The upload was cancelled.')), { once: true });
+            body.once('error', (e) => (stdinBroken ? child.kill('SIGKILL') : stop(e)));
+            opts.signal?.addEventListener('abort', () => stop(new ServiceError('request_timeout', 'The upload was cancelled.')), { once: true });
             child.once('close', (code, signal) => {
               // The caller's body failing comes first, then smbclient's own report (auth,
               // dropped server); a silent death of smbclient means the server went away.
@@ -277,25 +337,32 @@ export class SmbConnector implements StorageConnector {
               if (code !== 0 || signal) return reject(unavailable(`Writing "${path}"`, `smbclient stopped (${signal ?? `exit ${code}`}) ${log.trim().slice(-200)}`.trim()));
               resolve();
             });
-            child.stdin!.on('error', () => (stdinBroken = true));
-            pipeline(body, child.stdin!, { signal: opts.signal }).catch(() => {
-              // Either side failed: stop the transfer so the temporary file is never finished.
-              child.kill('SIGKILL');
+            child.stdin!.on('error', () => {
+              stdinBroken = true;
+              body.unpipe(child.stdin!);
+              body.destroy();
             });
+            // pipe(), not pipeline(): on a body error it leaves stdin open (see stop()).
+            body.pipe(child.stdin!);
           }),
       );
-      await this.must([`rename ${q(temp)} ${q(path)} -f`], `Writing "${path}"`);
+      log = await this.must([`rename ${q(temp)} ${q(path)} -f`, `ls ${q(path)}`], `Writing "${path}"`);
     } catch (e) {
       await this.commands([`del ${q(temp)}`]).catch(() => {});
       throw e instanceof ServiceError ? e : new ServiceError('upstream_error', `Writing "${path}": ${(e as Error).message}`, {}, { cause: e });
     }
-    return this.stat(path);
+    return this.entryIn(log, path);
+  }
+
+  /** The entry for `path` in the output of an `ls` that ended a command batch. */
+  private async entryIn(output: string, path: string): Promise<Entry> {
+    const entry = this.parseLs(output, parentOf(path)).find((e) => e.name.toLocaleLowerCase() === baseName(path).toLocaleLowerCase());
+    return entry ? { ...entry, path } : this.stat(path);
   }
 
   async mkdir(path: string): Promise<Entry> {
     checkSmbName(baseName(path));
-    await this.must([`mkdir ${q(path)}`], `Creating "${path}"`);
-    return this.stat(path);
+    return this.entryIn(await this.must([`mkdir ${q(path)}`, `ls ${q(path)}`], `Creating "${path}"`), path);
   }
 
   async remove(path: string, { recursive }: { recursive: boolean }): Promise<void> {
@@ -318,8 +385,7 @@ export class SmbConnector implements StorageConnector {
     checkSmbName(baseName(to));
     // Without -f the server refuses an existing target (naming_conflict), except for a
     // case-only rename of the entry itself, which the service allows.
-    await this.must([`rename ${q(from)} ${q(to)}`], `Moving "${from}"`);
-    return this.stat(to);
+    return this.entryIn(await this.must([`rename ${q(from)} ${q(to)}`, `ls ${q(to)}`], `Moving "${from}"`), to);
   }
 
   /** Server-side copy (SMB2 COPYCHUNK via `scopy`): the bytes never cross the network. */
@@ -338,12 +404,11 @@ export class SmbConnector implements StorageConnector {
     }
     const temp = joinPath(parentOf(to), tempName());
     try {
-      await this.must([`scopy ${q(from)} ${q(temp)}`, `rename ${q(temp)} ${q(to)} -f`], `Copying "${from}"`);
+      return this.entryIn(await this.must([`scopy ${q(from)} ${q(temp)}`, `rename ${q(temp)} ${q(to)} -f`, `ls ${q(to)}`], `Copying "${from}"`), to);
     } catch (e) {
       await this.commands([`del ${q(temp)}`]).catch(() => {});
       throw e;
     }
-    return this.stat(to);
   }
 
   private async quota() {
@@ -355,10 +420,10 @@ export class SmbConnector implements StorageConnector {
   }
 }
 
-/** A path as one quoted smbclient argument: backslashes, from the share root. */
-function q(path: string): string {
+/** A path as one quoted smbclient argument: remote ones with backslashes, from the share root. */
+function q(path: string, remote = true): string {
   if (path.includes('"')) throw new ServiceError('invalid_parameters', 'SMB names cannot contain ".');
-  return `"${path.replace(/\//g, '\\')}"`;
+  return remote ? `"${path.replace(/\//g, '\\')}"` : `"${path}"`;
 }
 
 function checkSmbName(name: string): void {
