@@ -76,12 +76,22 @@ function credentials(ctx: Ctx, a: Account): Json {
  * account or sending unknown keys changes no connection setting).
  */
 function changedOptions(service: string, body: Json): Json | undefined {
-  const def = connectorDefinition(service);
-  const withBody = (def.fromImport(body) ?? {}) as Json;
-  const base = (def.fromImport({ account: body.account }) ?? {}) as Json;
+  const withBody = (fromImport(service, body) ?? {}) as Json;
+  const base = (fromImport(service, { account: body.account }) ?? {}) as Json;
   const changed: Json = {};
   for (const [k, v] of Object.entries(withBody)) if (v !== undefined && JSON.stringify(v) !== JSON.stringify(base[k])) changed[k] = v;
   return Object.keys(changed).length ? changed : undefined;
+}
+
+/** A connector's import mapping; a mapping that trips over an odd body is a bad parameter, not a 500. */
+function fromImport(service: string, body: Json): unknown {
+  const def = connectorDefinition(service);
+  try {
+    return def.fromImport(body);
+  } catch (e) {
+    if (e instanceof ServiceError) throw e;
+    throw new ServiceError('invalid_parameters', `Invalid ${def.name} import parameters: ${(e as Error).message}`);
+  }
 }
 
 function importExpiries(a: Account): Json {
@@ -125,7 +135,7 @@ const accountRoutes: Route[] = [
       const service = str(body, 'service', true, 100);
       const accountName = str(body, 'account', true, 500);
       const def = connectorDefinition(service);
-      const options = def.fromImport(body);
+      const options = fromImport(def.id, body);
       const a = await ctx.app.accounts.connect({
         service: def.id,
         options,
@@ -562,8 +572,16 @@ const folderRoutes: Route[] = [
     async handler(ctx) {
       const account = accountOf(ctx, ctx.params.account!);
       const { page, pageSize } = paging(ctx, 100, 1000);
-      const p = await ctx.app.storage.list(account, resourceId(ctx.params.id), page, pageSize);
-      if (p.folder.kind !== 'folder') throw new ServiceError('not_found', 'No folder has this id in this account.');
+      const id = resourceId(ctx.params.id);
+      const notFolder = () => new ServiceError('not_found', 'No folder has this id in this account.');
+      const p = await ctx.app.storage.list(account, id, page, pageSize).catch(async (e: unknown) => {
+        // A file's id: to this route it is no folder at all, whatever the backend said when asked
+        // to list a file (invalid_parent_folder, or worse). Checked only on failure: listing
+        // stays one upstream call.
+        const resource = id === 'root' || id === 'trash' ? undefined : await ctx.app.storage.get(account, id).catch(() => undefined);
+        throw resource?.kind === 'file' ? notFolder() : e;
+      });
+      if (p.folder.kind !== 'folder') throw notFolder();
       return ok(shape.page(ctx.version, { objects: p.items.map((r) => shape.resource(ctx.version, r)), total: p.total, page, hasNext: p.hasNext }, { hasNextMember: true }));
     },
   },

@@ -210,6 +210,7 @@ export async function runGolden(opts: GoldenOptions, check: (step: Step, res: Ca
     await send('missing file', 'GET', `${P}files/${'B'.repeat(50)}`, 404);
     await send('file id too long', 'GET', `${P}files/${'C'.repeat(8193)}`, 400);
     await send('folder id used as file', 'GET', `${P}files/${docsId}`, 404);
+    await send('file id used as folder', 'GET', `${P}folders/${moved}/contents`, 404);
     await send('unknown route', 'GET', `/${v}/nothing/here`, 404);
     await send('method not allowed', 'PUT', `/${v}/accounts`, 405);
 
