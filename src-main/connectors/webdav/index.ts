@@ -256,9 +256,27 @@ export class WebDavConnector implements StorageConnector {
   async write(path: string, body: Readable, opts: WriteOptions = {}): Promise<Entry> {
     const headers: Record<string, string> = { 'content-type': opts.mimeType ?? 'application/octet-stream' };
     if (opts.size !== undefined) headers['content-length'] = String(opts.size);
-    const res = await this.request('PUT', path, { headers, body, signal: opts.signal });
-    if (res.statusCode !== 201 && res.statusCode !== 204 && res.statusCode !== 200) throw await this.statusError(res, 'PUT', path);
-    await res.body.dump();
+    // undici stops reading once Content-Length bytes are sent and destroys what it read from,
+    // which a caller piping into `body` sees as "premature close". So undici gets a generator
+    // over the body's iterator, and we read the body to its real end ourselves afterwards.
+    const it = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+    const feed = Readable.from(
+      (async function* () {
+        for (let r = await it.next(); !r.done; r = await it.next()) yield r.value;
+      })(),
+      { objectMode: false, highWaterMark: 1 << 20 },
+    );
+    try {
+      const res = await this.request('PUT', path, { headers, body: feed, signal: opts.signal });
+      if (res.statusCode !== 201 && res.statusCode !== 204 && res.statusCode !== 200) throw await this.statusError(res, 'PUT', path);
+      await res.body.dump();
+      for (let r = await it.next(); !r.done; r = await it.next()) {
+        if (r.value.length) throw new ServiceError('invalid_parameters', `The upload of "${baseName(path)}" is longer than its declared size.`);
+      }
+    } catch (e) {
+      body.destroy();
+      throw e;
+    }
     return this.stat(path);
   }
 
