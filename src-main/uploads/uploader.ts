@@ -268,7 +268,8 @@ export class Uploader {
         Array.from({ length: Math.min(workers, todo.length) }, async () => {
           // One buffer per worker, reused for each of its parts: memory stays at
           // workers × part_size whatever the file's size.
-          const own = Buffer.allocUnsafeSlow(partSize);
+          // Shared memory, so that connectors can hash it in a worker thread without a copy.
+          const own = Buffer.from(new SharedArrayBuffer(partSize));
           for (let n = todo.shift(); n !== undefined && !failed; n = todo.shift()) {
             const offset = (n - 1) * partSize;
             const length = Math.min(partSize, job.size - offset);

@@ -4,7 +4,6 @@
  * block blobs: each part is a staged block whose id is derived from its part number, and
  * complete commits the block list in part order.
  */
-import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import {
   AnonymousCredential,
@@ -20,6 +19,7 @@ import { z } from 'zod';
 import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
 import { objectStorePartSize, DEFAULT_PART } from '../s3';
+import { md5Of } from '../s3/md5';
 import { baseName, isInside, ROOT } from '../shared/paths';
 import type { ChunkWriter, Entry, PartReceipt, StorageConnector, StorageFeatures, WriteOptions } from '../types';
 
@@ -294,7 +294,7 @@ export class AzureConnector implements StorageConnector {
       state: { partSize: state.partSize },
       writePart: async (partNumber, body, signal): Promise<PartReceipt> => {
         // The transactional MD5 makes the service verify each block (Md5Mismatch otherwise).
-        const md5 = createHash('md5').update(body).digest();
+        const md5 = await md5Of(body);
         await this.call(`Part ${partNumber}`, () => blob.stageBlock(blockId(partNumber), body, body.length, { transactionalContentMD5: md5, abortSignal: signal }));
         return { partNumber, size: body.length, etag: md5.toString('hex') };
       },

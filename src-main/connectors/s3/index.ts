@@ -4,7 +4,6 @@
  * a zero-byte marker object `<prefix>/`, and a prefix with objects below it is a folder even
  * without a marker. Multipart uploads are native (CreateMultipartUpload / UploadPart).
  */
-import { createHash } from 'node:crypto';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { Transform, type Readable } from 'node:stream';
@@ -31,6 +30,7 @@ import { z } from 'zod';
 import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
 import { baseName, isInside, ROOT } from '../shared/paths';
+import { md5Of } from './md5';
 import type { ChunkWriter, Entry, PartReceipt, StorageConnector, StorageFeatures, WriteOptions } from '../types';
 
 const MiB = 1024 * 1024;
@@ -90,7 +90,7 @@ export function s3Error(e: unknown, what: string, bucket: string): ServiceError 
 }
 
 const stripQuotes = (etag?: string) => etag?.replace(/^W\//, '').replace(/"/g, '');
-const md5Of = (etag?: string) => (etag && /^[0-9a-f]{32}$/.test(etag) ? etag : undefined);
+const md5FromEtag = (etag?: string) => (etag && /^[0-9a-f]{32}$/.test(etag) ? etag : undefined);
 
 export class S3Connector implements StorageConnector {
   readonly client: S3Client;
@@ -159,7 +159,7 @@ export class S3Connector implements StorageConnector {
 
   private fileEntry(path: string, o: { size?: number; modified?: Date; etag?: string; mimeType?: string; raw?: Record<string, unknown> }): Entry {
     const etag = stripQuotes(o.etag);
-    const md5 = md5Of(etag);
+    const md5 = md5FromEtag(etag);
     return {
       path,
       name: baseName(path),
@@ -399,7 +399,7 @@ export class S3Connector implements StorageConnector {
       state: { ...state },
       writePart: async (partNumber, body, signal): Promise<PartReceipt> => {
         // Content-MD5 makes the server verify every part (BadDigest otherwise).
-        const md5 = createHash('md5').update(body).digest();
+        const md5 = await md5Of(body);
         const res = await this.send(`Part ${partNumber}`, () =>
           this.client.send(
             new UploadPartCommand({ ...base, PartNumber: partNumber, Body: body, ContentLength: body.length, ContentMD5: md5.toString('base64') }),
