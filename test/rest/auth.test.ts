@@ -49,6 +49,18 @@ describe('REST auth (spec 1, Authentication)', () => {
     expect((await s.call('GET', '/v0/accounts', { auth: `APIKey ${key}` })).status).toBe(200);
   });
 
+  it('ApiKeysService.ensure (serve --api-key): refuses malformed keys, is idempotent', () => {
+    const keys = restServices(s.app).apiKeys;
+    for (const bad of ['short', 'has space in the middle!!', 'comma,separated-keys-here', 'x'.repeat(513)]) {
+      expect(() => keys.ensure(bad)).toThrow(/API key is 16 to 512/);
+    }
+    const first = keys.ensure('a-good-key-for-the-cli-0001');
+    const again = keys.ensure('a-good-key-for-the-cli-0001');
+    expect(again.id).toBe(first.id);
+    expect(keys.list().filter((k) => k.id === first.id)).toHaveLength(1);
+    expect(keys.verify('a-good-key-for-the-cli-0001')?.id).toBe(first.id);
+  });
+
   it('spec 1 Authentication: a bearer token for account A cannot touch account B', async () => {
     const asA = { auth: `Bearer ${a.token}` };
     expect((await s.call('GET', `/v2/accounts/${a.id}`, asA)).status).toBe(200);
