@@ -28,8 +28,12 @@ const depsByApp = new WeakMap<App, RestDeps>();
 export function restServices(app: App): RestDeps {
   let deps = depsByApp.get(app);
   if (!deps) {
-    deps = { app, apiKeys: new ApiKeysService(app.db, app.keyring), links: new LinksService(app.db), multipart: new MultipartService(app) };
+    const apiKeys = new ApiKeysService(app.db, app.keyring);
+    deps = { app, apiKeys, links: new LinksService(app.db), multipart: new MultipartService(app) };
     depsByApp.set(app, deps);
+    // Every account gets its bearer token when it is connected, however it was connected.
+    apiKeys.issueMissingBearerTokens();
+    app.events.on('accounts.changed', () => apiKeys.issueMissingBearerTokens());
   }
   return deps;
 }

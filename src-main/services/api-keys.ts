@@ -143,6 +143,16 @@ export class ApiKeysService {
     return this.issue(accountId, 'bearer', null).secret;
   }
 
+  /** Issues a bearer token to every account that has none (run when accounts change). */
+  issueMissingBearerTokens(): number {
+    const ids = this.db
+      .prepare("SELECT id FROM accounts WHERE id NOT IN (SELECT account_id FROM account_tokens WHERE kind = 'bearer' AND active = 1)")
+      .pluck()
+      .all() as number[];
+    for (const id of ids) this.issue(id, 'bearer', null);
+    return ids.length;
+  }
+
   /** Invalidates the account's bearer tokens; the next `bearerToken` call issues a new one. */
   revokeBearerTokens(accountId: number): void {
     this.db.prepare("DELETE FROM account_tokens WHERE account_id = ? AND kind = 'bearer'").run(accountId);

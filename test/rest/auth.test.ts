@@ -49,6 +49,14 @@ describe('REST auth (spec 1, Authentication)', () => {
     expect((await s.call('GET', '/v0/accounts', { auth: `APIKey ${key}` })).status).toBe(200);
   });
 
+  it('spec 1 Authentication: an account connected in the app (not by import) gets a bearer token at once', async () => {
+    const acc = await s.app.accounts.connect({ service: 'memory', options: { store: 'connected-in-app' } });
+    const count = s.app.db.prepare("SELECT count(*) AS n FROM account_tokens WHERE account_id = ? AND kind = 'bearer'").get(acc.id) as { n: number };
+    expect(count.n).toBe(1);
+    const token = restServices(s.app).apiKeys.bearerToken(acc.id);
+    expect((await s.call('GET', '/v2/accounts/me', { auth: `Bearer ${token}` })).json.id).toBe(acc.id);
+  });
+
   it('ApiKeysService.ensure (serve --api-key): refuses malformed keys, is idempotent', () => {
     const keys = restServices(s.app).apiKeys;
     for (const bad of ['short', 'has space in the middle!!', 'comma,separated-keys-here', 'x'.repeat(513)]) {
