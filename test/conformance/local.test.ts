@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LocalConnector } from '../../src-main/connectors/local/index';
+import { loadConnectors } from '../../src-main/connectors/all';
 import { connectorDefinition } from '../../src-main/connectors/registry';
 import type { RawChange } from '../../src-main/connectors/types';
 import { createApp } from '../../src-main/app';
@@ -149,6 +150,7 @@ describe('local connector specifics', () => {
   });
 
   it('options: the folder must be an existing absolute path; import maps body.path', async () => {
+    await loadConnectors();
     const def = connectorDefinition('local');
     expect(def.options.safeParse({ path: 'relative/x' }).success).toBe(false);
     expect(def.options.safeParse({ path: join(dir, 'missing') }).success).toBe(false);
