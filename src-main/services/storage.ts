@@ -261,7 +261,12 @@ export class StorageService {
     const deadline = Date.now() + limits.maxMs;
     for (let visited = 0; queue.length && visited < limits.maxFolders && Date.now() < deadline; visited++) {
       const folder = queue.shift()!;
-      const children = await connector.list(folder).catch(() => [] as Entry[]);
+      // A folder we may not read is skipped; a server that is down or refuses us is an error,
+      // not "no results".
+      const children = await connector.list(folder).catch((e) => {
+        if (e instanceof ServiceError && ['forbidden', 'not_found', 'invalid_parent_folder'].includes(e.code)) return [] as Entry[];
+        throw e;
+      });
       this.entries.replaceListing(accountId, folder, children);
       for (const e of children) {
         if (e.name.toLocaleLowerCase().includes(needle)) results.push(this.toResource(accountId, e));
@@ -428,11 +433,16 @@ export class StorageService {
     if (entry.kind === 'file') {
       const source = await from.read(entry.path);
       const pass = new PassThrough({ highWaterMark: 1 << 20 });
-      const [written] = await Promise.all([
-        this.writeSafely(to, target, pass, { size: entry.size ?? undefined }),
-        pipeline(source, pass),
-      ]);
-      return written;
+      try {
+        const [written] = await Promise.all([this.writeSafely(to, target, pass, { size: entry.size ?? undefined }), pipeline(source, pass)]);
+        return written;
+      } catch (e) {
+        // Whichever side failed, release the other: a failed write must not leave the source
+        // connection open, nor a failed read a writer waiting for bytes.
+        source.destroy();
+        pass.destroy();
+        throw e;
+      }
     }
     const folder = await to.mkdir(target);
     for (const child of await from.list(entry.path)) await this.copyTree(from, child, to, joinPath(target, child.name));
