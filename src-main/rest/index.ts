@@ -24,12 +24,20 @@ const MEDIA_TYPE = /^\s*[\w.+-]+\/[\w.+-]+\s*(;.*)?$/;
 
 const depsByApp = new WeakMap<App, RestDeps>();
 
-/** The REST services of an app (one per app, so Settings and the CLI share them with the routes). */
-export function restServices(app: App): RestDeps {
+export interface RestOptions {
+  /** The app's MultipartService (startUploads(app).multipart), so REST and the uploader share one. */
+  multipart?: MultipartService;
+}
+
+/**
+ * The REST services of an app (one per app, so Settings and the CLI share them with the routes).
+ * Options only count on the first call for an app.
+ */
+export function restServices(app: App, options: RestOptions = {}): RestDeps {
   let deps = depsByApp.get(app);
   if (!deps) {
     const apiKeys = new ApiKeysService(app.db, app.keyring);
-    deps = { app, apiKeys, links: new LinksService(app.db), multipart: new MultipartService(app) };
+    deps = { app, apiKeys, links: new LinksService(app.db), multipart: options.multipart ?? new MultipartService(app) };
     depsByApp.set(app, deps);
     // Every account gets its bearer token when it is connected, however it was connected.
     apiKeys.issueMissingBearerTokens();
@@ -38,8 +46,8 @@ export function restServices(app: App): RestDeps {
   return deps;
 }
 
-export async function registerRest(server: FastifyInstance, app: App): Promise<void> {
-  const deps = restServices(app);
+export async function registerRest(server: FastifyInstance, app: App, options: RestOptions = {}): Promise<void> {
+  const deps = restServices(app, options);
   const router = new Router(ROUTES);
   const openapi = openApiDocument();
 
