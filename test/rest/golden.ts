@@ -202,6 +202,25 @@ export async function runGolden(opts: GoldenOptions, check: (step: Step, res: Ca
     await send('delete link', 'DELETE', `${P}links/${link.json.id}`, 204);
     await send('public link deleted', 'GET', linkUrl.pathname, 404, { auth: null });
 
+    // spec 1, Multipart upload (files larger than 5 MB) and Create an upload URL
+    const big = Buffer.alloc(5 * 1024 * 1024 + 1000, 7);
+    const session = await send('multipart initialize', 'POST', `${P}multipart?overwrite=false`, 201, { body: { name: 'big.bin', parent_id: docsId, size: big.length } });
+    const partSize = session.json.part_size as number;
+    for (let n = 1; (n - 1) * partSize < big.length; n++) {
+      await send(`multipart part ${n}`, 'PUT', `${P}multipart/${session.json.id}?part_number=${n}`, 200, {
+        raw: big.subarray((n - 1) * partSize, n * partSize),
+        headers: { 'content-type': 'application/octet-stream' },
+      });
+    }
+    await send('multipart info', 'GET', `${P}multipart/${session.json.id}`, 200);
+    await send('multipart complete', 'POST', `${P}multipart/${session.json.id}/complete`, 201);
+    const doomed = await send('multipart initialize (to abort)', 'POST', `${P}multipart`, 201, { body: { name: 'gone.bin', parent_id: 'root', size: big.length } });
+    await send('multipart abort', 'DELETE', `${P}multipart/${doomed.json.id}`, 204);
+    await send('multipart aborted is gone', 'GET', `${P}multipart/${doomed.json.id}`, 404);
+    await send('multipart below 5 MB', 'POST', `${P}multipart`, 400, { body: { name: 'small.bin', parent_id: 'root', size: 10 } });
+    await send('upload_url on a non-object store', 'POST', `${P}files/upload_url?expires_in=60`, 501, { body: { parent_id: 'root', name: 'u.bin' } });
+    await send('upload_url expires_in out of range', 'POST', `${P}files/upload_url?expires_in=0`, 400, { body: { parent_id: 'root', name: 'u.bin' } });
+
     // Legacy permissions, reserved folders, errors
     await send('permissions PUT', 'PUT', `${P}files/${moved}/permissions`, 501, { body: { 'a@example.com': 'reader' } });
     await send('delete root', 'DELETE', `${P}folders/root`, 403);
