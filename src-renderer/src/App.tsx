@@ -1,11 +1,13 @@
 /** The window: header, accounts sidebar, file browser, transfers panel, dialogs and toasts. */
 import { useEffect } from 'react';
 import { useAccounts, useConnectors, useServerEvents } from './api/hooks';
-import { LogoIcon } from './components/Icons';
+import { ActivityIcon, LogoIcon } from './components/Icons';
 import { Toasts } from './components/Toasts';
 import { Sidebar } from './features/accounts/Sidebar';
 import { ConflictDialog } from './features/files/ConflictDialog';
+import { ActivityDashboard } from './features/activity/Dashboard';
 import { FileBrowser } from './features/files/FileBrowser';
+import { Mailbox } from './features/mailbox/Mailbox';
 import { TransfersButton, TransfersPanel } from './features/transfers/TransfersPanel';
 import { useUi } from './stores/ui';
 
@@ -16,7 +18,9 @@ export function App() {
   const connectors = useConnectors();
   const account = accounts.data?.find((a) => a.id === current) ?? null;
   const kindOf = (service: string) => connectors.data?.find((c) => c.id === service)?.kind;
+  const view = useUi((s) => s.view);
   const browsable = account && account.active && kindOf(account.service) === 'storage';
+  const mailbox = account && account.active && kindOf(account.service) === 'mail';
 
   // Start on the default account (the first-run local folder), else the first usable one.
   useEffect(() => {
@@ -47,13 +51,28 @@ export function App() {
           <LogoIcon />
           <span>Tributary</span>
         </div>
-        <TransfersButton />
+        <div className="topbar-actions">
+          <button
+            type="button"
+            className={`btn btn-ghost${view === 'activity' ? ' pressed' : ''}`}
+            aria-pressed={view === 'activity'}
+            onClick={() => useUi.getState().setView(view === 'activity' ? 'account' : 'activity')}
+            data-testid="activity-toggle"
+          >
+            <ActivityIcon /> Activity
+          </button>
+          <TransfersButton />
+        </div>
       </header>
       <div className="workspace">
         <Sidebar />
         <main className="content">
-          {browsable ? (
+          {view === 'activity' ? (
+            <ActivityDashboard />
+          ) : browsable ? (
             <FileBrowser key={account.id} account={account} />
+          ) : mailbox ? (
+            <Mailbox key={account.id} account={account} />
           ) : (
             <div className="placeholder">
               {accounts.isLoading ? (

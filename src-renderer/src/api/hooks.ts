@@ -23,6 +23,9 @@ export const keys = {
   folder: (account: number, folder: string) => ['folder', account, folder] as const,
   transfers: ['transfers'] as const,
   info: ['info'] as const,
+  mail: (account: number) => ['mail', account] as const,
+  activity: (account: number) => ['activity', account] as const,
+  activityGlobal: ['activity-global'] as const,
 };
 
 /**
@@ -138,6 +141,18 @@ export function useServerEvents(): void {
         void qc.invalidateQueries({ queryKey: ['quota'] });
       } else if (name === 'transfers.updated') {
         applyTransfer(qc, payload as Transfer);
+      } else if (name === 'mail.changed') {
+        // Folder counts and message lists of that account; the open message keeps its body.
+        const p = payload as EventPayload<'mail.changed'>;
+        void qc.invalidateQueries({ queryKey: keys.mail(p.account), predicate: (q) => q.queryKey[2] !== 'message' });
+      } else if (name === 'mail.messages') {
+        const p = payload as EventPayload<'mail.messages'>;
+        for (const id of p.updated) void qc.invalidateQueries({ queryKey: [...keys.mail(p.account), 'message', id] });
+      } else if (name === 'activity.appended' || name === 'activity.subscriptionsChanged') {
+        const p = payload as { account: number };
+        void qc.invalidateQueries({ queryKey: keys.activity(p.account) });
+      } else if (name === 'activity.followersChanged') {
+        qc.setQueryData([...keys.activityGlobal, 'followers'], (payload as EventPayload<'activity.followersChanged'>).followers);
       }
     });
     // Events sent while the socket was down are lost: refresh everything instead.

@@ -30,7 +30,16 @@ declare global {
   }
 }
 
-const EVENT_NAMES: EventName[] = ['accounts.changed', 'files.changed', 'transfers.updated'];
+const EVENT_NAMES: EventName[] = [
+  'accounts.changed',
+  'files.changed',
+  'transfers.updated',
+  'mail.changed',
+  'mail.messages',
+  'activity.appended',
+  'activity.subscriptionsChanged',
+  'activity.followersChanged',
+];
 
 export class IpcTransport implements Transport {
   readonly kind = 'ipc' as const;

@@ -104,6 +104,11 @@ export const RenameIcon = () => (
     <path d="M4 20h4L19 9l-4-4L4 16z" />
   </Svg>
 );
+export const ActivityIcon = () => (
+  <Svg>
+    <path d="M3 12h4l3-8 4 16 3-8h4" />
+  </Svg>
+);
 export const LogoIcon = () => (
   <svg width="22" height="22" viewBox="0 0 24 24" aria-hidden="true">
     <path d="M3 6c4 0 5 4 9 4s5-4 9-4M3 12c4 0 5 4 9 4s5-4 9-4M3 18c4 0 5 3 9 3s5-3 9-3" fill="none" stroke="currentColor" strokeWidth={2} strokeLinecap="round" />
@@ -118,3 +123,56 @@ export function ServiceIcon({ group, service }: { group?: string; service: strin
   if (group === 'reference') return <ChipIcon />;
   return <CloudIcon />;
 }
+
+/* Mail: folder glyphs and message markers. */
+export const InboxIcon = ({ size = 16 }: { size?: number }) => (
+  <Svg size={size}>
+    <path d="M3 13h5l1.5 3h5L16 13h5M5 5h14l2 8v6H3v-6z" />
+  </Svg>
+);
+export const SendIcon = ({ size = 16 }: { size?: number }) => (
+  <Svg size={size}>
+    <path d="M21 3 10 14M21 3l-7 18-4-7-7-4z" />
+  </Svg>
+);
+export const DraftIcon = ({ size = 16 }: { size?: number }) => (
+  <Svg size={size}>
+    <path d="M4 20h4L19 9l-4-4L4 16z" />
+  </Svg>
+);
+export const JunkIcon = ({ size = 16 }: { size?: number }) => (
+  <Svg size={size}>
+    <path d="M12 3 2 20h20zM12 10v4M12 17v.5" />
+  </Svg>
+);
+export const ArchiveIcon = ({ size = 16 }: { size?: number }) => (
+  <Svg size={size}>
+    <rect x="3" y="4" width="18" height="5" rx="1" />
+    <path d="M5 9v10h14V9M10 13h4" />
+  </Svg>
+);
+export const FlagIcon = ({ size = 14, filled = false }: { size?: number; filled?: boolean }) => (
+  <Svg size={size}>
+    <path d="M5 21V4M5 4h11l-2 4 2 4H5" fill={filled ? 'currentColor' : 'none'} />
+  </Svg>
+);
+export const PaperclipIcon = ({ size = 14 }: { size?: number }) => (
+  <Svg size={size}>
+    <path d="m21 11-8.5 8.5a5 5 0 0 1-7-7L14 4a3.5 3.5 0 0 1 5 5l-8.5 8.5a2 2 0 0 1-3-3L15 7" />
+  </Svg>
+);
+export const SmallFolderIcon = ({ size = 16 }: { size?: number }) => (
+  <Svg size={size}>
+    <path d="M3 7a2 2 0 0 1 2-2h4l2 2h8a2 2 0 0 1 2 2v8a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2z" />
+  </Svg>
+);
+export const SmallTrashIcon = ({ size = 16 }: { size?: number }) => (
+  <Svg size={size}>
+    <path d="M4 7h16M10 11v6M14 11v6M6 7l1 12a2 2 0 0 0 2 2h6a2 2 0 0 0 2-2l1-12M9 7V4h6v3" />
+  </Svg>
+);
+export const PenIcon = () => (
+  <Svg size={16}>
+    <path d="M4 20h4L19 9l-4-4L4 16zM13.5 6.5l4 4" />
+  </Svg>
+);

@@ -29,6 +29,8 @@ export interface LocalUpload {
 }
 
 interface UiState {
+  /** The account's own view (files or mailbox), or the activity dashboard. */
+  view: 'account' | 'activity';
   account: number | null;
   folder: string;
   selected: ReadonlySet<string>;
@@ -42,6 +44,7 @@ interface UiState {
   uploads: LocalUpload[];
 
   open(account: number, folder?: string): void;
+  setView(view: 'account' | 'activity'): void;
   setSelection(ids: Iterable<string>, focusIndex?: number, anchorIndex?: number): void;
   setFocus(index: number): void;
   setRenaming(id: string | null): void;
@@ -57,6 +60,7 @@ interface UiState {
 let toastSeq = 1;
 
 export const useUi = create<UiState>((set) => ({
+  view: 'account',
   account: null,
   folder: 'root',
   selected: new Set(),
@@ -68,7 +72,8 @@ export const useUi = create<UiState>((set) => ({
   transfersOpen: false,
   uploads: [],
 
-  open: (account, folder = 'root') => set({ account, folder, selected: new Set(), focusIndex: 0, anchorIndex: 0, renaming: null }),
+  setView: (view) => set({ view }),
+  open: (account, folder = 'root') => set({ view: 'account', account, folder, selected: new Set(), focusIndex: 0, anchorIndex: 0, renaming: null }),
   setSelection: (ids, focusIndex, anchorIndex) =>
     set((s) => ({ selected: new Set(ids), focusIndex: focusIndex ?? s.focusIndex, anchorIndex: anchorIndex ?? s.anchorIndex })),
   setFocus: (focusIndex) => set({ focusIndex }),

@@ -41,10 +41,9 @@ export function ConnectDialog({ onClose }: { onClose(): void }) {
 
 function ServicePicker({ connectors, onPick, onCancel }: { connectors: ConnectorInfo[]; onPick(c: ConnectorInfo): void; onCancel(): void }) {
   const groups = useMemo(() => {
-    // This window browses files; mail accounts are connected from the mailbox view.
-    const storage = connectors.filter((c) => c.kind === 'storage');
+    // Storage and mail services alike: a mail account opens the mailbox, a storage one the files.
     const byGroup = new Map<string, ConnectorInfo[]>();
-    for (const c of storage) byGroup.set(c.group, [...(byGroup.get(c.group) ?? []), c]);
+    for (const c of connectors) byGroup.set(c.group, [...(byGroup.get(c.group) ?? []), c]);
     return [...byGroup.entries()].sort(([a], [b]) => GROUP_ORDER.indexOf(a) - GROUP_ORDER.indexOf(b));
   }, [connectors]);
   return (

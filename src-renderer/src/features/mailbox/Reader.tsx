@@ -1,0 +1,195 @@
+/**
+ * The reading pane: headers, actions, attachments and the body. The body is rendered only in
+ * a sandboxed srcdoc iframe (see safeHtml.ts); remote images stay blocked until the user
+ * allows them for this message or for this sender.
+ */
+import { useEffect, useMemo, useState } from 'react';
+import type { Account } from '../../../../src-main/contract';
+import type { MailFile, MailFolder, MailMessage } from '../../../../src-main/contract/mail';
+import { useApi } from '../../api/hooks';
+import { formatBytes, formatDate } from '../../components/format';
+import { DownloadIcon, FlagIcon, TrashIcon } from '../../components/Icons';
+import { toastError, useUi } from '../../stores/ui';
+import { formatPerson, useMessage, type Thread } from './mailQueries';
+import { prepareHtml, textToHtml, trustedSenders, trustSender } from './safeHtml';
+
+export function Reader(props: {
+  account: Account;
+  summary: MailMessage;
+  thread: Thread;
+  folders: MailFolder[];
+  onSelect(id: string): void;
+  onReply(m: MailMessage, mode: 'reply' | 'replyAll' | 'forward'): void;
+  onFlags(m: MailMessage, flags: { seen?: boolean; flagged?: boolean }): void;
+  onMove(m: MailMessage, to: MailFolder): void;
+  onDelete(m: MailMessage): void;
+}) {
+  const api = useApi();
+  const full = useMessage(props.account.id, props.summary.id);
+  // Flags come from the list (kept current by events), the body from mail.get.
+  const m: MailMessage = full.data ? { ...full.data, seen: props.summary.seen, flagged: props.summary.flagged } : props.summary;
+  const sender = m.from?.email.toLowerCase() ?? '';
+  const [allowedHere, setAllowedHere] = useState(false);
+  const [senderTrusted, setSenderTrusted] = useState(() => !!sender && trustedSenders().has(sender));
+  const allowRemote = allowedHere || senderTrusted;
+
+  // Opening a message marks it read.
+  useEffect(() => {
+    if (!props.summary.seen) props.onFlags(props.summary, { seen: true });
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [props.summary.id]);
+
+  // A plain-text message (the server wraps it in a lone <pre>) is shown as text by React: escaped, no frame needed.
+  const plain = full.data ? isWrappedText(full.data) : false;
+  const prepared = useMemo(() => {
+    if (!full.data || plain) return null;
+    const html = full.data.htmlBody ?? textToHtml(full.data.textBody ?? '');
+    return prepareHtml(html, allowRemote);
+  }, [full.data, plain, allowRemote]);
+
+  const download = async (f: MailFile) => {
+    if (api.mode === 'ws') {
+      const a = document.createElement('a');
+      a.href = api.downloadUrl({ account: props.account.id, id: f.id });
+      a.download = f.name;
+      a.rel = 'noopener';
+      document.body.appendChild(a);
+      a.click();
+      a.remove();
+      return;
+    }
+    try {
+      const r = await api.call('files.download', { account: props.account.id, id: f.id });
+      if (r.path) useUi.getState().toast({ kind: 'info', title: 'Downloaded', message: r.path });
+    } catch (e) {
+      toastError(`Could not download "${f.name}"`, e);
+    }
+  };
+
+  const moveTargets = props.folders.filter((f) => f.id !== m.folderId);
+  const others = props.thread.messages.filter((x) => x.id !== m.id);
+
+  return (
+    <article className="reader" aria-label="Message" data-testid="reader">
+      <div className="reader-actions">
+        <button type="button" className="btn btn-small" onClick={() => props.onReply(m, 'reply')} data-testid="reply" title="Reply (r)">
+          Reply
+        </button>
+        <button type="button" className="btn btn-small" onClick={() => props.onReply(m, 'replyAll')} data-testid="reply-all" title="Reply all (a)">
+          Reply all
+        </button>
+        <button type="button" className="btn btn-small" onClick={() => props.onReply(m, 'forward')} data-testid="forward" title="Forward (f)">
+          Forward
+        </button>
+        <span className="reader-actions-sep" />
+        <button type="button" className="btn btn-small btn-ghost" onClick={() => props.onFlags(m, { seen: !m.seen })} data-testid="toggle-read" title="Mark unread/read (u)">
+          {m.seen ? 'Mark unread' : 'Mark read'}
+        </button>
+        <button type="button" className={`btn btn-small btn-ghost${m.flagged ? ' pressed' : ''}`} aria-pressed={m.flagged} onClick={() => props.onFlags(m, { flagged: !m.flagged })} data-testid="toggle-flag" title="Flag (s)">
+          <FlagIcon filled={m.flagged} /> {m.flagged ? 'Flagged' : 'Flag'}
+        </button>
+        <select
+          className="input input-small"
+          aria-label="Move to folder"
+          value=""
+          onChange={(e) => {
+            const to = moveTargets.find((f) => f.id === e.target.value);
+            if (to) props.onMove(m, to);
+          }}
+          data-testid="move-to"
+        >
+          <option value="">Move to…</option>
+          {moveTargets.map((f) => (
+            <option key={f.id} value={f.id}>
+              {f.name}
+            </option>
+          ))}
+        </select>
+        <button type="button" className="icon-btn" aria-label="Delete" title="Delete (#)" onClick={() => props.onDelete(m)} data-testid="delete-message">
+          <TrashIcon />
+        </button>
+      </div>
+      <header className="reader-head">
+        <h2 className="reader-subject" data-testid="reader-subject">
+          {m.subject || '(no subject)'}
+        </h2>
+        <div className="reader-meta">
+          <div>
+            <strong>{formatPerson(m.from)}</strong>
+          </div>
+          <div className="muted">
+            To: {m.to.map(formatPerson).join(', ') || '—'}
+            {m.cc.length > 0 && <> · Cc: {m.cc.map(formatPerson).join(', ')}</>}
+          </div>
+          <div className="muted">{formatDate(m.created)}</div>
+        </div>
+        {others.length > 0 && (
+          <div className="reader-thread">
+            {props.thread.messages.length} messages in this conversation:{' '}
+            {props.thread.messages.map((x) => (
+              <button key={x.id} type="button" className={`link-btn${x.id === m.id ? ' current' : ''}`} onClick={() => props.onSelect(x.id)}>
+                {x.from?.name || x.from?.email} ({formatDate(x.created)})
+              </button>
+            ))}
+          </div>
+        )}
+      </header>
+      {m.attachments && m.attachments.length > 0 && (
+        <ul className="reader-attachments" aria-label="Attachments">
+          {m.attachments.map((f) => (
+            <li key={f.id}>
+              <button type="button" className="attachment-chip" onClick={() => void download(f)} data-testid="attachment" data-name={f.name}>
+                <DownloadIcon /> {f.name} <span className="muted">{formatBytes(f.size)}</span>
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      {prepared?.hasRemote && !allowRemote && (
+        <div className="remote-banner" role="status" data-testid="remote-blocked">
+          <span>Remote images in this message are blocked to protect your privacy.</span>
+          <button type="button" className="btn btn-small" onClick={() => setAllowedHere(true)} data-testid="allow-remote">
+            Show images
+          </button>
+          {sender && (
+            <button
+              type="button"
+              className="btn btn-small btn-ghost"
+              onClick={() => {
+                trustSender(sender);
+                setSenderTrusted(true);
+              }}
+              data-testid="allow-remote-sender"
+            >
+              Always from {sender}
+            </button>
+          )}
+        </div>
+      )}
+      <div className="reader-body">
+        {full.isLoading ? (
+          <div className="list-state">
+            <span className="spinner" aria-hidden="true" /> Loading message…
+          </div>
+        ) : full.error ? (
+          <div className="list-state list-error" role="alert">
+            {full.error.message}
+          </div>
+        ) : plain ? (
+          <div className="mail-text" data-testid="mail-text">
+            {full.data!.textBody}
+          </div>
+        ) : prepared ? (
+          // sandbox="" : no scripts, no same-origin, no forms, no popups, no top navigation.
+          <iframe key={allowRemote ? 'remote' : 'blocked'} className="mail-frame" title="Message body" sandbox="" referrerPolicy="no-referrer" srcDoc={prepared.srcdoc} data-testid="mail-frame" data-remote={allowRemote ? 'allowed' : 'blocked'} />
+        ) : null}
+      </div>
+    </article>
+  );
+}
+
+function isWrappedText(m: MailMessage): boolean {
+  if (m.textBody === null || m.htmlBody === null) return m.htmlBody === null;
+  const h = m.htmlBody;
+  return h.startsWith('<pre>') && h.endsWith('</pre>') && !/<[a-z!/]/i.test(h.slice(5, -6));
+}

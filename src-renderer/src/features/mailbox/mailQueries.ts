@@ -1,0 +1,139 @@
+/** Mailbox data through React Query; `mail.changed` events invalidate ['mail', account, …]. */
+import { useEffect, useMemo } from 'react';
+import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
+import type { MailFolder, MailMessage, MailPage, MailPerson } from '../../../../src-main/contract/mail';
+import { keys, useApi } from '../../api/hooks';
+
+export const MAIL_PAGE = 100;
+/** The list's window is "everything": the API's default is the last three days. */
+const EPOCH = '1970-01-01T00:00:00Z';
+
+export function useMailFolders(account: number) {
+  const api = useApi();
+  return useQuery({ queryKey: [...keys.mail(account), 'folders'], queryFn: () => api.call('mail.folders', { account }) });
+}
+
+/** Newest first, one page at a time: `fetchMore` is called by the list as it nears the end. */
+export function useMessages(account: number, folderId: string | null, search: string) {
+  const api = useApi();
+  const q = search.trim();
+  const query = useInfiniteQuery({
+    queryKey: [...keys.mail(account), 'list', folderId, q],
+    enabled: folderId !== null || q !== '',
+    initialPageParam: undefined as string | undefined,
+    queryFn: ({ pageParam }) =>
+      q
+        ? api.call('mail.search', { account, q, page: pageParam, pageSize: MAIL_PAGE })
+        : api.call('mail.list', { account, folderId: folderId ?? undefined, page: pageParam, pageSize: MAIL_PAGE, after: EPOCH, before: new Date(Date.now() + 86_400_000).toISOString() }),
+    getNextPageParam: (last: MailPage) => last.nextPage ?? undefined,
+    retry: false,
+  });
+  const messages: MailMessage[] = useMemo(() => query.data?.pages.flatMap((p) => p.objects) ?? [], [query.data]);
+  return { messages, query };
+}
+
+export interface Thread {
+  id: string;
+  /** Newest first. */
+  messages: MailMessage[];
+  latest: MailMessage;
+  unread: boolean;
+  flagged: boolean;
+  hasAttachments: boolean;
+}
+
+/** One row per conversation, in the order of its newest message. */
+export function groupThreads(messages: MailMessage[]): Thread[] {
+  const byId = new Map<string, Thread>();
+  const out: Thread[] = [];
+  for (const m of messages) {
+    let t = byId.get(m.threadId);
+    if (!t) {
+      t = { id: m.threadId, messages: [], latest: m, unread: false, flagged: false, hasAttachments: false };
+      byId.set(m.threadId, t);
+      out.push(t);
+    }
+    t.messages.push(m);
+    t.unread ||= !m.seen;
+    t.flagged ||= m.flagged;
+    t.hasAttachments ||= m.hasAttachments;
+  }
+  return out;
+}
+
+export function useMessage(account: number, id: string | null) {
+  const api = useApi();
+  return useQuery({
+    queryKey: [...keys.mail(account), 'message', id],
+    enabled: id !== null,
+    queryFn: () => api.call('mail.get', { account, id: id! }),
+    staleTime: Infinity,
+    retry: false,
+  });
+}
+
+/** Address suggestions from the cache, for the last recipient being typed. */
+export function useContacts(account: number, prefix: string) {
+  const api = useApi();
+  const p = prefix.trim();
+  return useQuery({
+    queryKey: [...keys.mail(account), 'contacts', p],
+    enabled: p.length >= 1,
+    queryFn: () => api.call('mail.contacts', { account, prefix: p, limit: 8 }),
+    staleTime: 60_000,
+  });
+}
+
+/** Follow the open folder with IDLE (the inbox is always followed). */
+export function useOpenFolder(account: number, folderId: string | null) {
+  const api = useApi();
+  useEffect(() => {
+    void api.call('mail.open', { account, folderId }).catch(() => {});
+  }, [api, account, folderId]);
+}
+
+export function formatPerson(p: MailPerson | null | undefined): string {
+  if (!p) return '';
+  return p.name ? `${p.name} <${p.email}>` : p.email;
+}
+
+export function shortPerson(p: MailPerson | null | undefined): string {
+  if (!p) return '(unknown sender)';
+  return p.name || p.email;
+}
+
+/** "Ann <a@x>, b@y" → people; throws on an entry that has no address. */
+export function parseRecipients(text: string): MailPerson[] {
+  const out: MailPerson[] = [];
+  // Split on commas/semicolons outside quotes and angle brackets.
+  const parts: string[] = [];
+  let cur = '';
+  let quote = false;
+  let angle = false;
+  for (const ch of text) {
+    if (ch === '"') quote = !quote;
+    if (ch === '<') angle = true;
+    if (ch === '>') angle = false;
+    if ((ch === ',' || ch === ';') && !quote && !angle) {
+      parts.push(cur);
+      cur = '';
+    } else cur += ch;
+  }
+  parts.push(cur);
+  for (const raw of parts) {
+    const part = raw.trim();
+    if (!part) continue;
+    const m = /^(.*)<\s*([^>\s]+@[^>\s]+)\s*>$/.exec(part);
+    if (m) {
+      const name = m[1].trim().replace(/^"|"$/g, '').trim();
+      out.push({ name: name || null, email: m[2] });
+    } else if (/^[^\s@<>]+@[^\s@<>]+$/.test(part)) out.push({ name: null, email: part });
+    else throw new Error(`“${part}” is not an e-mail address.`);
+  }
+  return out;
+}
+
+export function folderOrder(f: MailFolder): number {
+  const order = ['inbox', 'drafts', 'sent', 'archive', 'flagged', 'all', 'junk', 'trash'];
+  return f.specialUse ? order.indexOf(f.specialUse) : order.length;
+}
