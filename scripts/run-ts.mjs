@@ -16,7 +16,7 @@ const server = await createServer({
   configFile: false,
   root: process.cwd(),
   logLevel: 'error',
-  server: { middlewareMode: true, hmr: false, watch: null },
+  server: { middlewareMode: true, hmr: false, ws: false, watch: null },
   appType: 'custom',
   optimizeDeps: { noDiscovery: true, include: [] },
 });

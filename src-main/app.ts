@@ -14,19 +14,23 @@ import { mailFiles } from './mail/files';
 import { MailService, type MailDeps } from './mail/service';
 import { Keyring, type KeyWrapper } from './secrets';
 import { AccountsService } from './services/accounts';
+import { ApiKeysService } from './services/api-keys';
 import { EventBus } from './services/events';
 import { StorageService } from './services/storage';
 import { TransfersService } from './services/transfers';
+import { startUploads, type UploaderOptions, type Uploads } from './uploads';
 
 export interface AppOptions {
   dataDir: string;
   /** Folder of the embedded default local account; `false` creates none. */
   defaultLocalFolder?: string | false;
   keyWrapper?: KeyWrapper;
-  /** Secret of the oldest active REST API key, for webhook signatures (set by the REST layer). */
+  /** Webhook signing key; by default the oldest active API key (tests pass a fixed one). */
   signingKey?: () => string | null;
   /** Activity engine settings (follower intervals, clock, timers): tests and benchmarks. */
   activity?: Partial<Omit<ActivityOptions, 'signingKey'>>;
+  /** Uploader settings (parallelism, bandwidth, retry window, progress hooks). */
+  uploads?: UploaderOptions;
   /** Mail engine settings (live IDLE, body prefetch, a change hook): tests and benchmarks. */
   mail?: Partial<Pick<MailDeps, 'live' | 'prefetchBodies' | 'recordChanges' | 'trackingBaseUrl'>>;
 }
@@ -42,8 +46,10 @@ export interface App {
   transfers: TransfersService;
   mail: MailService;
   activity: ActivityService;
-  /** Where webhook signing keys come from; the REST layer installs its API keys here. */
-  setSigningKey(source: () => string | null): void;
+  /** Spec 1 multipart sessions and the resumable client-side uploader over them. */
+  uploads: Uploads;
+  /** REST API keys (spec 1, Authentication); the oldest active one signs webhooks (spec 3). */
+  apiKeys: ApiKeysService;
   close(): Promise<void>;
 }
 
@@ -59,8 +65,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   const accounts = new AccountsService(db, keyring, events, options.dataDir);
   const storage = new StorageService(db, accounts, new IdCodec(keyring.key('ids')), events, options.dataDir);
   const transfers = new TransfersService(events);
-  let signingKey = options.signingKey ?? (() => null);
-  const activity = new ActivityService({ db, settings, events, accounts, storage }, { ...options.activity, signingKey: () => signingKey() });
+  const apiKeys = new ApiKeysService(db, keyring);
+  const activity = new ActivityService({ db, settings, events, accounts, storage }, { ...options.activity, signingKey: options.signingKey ?? (() => apiKeys.signingKey()) });
   const mail = new MailService({
     db,
     accounts,
@@ -85,17 +91,19 @@ export async function createApp(options: AppOptions): Promise<App> {
     transfers,
     mail,
     activity,
-    setSigningKey(source) {
-      signingKey = source;
-    },
+    // Set right below: the uploads area needs the finished app.
+    uploads: undefined as unknown as Uploads,
+    apiKeys,
     async close() {
       clearInterval(sweeper);
+      app.uploads?.stop();
       await activity.close();
       await mail.close();
       await accounts.close();
       db.close();
     },
   };
+  app.uploads = startUploads(app, options.uploads);
   if (options.defaultLocalFolder !== false) await ensureDefaultAccount(app, options.defaultLocalFolder ?? join(homedir(), 'Tributary'));
   await activity.start();
   return app;

@@ -15,7 +15,8 @@ import { registerAppScheme, serveRenderer } from './electron/protocol';
 import { hardenContents, hardenSession, isAppUrl } from './electron/security';
 import { createMainWindow } from './electron/window';
 import { forwardEvents, registerRpc } from './ipc/rpc';
-import { createHttpServer, type HttpServer } from './server/http';
+import type { HttpServer } from './server/http';
+import { startLocalServer } from './server/local';
 import { createHandlers } from './services/handlers';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -36,17 +37,16 @@ async function startServer(app: App): Promise<HttpServer> {
   const port = Number(process.env.TRIBUTARY_PORT ?? DEFAULT_PORT);
   const options = {
     host: '127.0.0.1',
-    uiToken: app.keyring.key('ui-token').toString('base64url').slice(0, 32),
     rendererDir,
     // The browser face keeps headless semantics even here: no uploads by local path, no
     // writing to local paths; those belong to the window, over IPC, behind user gestures.
     platform: { mode: 'headless' as const, version: electronApp.getVersion() },
   };
   try {
-    return await createHttpServer(app, { ...options, port });
+    return await startLocalServer(app, { ...options, port });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
-    return createHttpServer(app, { ...options, port: 0 });
+    return startLocalServer(app, { ...options, port: 0 });
   }
 }
 

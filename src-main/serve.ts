@@ -7,18 +7,14 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createApp } from './app';
 import { parseServeOptions } from './cli-options';
-import { createHttpServer } from './server/http';
+import { startLocalServer } from './server/local';
 
 async function main(): Promise<void> {
   const options = parseServeOptions(process.argv.slice(2));
   const app = await createApp({ dataDir: options.dataDir, defaultLocalFolder: options.localFolder });
+  if (options.apiKey) app.apiKeys.ensure(options.apiKey);
   const here = dirname(fileURLToPath(import.meta.url));
-  const http = await createHttpServer(app, {
-    host: options.host,
-    port: options.port,
-    uiToken: app.keyring.key('ui-token').toString('base64url').slice(0, 32),
-    rendererDir: join(here, '../renderer'),
-  });
+  const http = await startLocalServer(app, { host: options.host, port: options.port, rendererDir: join(here, '../renderer') });
   if (!['127.0.0.1', 'localhost', '::1'].includes(options.host)) {
     console.warn(`Warning: listening on ${options.host}; anyone who can reach it and knows a key can use your accounts.`);
   }

@@ -118,10 +118,14 @@ export const procedures = {
   'files.copy': { input: z.object({ ...locate, toAccount: accountId.optional(), parent: id, name: z.string().optional() }), output: Resource },
   'files.delete': { input: z.object({ ...locate, permanent: z.boolean().default(false), recursive: z.boolean().default(false) }), output: z.object({}) },
   'files.search': { input: z.object({ account: accountId, q: z.string().min(1).max(1000) }), output: z.array(Resource) },
-  /** Electron only: upload files the user dropped from the desktop, by their local paths. */
+  /**
+   * Electron only: upload files the user dropped from the desktop, by their local paths. Runs in
+   * the background (progress as transfers.updated); files over 5 MiB go through the resumable
+   * multipart uploader. Answers how many uploads were started.
+   */
   'files.uploadPaths': {
     input: z.object({ account: accountId, parent: id, paths: z.array(z.string()).min(1), conflict: conflict.default('rename') }),
-    output: z.array(z.string()),
+    output: z.object({ started: z.number().int() }),
   },
   /** Electron only: save a file to a local path chosen by the user (a save dialog when omitted). */
   'files.download': { input: z.object({ ...locate, to: z.string().optional() }), output: z.object({ path: z.string().nullable() }) },

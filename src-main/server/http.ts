@@ -59,7 +59,8 @@ export function sendError(reply: FastifyReply, e: unknown): FastifyReply {
   return reply
     .code(err.status)
     .header('Content-Type', 'application/json')
-    .send(JSON.stringify({ status_code: err.status, error_code: err.code, message: err.message, id: reply.request.id }));
+    // A Buffer, so fastify sends the Content-Type above as is (no "; charset=utf-8").
+    .send(Buffer.from(JSON.stringify({ status_code: err.status, error_code: err.code, message: err.message, id: reply.request.id })));
 }
 
 export async function createHttpServer(app: App, options: HttpServerOptions): Promise<HttpServer> {
@@ -72,8 +73,18 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
     keepAliveTimeout: 10_000,
     routerOptions: { maxParamLength: 10_000 }, // ids are up to 8192 characters
     genReqId: () => Math.random().toString(36).slice(2, 12),
+    // Requests refused before any route runs (a malformed %-escape in the URL) still get the
+    // documented error body.
+    frameworkErrors: (error, _request, reply) => void sendError(reply, new ServiceError('bad_request', error.message)),
+    // A request head over Node's limit (431) or garbage on the socket: answered before any
+    // request object exists, still with the documented JSON body.
+    clientErrorHandler: (error: NodeJS.ErrnoException, socket) => {
+      if (!socket.writable) return socket.destroy();
+      const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+      const body = JSON.stringify({ status_code: status, error_code: 'bad_request', message: 'The request could not be read.', id: null });
+      socket.end(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    },
   });
-
   server.addHook('onRequest', async (request, reply) => {
     if (!isAllowedHost(request.headers.host, hosts)) {
       return sendError(reply, new ServiceError('forbidden', 'This server only answers requests addressed to localhost.'));

@@ -93,9 +93,20 @@ export class ApiKeysService {
   private insert(name: string, key: string): ApiKey {
     const now = nowIso();
     const { lastInsertRowid } = this.db
-      .prepare('INSERT INTO api_keys (name, key_hash, prefix, created, modified) VALUES (?, ?, ?, ?, ?)')
-      .run(name.slice(0, 200) || 'API key', hash(key), key.slice(0, 8), now, now);
+      .prepare('INSERT INTO api_keys (name, key_hash, prefix, sealed, created, modified) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(name.slice(0, 200) || 'API key', hash(key), key.slice(0, 8), this.keyring.seal('credentials', Buffer.from(key)), now, now);
     return this.get(Number(lastInsertRowid));
+  }
+
+  /**
+   * The secret webhook signatures are computed with (spec 3, JSON webhook: "When the
+   * application has several API keys, the oldest active one is used"); null when there is none.
+   */
+  signingKey(): string | null {
+    const row = this.db.prepare('SELECT sealed FROM api_keys WHERE active = 1 AND sealed IS NOT NULL ORDER BY created, id LIMIT 1').get() as
+      | { sealed: Buffer }
+      | undefined;
+    return row ? this.keyring.open('credentials', row.sealed).toString('utf8') : null;
   }
 
   list(): ApiKey[] {

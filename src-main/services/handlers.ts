@@ -13,6 +13,9 @@ import { mailHandlers } from '../mail/handlers';
 import { procedures, type Handlers } from '../contract';
 import { ServiceError, toServiceError } from '../errors';
 
+/** Files above this size go up as parallel, resumable multipart uploads (spec 1: "larger than 5MB"). */
+const MULTIPART_MIN_BYTES = 5 * 1024 * 1024;
+
 export interface Platform {
   mode: 'electron' | 'headless';
   /** Asks the user where to save a file; null when they cancel. */
@@ -45,24 +48,36 @@ export function createHandlers(app: App, platform: Platform): Handlers {
     'files.search': async ({ account, q }) => storage.search(account, q),
     'files.uploadPaths': async ({ account, parent, paths, conflict }) => {
       if (platform.mode !== 'electron') throw new ServiceError('not_implemented', 'Uploading by local path is only available in the desktop app; the web UI uploads over HTTP.');
-      const ids: string[] = [];
-      for (const path of paths) {
-        const info = await stat(path).catch(() => null);
-        if (!info?.isFile()) throw new ServiceError('invalid_parameters', `"${basename(path)}" is not a readable file.`);
-        const { transfer, signal } = transfers.start({ direction: 'upload', name: basename(path), account, target: parent, bytesTotal: info.size });
-        ids.push(transfer.id);
-        // Runs in the background; progress and the outcome arrive as transfers.updated events.
+      const files = await Promise.all(
+        paths.map(async (path) => {
+          const info = await stat(path).catch(() => null);
+          if (!info?.isFile()) throw new ServiceError('invalid_parameters', `"${basename(path)}" is not a readable file.`);
+          return { path, size: info.size };
+        }),
+      );
+      if (conflict === 'fail') {
+        const taken = new Set((await storage.list(account, parent, 1, 100_000)).items.map((r) => r.name));
+        const clash = files.find((f) => taken.has(basename(f.path)));
+        if (clash) throw new ServiceError('naming_conflict', `"${basename(clash.path)}" already exists in this folder.`);
+      }
+      for (const { path, size } of files) {
+        // Both run in the background; progress and outcome arrive as transfers.updated events.
+        if (size > MULTIPART_MIN_BYTES) {
+          void app.uploads.uploader.upload({ accountId: account, parentId: parent, localPath: path, overwrite: conflict === 'overwrite' }).catch(() => {});
+          continue;
+        }
+        const { transfer, signal } = transfers.start({ direction: 'upload', name: basename(path), account, target: parent, bytesTotal: size });
         void (async () => {
           const source = createReadStream(path, { signal });
           const metered = source.pipe(transfers.meter(transfer.id));
           source.once('error', (e) => metered.destroy(e));
-          await storage.upload(account, parent, basename(path), metered, { conflict, size: info.size });
+          await storage.upload(account, parent, basename(path), metered, { conflict, size });
         })().then(
           () => transfers.finish(transfer.id),
           (e) => transfers.finish(transfer.id, toServiceError(e)),
         );
       }
-      return ids;
+      return { started: files.length };
     },
     'files.download': async ({ account, id, to }) => {
       // Writing to a caller-chosen path is a desktop ability only: headless, anyone holding the

@@ -4,6 +4,7 @@
  * `uploads.staleSessionHours`, default 24) at start and then every hour.
  */
 import type { App } from '../app';
+import type { Resource } from '../contract';
 import { MultipartService } from './multipart';
 import { Uploader, type UploaderOptions } from './uploader';
 
@@ -13,8 +14,8 @@ export { Uploader, type UploadJob, type UploadRequest, type UploaderOptions } fr
 export interface Uploads {
   multipart: MultipartService;
   uploader: Uploader;
-  /** Settles when the unfinished uploads found at start have finished or failed. */
-  resumed: Promise<unknown>;
+  /** Settles, with each one's outcome, when the uploads found unfinished at start have ended. */
+  resumed: Promise<PromiseSettledResult<Resource>[]>;
   /** Stops the stale-session timer (call before app.close()). */
   stop(): void;
 }
@@ -24,10 +25,30 @@ const HOUR = 3600_000;
 export function startUploads(app: App, options: UploaderOptions = {}): Uploads {
   const multipart = new MultipartService(app);
   const uploader = new Uploader(app, multipart, options);
-  const sweep = () => multipart.abortStale(app.settings.get<number>('uploads.staleSessionHours', 24) * HOUR).catch(() => 0);
+  let stopped = false;
+  // Never after stop(): the app closes its database right after.
+  const sweep = async () => {
+    if (stopped) return 0;
+    try {
+      return await multipart.abortStale(app.settings.get<number>('uploads.staleSessionHours', 24) * HOUR);
+    } catch {
+      return 0;
+    }
+  };
   // Resume first: a session an unfinished upload still needs must not be swept as stale.
-  const resumed = uploader.resumeAll().then(sweep);
+  const resumed = uploader.resumeAll().then(async (results) => {
+    await sweep();
+    return results;
+  });
   const timer = setInterval(sweep, HOUR);
   timer.unref();
-  return { multipart, uploader, resumed, stop: () => clearInterval(timer) };
+  return {
+    multipart,
+    uploader,
+    resumed,
+    stop: () => {
+      stopped = true;
+      clearInterval(timer);
+    },
+  };
 }

@@ -63,6 +63,28 @@ describe('Host guard (DNS-rebinding protection)', () => {
   });
 });
 
+describe('requests refused before routing', () => {
+  it('answers a malformed URL escape and an oversized header with the documented JSON body', async () => {
+    const bad = await request(`${http.url}/v1/accounts/%E0%A4%A`);
+    expect(bad.headers['content-type']).toBe('application/json');
+    expect(await bad.body.json()).toMatchObject({ status_code: 400, error_code: 'bad_request' });
+    const { connect } = await import('node:net');
+    const raw = await new Promise<string>((resolve) => {
+      const s = connect(http.port, '127.0.0.1', () => s.write(`GET / HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`));
+      let out = '';
+      s.on('data', (d) => (out += d));
+      s.on('close', () => resolve(out));
+    });
+    expect(raw).toMatch(/^HTTP\/1\.1 431 /);
+    expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))).toMatchObject({ status_code: 431, error_code: 'bad_request' });
+  });
+  it('sends errors with Content-Type application/json exactly', async () => {
+    const res = await request(`${http.url}/nothing`);
+    expect(res.headers['content-type']).toBe('application/json');
+    await res.body.dump();
+  });
+});
+
 describe('UI token', () => {
   it('refuses a WebSocket without the right token', async () => {
     await expect(openSocket({}, 'wrong')).rejects.toThrow('HTTP 401');

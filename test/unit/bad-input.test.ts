@@ -80,7 +80,17 @@ describe('bad input (spec 1, File id / Errors / Limits)', () => {
   it('the empty id and a 9000-character id are not_found', async () => {
     await allRefuse('');
     await allRefuse('A'.repeat(9000));
-    await allRefuse('ephemeral'); // reserved, not available for storage accounts
+  });
+
+  it('`ephemeral` takes uploads (spec 2 Send attachments) and nothing else', async () => {
+    await expectCode(app.storage.get(a, 'ephemeral'), 'not_found');
+    await expectCode(app.storage.list(a, 'ephemeral'), 'not_found');
+    await expectCode(app.storage.download(a, 'ephemeral'), 'not_found');
+    await expectCode(app.storage.mkdir(a, 'ephemeral', 'n'), 'not_found');
+    await expectCode(app.storage.move(a, 'ephemeral', { name: 'n' }), 'not_found');
+    await expectCode(app.storage.delete(a, 'ephemeral', { recursive: true, permanent: true }), 'not_found');
+    const file = await app.storage.upload(a, 'ephemeral', 'n.txt', text('n'));
+    expect(file.parent).toEqual({ id: 'ephemeral', name: 'ephemeral' });
   });
 
   it.each([

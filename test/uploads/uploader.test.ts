@@ -155,22 +155,22 @@ describe('uploader', () => {
     }
   });
 
-  it('startUploads resumes the unfinished uploads of a previous process, then aborts stale sessions', async () => {
+  it('opening the app resumes the unfinished uploads of a previous process, then aborts stale sessions', async () => {
     const dataDir = join(work, 'data-start');
     const folder = join(work, 'start-target');
     mkdirSync(folder);
+    const first = await newApp(dataDir);
+    const account = (await first.accounts.connect({ service: 'local', options: { path: folder } })).id;
+    const file = localFile('pending.bin', 7 * MiB);
+    const jobId = await first.uploads.uploader.plan({ accountId: account, parentId: 'root', localPath: file.path });
+    const stale = await first.uploads.multipart.init(account, { parentId: 'root', name: 'forgotten.bin', size: 6 * MiB });
+    first.db.prepare('UPDATE multipart_sessions SET updated = ? WHERE id = ?').run(new Date(Date.now() - 48 * 3600_000).toISOString(), stale.id);
+    await first.close(); // as if the process had ended with the upload planned but not run
+
     const app = await newApp(dataDir);
     try {
-      const account = (await app.accounts.connect({ service: 'local', options: { path: folder } })).id;
-      const file = localFile('pending.bin', 7 * MiB);
-      const jobId = await new Uploader(app, new MultipartService(app)).plan({ accountId: account, parentId: 'root', localPath: file.path });
-      const stale = await new MultipartService(app).init(account, { parentId: 'root', name: 'forgotten.bin', size: 6 * MiB });
-      app.db.prepare('UPDATE multipart_sessions SET updated = ? WHERE id = ?').run(new Date(Date.now() - 48 * 3600_000).toISOString(), stale.id);
-
-      const uploads = startUploads(app);
-      await uploads.resumed;
-      uploads.stop();
-      expect(uploads.uploader.job(jobId)).toMatchObject({ state: 'done', verified: 'size' });
+      await app.uploads.resumed;
+      expect(app.uploads.uploader.job(jobId)).toMatchObject({ state: 'done', verified: 'size' });
       expect(readFileSync(join(folder, 'pending.bin')).equals(readFileSync(file.path))).toBe(true);
       expect(app.db.prepare('SELECT id FROM multipart_sessions').all()).toEqual([]);
       expect(readdirSync(folder)).toEqual(['pending.bin']); // the stale session's temporary file is gone

@@ -82,7 +82,7 @@ export class EntriesTable {
     const cond = `account_id = ? AND kind = 'file' AND modified IS NOT NULL${after ? ' AND modified > ?' : ''}`;
     const params: unknown[] = after ? [accountId, after] : [accountId];
     const total = (this.db.prepare(`SELECT count(*) AS n FROM entries WHERE ${cond}`).get(...params) as { n: number }).n;
-    const rows = this.db.prepare(`SELECT * FROM entries WHERE ${cond} ORDER BY modified DESC LIMIT ? OFFSET ?`).all(...params, limit, offset) as EntryRow[];
+    const rows = this.db.prepare(`SELECT * FROM entries WHERE ${cond} ORDER BY modified DESC, path LIMIT ? OFFSET ?`).all(...params, limit, offset) as EntryRow[];
     return { rows: rows.map(rowToEntry), total };
   }
 

@@ -1,0 +1,82 @@
+// The two commands (issue 2, Build 1): `npm start` falls back to headless with a one-line
+// explanation where no Electron binary is installed; `serve` prints the UI URL on one line,
+// takes --port/--data-dir/--local-folder/--api-key, serves the REST API with that key, and
+// stops cleanly on SIGTERM.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { scratchDir } from '../servers/util';
+
+const root = join(__dirname, '../..');
+let child: ChildProcess | undefined;
+
+beforeAll(() => {
+  if (existsSync(join(root, 'out/main/serve.js'))) return;
+  const r = spawnSync(process.execPath, [join(root, 'node_modules/electron-vite/bin/electron-vite.js'), 'build'], { cwd: root, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`build failed: ${r.stderr}`);
+}, 180_000);
+
+afterEach(() => {
+  child?.kill('SIGKILL');
+  child = undefined;
+});
+
+/** Starts a command and resolves with everything it printed up to the URL line. */
+function launch(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ url: string; output: string }> {
+  child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const onData = (d: Buffer) => {
+      output += d;
+      const m = /Tributary is running at (http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+)\n/.exec(output);
+      if (m) resolve({ url: m[1], output });
+    };
+    child!.stdout!.on('data', onData);
+    child!.stderr!.on('data', (d) => (output += d));
+    child!.once('exit', (code) => reject(new Error(`exited ${code} before printing its URL:\n${output}`)));
+  });
+}
+
+describe('serve and start', () => {
+  it('serve: one URL line, the first-run local account, the REST API with --api-key, clean SIGTERM', async () => {
+    const dataDir = scratchDir('serve');
+    const folder = scratchDir('serve-local');
+    writeFileSync(join(folder, 'hello.txt'), 'hi');
+    const key = 'cli-key-0123456789abcdef';
+    const { url } = await launch([join(root, 'out/main/serve.js'), '--port', '0', '--data-dir', dataDir, '--local-folder', folder, '--api-key', key]);
+    const base = new URL(url).origin;
+
+    const page = await request(url);
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-security-policy']).toContain("script-src 'self'");
+    await page.body.dump();
+
+    const accounts = await request(`${base}/v1/accounts`, { headers: { authorization: `APIKey ${key}` } });
+    expect(accounts.statusCode).toBe(200);
+    const body = (await accounts.body.json()) as { objects: { service: string }[] };
+    expect(body.objects.map((a) => a.service)).toEqual(['local']);
+    const unauthorised = await request(`${base}/v1/accounts`, { headers: { authorization: 'APIKey wrong-key-0123456789' } });
+    expect(unauthorised.statusCode).toBe(401);
+    await unauthorised.body.dump();
+
+    const exited = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
+    child!.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+
+  it('serve: refuses a bad --port with a clear message and a non-zero exit', () => {
+    const r = spawnSync(process.execPath, [join(root, 'out/main/serve.js'), '--port', 'eighty'], { encoding: 'utf8' });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('--port must be 0–65535');
+  });
+
+  it('npm start without an Electron binary explains itself in one line and runs headless', async () => {
+    const { output } = await launch([join(root, 'scripts/start.mjs'), '--port', '0', '--data-dir', scratchDir('start'), '--local-folder', scratchDir('start-local')], {
+      ELECTRON_OVERRIDE_DIST_PATH: scratchDir('no-electron'),
+    });
+    const lines = output.split('\n').filter((l) => l.includes('Electron'));
+    expect(lines).toEqual(['No Electron binary is installed here, so Tributary runs headless: open the URL below in your browser.']);
+  });
+});
