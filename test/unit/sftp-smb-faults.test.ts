@@ -72,7 +72,7 @@ describe('sftp faults', () => {
   });
 
   it('unreachable server → service_not_available', async () => {
-    const c = new SftpConnector({ host: '127.0.0.1', port: 1, username: 'x', password: 'y' }, scratchDir('sftp-nowhere'));
+    const c = new SftpConnector({ host: '127.0.0.1', port: 1, username: 'x', password: 'y' }, dataDir);
     await expectCode(c.list('/'), 'service_not_available');
   });
 
