@@ -1,6 +1,6 @@
 /**
- * The localhost REST API (spec 1 and 3): v0, v1 and v2 side by side over the same services, plus
- * the public link route `/l/{token}`. Registered inside its own encapsulated fastify scope with
+ * The localhost REST API (spec 1, 2 and 3): v0, v1 and v2 side by side over the same services,
+ * plus the public routes `/l/{token}` (links) and `/t/o/{token}`, `/t/c/{token}` (mail tracking). Registered inside its own encapsulated fastify scope with
  * its own body handling: every body reaches the handlers as the raw stream, so an upload is
  * recognised by its metadata header whatever its Content-Type (chunked or not), and JSON is
  * parsed leniently by the routes that take it (and ignored on GET/DELETE).
@@ -13,6 +13,7 @@ import { LinksService } from '../services/links';
 import { MultipartService } from '../uploads/multipart';
 import { authenticate } from './auth';
 import { flatQuery, expandPath, Router, sendError, sendJson, serviceHeader, VERSIONS, type RestDeps, type Version } from './http';
+import { serveClick, serveOpen } from './email';
 import { ROUTES, serveLink } from './routes';
 
 export { ApiKeysService } from '../services/api-keys';
@@ -97,6 +98,23 @@ export async function registerRest(server: FastifyInstance, app: App, options: R
     scope.get('/l/:token', async (req, reply) => {
       try {
         await serveLink({ ...deps, reply }, (req.params as { token: string }).token, flatQuery(req.query));
+        return reply;
+      } catch (e) {
+        return sendError(reply, e);
+      }
+    });
+    // Mail tracking (spec 2, Send `tracking`): public, the signed token is the capability.
+    scope.get('/t/o/:token', async (req, reply) => {
+      try {
+        await serveOpen(deps, req, reply, (req.params as { token: string }).token);
+        return reply;
+      } catch (e) {
+        return sendError(reply, e);
+      }
+    });
+    scope.get('/t/c/:token', async (req, reply) => {
+      try {
+        await serveClick(deps, req, reply, (req.params as { token: string }).token);
         return reply;
       } catch (e) {
         return sendError(reply, e);

@@ -1,6 +1,7 @@
 /**
  * Every REST route of spec 1 (accounts, account keys, files, folders, convert_id, recent,
- * search, links, legacy permissions), declared once and served in v0, v1 and v2: handlers call
+ * search, links, legacy permissions), plus spec 2 email (email.ts) and spec 3 activity
+ * (activity.ts), declared once and served in v0, v1 and v2: handlers call
  * the services and hand service objects to the version mappers in shapes.ts.
  */
 import { Readable } from 'node:stream';
@@ -14,6 +15,8 @@ import type { LinkChanges } from '../services/links';
 import { accountOf, accountsOf, requireAccount, requireApiKey } from './auth';
 import { bodyStream, bool, errorBody, int, jsonBody, serviceHeader, str, timestamp, type Ctx, type Route, type Version } from './http';
 import * as shape from './shapes';
+import { activityRoutes, webhookRoutes } from './activity';
+import { emailRoutes } from './email';
 
 const ALL: Version[] = ['v0', 'v1', 'v2'];
 const V0: Version[] = ['v0'];
@@ -829,7 +832,18 @@ const permissionRoutes: Route[] = (['files', 'folders'] as const).flatMap((kind)
   permissionRoute('GET', kind, ['v1', 'v2']),
 ]);
 
-export const ROUTES: Route[] = [...accountRoutes, ...keyRoutes, ...multipartRoutes, ...fileRoutes, ...folderRoutes, ...linkRoutes, ...permissionRoutes];
+export const ROUTES: Route[] = [
+  ...accountRoutes,
+  ...keyRoutes,
+  ...multipartRoutes,
+  ...fileRoutes,
+  ...folderRoutes,
+  ...linkRoutes,
+  ...permissionRoutes,
+  ...emailRoutes,
+  ...activityRoutes,
+  ...webhookRoutes,
+];
 
 /** The public side of a link (`/l/{token}`), no auth: the bytes (direct) or a download page. */
 export async function serveLink(ctx: Pick<Ctx, 'app' | 'links' | 'reply'>, token: string, query: Record<string, string>): Promise<void> {

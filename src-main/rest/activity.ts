@@ -1,0 +1,207 @@
+/**
+ * The activity API (spec 3): subscriptions and their activity in v1 and v2, the legacy v1
+ * `/events` routes, and webhook management under `/v2/webhooks` (a Tributary extension, API key
+ * only). Each route resolves the account and calls one function of activity/endpoints.ts (or
+ * one WebhooksService method); validation of cursors, page sizes and dates is the service's.
+ */
+import * as endpoints from '../activity/endpoints';
+import type { DeliveryAttempt, Webhook } from '../activity/webhooks';
+import { ServiceError } from '../errors';
+import { accountOf, requireAccount, requireApiKey } from './auth';
+import { jsonBody, type Ctx, type Route, type Version } from './http';
+
+const V12: Version[] = ['v1', 'v2'];
+const V1: Version[] = ['v1'];
+const V2: Version[] = ['v2'];
+
+const num = (ctx: Ctx): 1 | 2 => (ctx.version === 'v2' ? 2 : 1);
+
+/** `{subscription_id}`: an id or `default`; anything else cannot name a subscription. */
+function subscriptionParam(value: string | undefined): string {
+  if (value === 'default' || (value !== undefined && /^\d{1,15}$/.test(value))) return value;
+  throw new ServiceError('not_found', 'A subscription id is a whole number or `default`.');
+}
+
+export const activityRoutes: Route[] = [
+  {
+    method: 'GET',
+    path: '/accounts/:account/subscriptions',
+    versions: V12,
+    summary: 'List subscriptions (spec 3, Subscriptions)',
+    async handler(ctx) {
+      return endpoints.listSubscriptions(ctx.app.activity, accountOf(ctx, ctx.params.account!), num(ctx));
+    },
+  },
+  {
+    method: 'POST',
+    path: '/accounts/:account/subscriptions',
+    versions: V12,
+    summary: 'Create the subscription: active, subscription_type, monitored_resources, internal_state; one per account (spec 3, Subscriptions)',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      return endpoints.createSubscription(ctx.app.activity, account, await jsonBody(ctx.req), num(ctx));
+    },
+  },
+  {
+    method: 'GET',
+    path: '/accounts/:account/subscriptions/:subscription',
+    versions: V12,
+    summary: 'Retrieve a subscription (id or `default`) with last_cursor (spec 3, Subscriptions)',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      return endpoints.getSubscription(ctx.app.activity, account, subscriptionParam(ctx.params.subscription), num(ctx));
+    },
+  },
+  {
+    method: 'PATCH',
+    path: '/accounts/:account/subscriptions/:subscription',
+    versions: V12,
+    summary: 'Update a subscription: active, internal_state (spec 3, Subscriptions)',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      const sub = subscriptionParam(ctx.params.subscription);
+      return endpoints.updateSubscription(ctx.app.activity, account, sub, await jsonBody(ctx.req), num(ctx));
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/accounts/:account/subscriptions/:subscription',
+    versions: V12,
+    summary: 'Delete a subscription and its activity (spec 3, Subscriptions)',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      return endpoints.deleteSubscription(ctx.app.activity, account, subscriptionParam(ctx.params.subscription));
+    },
+  },
+  {
+    method: 'GET',
+    path: '/accounts/:account/subscriptions/:subscription/activity',
+    versions: V12,
+    summary: 'List activity: cursor (or after-auth), page_size 1-1000, from, until (spec 3, Activity list)',
+    async handler(ctx) {
+      const account = accountOf(ctx, ctx.params.account!);
+      return endpoints.listActivity(ctx.app.activity, account, subscriptionParam(ctx.params.subscription), ctx.query, num(ctx));
+    },
+  },
+  {
+    method: 'GET',
+    path: '/accounts/:account/events',
+    versions: V1,
+    summary: 'Legacy events: cursor, page_size, from, until (spec 3, Legacy events endpoints)',
+    async handler(ctx) {
+      return endpoints.listEvents(ctx.app.activity, accountOf(ctx, ctx.params.account!), ctx.query);
+    },
+  },
+  {
+    method: 'GET',
+    path: '/accounts/:account/events/latest',
+    versions: V1,
+    summary: 'Latest event cursor and upstream cursor (spec 3, Legacy events endpoints)',
+    async handler(ctx) {
+      return endpoints.latestEvents(ctx.app.activity, accountOf(ctx, ctx.params.account!));
+    },
+  },
+];
+
+// ---- webhooks (Tributary extension: spec 3 describes delivery, not management) ----------------
+
+function webhookId(value: string | undefined): number {
+  if (!value || !/^\d{1,15}$/.test(value)) throw new ServiceError('not_found', 'No webhook has this id.');
+  return Number(value);
+}
+
+const webhook = (w: Webhook) => ({
+  id: w.id,
+  url: w.url,
+  format: w.format,
+  account: w.account,
+  failing_since: w.failingSince,
+  paused: w.paused,
+  created: w.created,
+  type: 'webhook',
+  api: 'activity',
+});
+
+const attempt = (a: DeliveryAttempt) => ({
+  id: a.id,
+  webhook: a.webhook,
+  account: a.account,
+  subscription: a.subscription,
+  kind: a.kind,
+  at: a.at,
+  status: a.status,
+  error: a.error,
+  ok: a.ok,
+  duration_ms: a.durationMs,
+  next_attempt_at: a.nextAttemptAt,
+  type: 'webhook_attempt',
+  api: 'activity',
+});
+
+const list = (objects: unknown[]) => ({ total: objects.length, count: objects.length, objects, type: 'object_list', api: 'activity' });
+
+export const webhookRoutes: Route[] = [
+  {
+    method: 'GET',
+    path: '/webhooks',
+    versions: V2,
+    summary: 'List webhooks (API key only; Tributary extension)',
+    async handler(ctx) {
+      requireApiKey(ctx, 'Managing webhooks');
+      return { status: 200, body: list(ctx.app.activity.webhooks.list().map(webhook)) };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/webhooks',
+    versions: V2,
+    summary: 'Create a webhook: {url, format json|form, account}; tested with a POST of {} first (spec 3, JSON webhook)',
+    async handler(ctx) {
+      requireApiKey(ctx, 'Managing webhooks');
+      const body = await jsonBody(ctx.req);
+      if (typeof body.url !== 'string') throw new ServiceError('invalid_parameters', '`url` is required.');
+      if (body.format !== undefined && body.format !== 'json' && body.format !== 'form') throw new ServiceError('invalid_parameters', '`format` must be `json` or `form`.');
+      let account: number | null = null;
+      if (body.account !== undefined && body.account !== null) {
+        if (typeof body.account !== 'number' || !Number.isSafeInteger(body.account) || body.account < 1) throw new ServiceError('invalid_parameters', '`account` must be an account id.');
+        requireAccount(ctx, body.account);
+        account = body.account;
+      }
+      const w = await ctx.app.activity.webhooks.create({ url: body.url, format: body.format as 'json' | 'form' | undefined, account });
+      return { status: 201, body: webhook(w) };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/webhooks/:id',
+    versions: V2,
+    summary: 'Retrieve a webhook (API key only)',
+    async handler(ctx) {
+      requireApiKey(ctx, 'Managing webhooks');
+      return { status: 200, body: webhook(ctx.app.activity.webhooks.get(webhookId(ctx.params.id))) };
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/webhooks/:id',
+    versions: V2,
+    summary: 'Delete a webhook (API key only)',
+    async handler(ctx) {
+      requireApiKey(ctx, 'Managing webhooks');
+      ctx.app.activity.webhooks.delete(webhookId(ctx.params.id));
+      return { status: 204 };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/webhooks/:id/attempts',
+    versions: V2,
+    summary: 'Recent delivery attempts of a webhook, newest first (API key only)',
+    async handler(ctx) {
+      requireApiKey(ctx, 'Managing webhooks');
+      const id = webhookId(ctx.params.id);
+      ctx.app.activity.webhooks.get(id);
+      return { status: 200, body: list(ctx.app.activity.webhooks.attempts(id).map(attempt)) };
+    },
+  },
+];
