@@ -16,6 +16,7 @@ import { Keyring, type KeyWrapper } from './secrets';
 import { AccountsService } from './services/accounts';
 import { ApiKeysService } from './services/api-keys';
 import { EventBus } from './services/events';
+import { SETTING_TRACKING_BASE_URL } from './services/handlers';
 import { StorageService } from './services/storage';
 import { TransfersService } from './services/transfers';
 import { startUploads, type UploaderOptions, type Uploads } from './uploads';
@@ -72,7 +73,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     accounts,
     events,
     keyring,
-    trackingBaseUrl: () => settings.get<string | null>('mail.trackingBaseUrl', null),
+    trackingBaseUrl: () => settings.get<string | null>(SETTING_TRACKING_BASE_URL, null),
     recordChanges: (account, changes) => activity.recordMailChanges(account, changes),
     ...options.mail,
   });

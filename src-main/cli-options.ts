@@ -51,4 +51,7 @@ export const USAGE = `Usage: npm run serve -- [options]   (or: node out/main/ser
   --data-dir DIR     all state: database, keys, caches (TRIBUTARY_DATA_DIR; default the per-user app data folder)
   --local-folder DIR folder of the first-run local account (TRIBUTARY_LOCAL_FOLDER; default ~/Tributary)
   --api-key KEY      make sure this REST API key exists and is active (TRIBUTARY_API_KEY)
+
+       npm run serve -- keys list | create NAME | revoke ID  [--data-dir DIR]
+                     manage REST API keys (the same keys as Settings)
 `;

@@ -9,7 +9,36 @@ import { createApp } from './app';
 import { parseServeOptions } from './cli-options';
 import { startLocalServer } from './server/local';
 
+/**
+ * `serve keys list | create NAME | revoke ID [--data-dir DIR]`: manage REST API keys from a
+ * terminal (the same keys as Settings). The secret of a new key is printed once.
+ */
+async function keys(args: string[]): Promise<void> {
+  const firstOption = args.findIndex((a) => a.startsWith('--'));
+  const [verb, arg] = firstOption === -1 ? args : args.slice(0, firstOption);
+  const options = parseServeOptions(firstOption === -1 ? [] : args.slice(firstOption));
+  const app = await createApp({ dataDir: options.dataDir, defaultLocalFolder: false });
+  try {
+    if (verb === 'list') {
+      for (const k of app.apiKeys.list()) console.log(`${k.id}\t${k.active ? 'active ' : 'revoked'}\t${k.prefix}…\t${k.name}\tlast used ${k.lastUsed ?? 'never'}`);
+    } else if (verb === 'create' && arg) {
+      const { apiKey, key } = app.apiKeys.create(arg);
+      console.log(`Created API key ${apiKey.id} "${apiKey.name}". Its secret is shown only now:\n${key}`);
+    } else if (verb === 'revoke' && arg && /^\d+$/.test(arg)) {
+      console.log(`Revoked API key ${app.apiKeys.revoke(Number(arg)).id}.`);
+    } else {
+      throw new Error('usage: serve keys list | create NAME | revoke ID  [--data-dir DIR]');
+    }
+  } finally {
+    await app.close();
+  }
+}
+
 async function main(): Promise<void> {
+  if (process.argv[2] === 'keys') return keys(process.argv.slice(3)).catch((e) => {
+    console.error(e instanceof Error ? e.message : e);
+    process.exit(2);
+  });
   const options = parseServeOptions(process.argv.slice(2));
   const app = await createApp({ dataDir: options.dataDir, defaultLocalFolder: options.localFolder });
   if (options.apiKey) app.apiKeys.ensure(options.apiKey);

@@ -90,6 +90,18 @@ export const Transfer = z.object({
 });
 export type Transfer = z.infer<typeof Transfer>;
 
+export const ApiKey = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  /** First characters of the key, enough to recognise it in a list; the key itself is shown once. */
+  prefix: z.string(),
+  active: z.boolean(),
+  created: iso,
+  modified: iso,
+  lastUsed: iso.nullable(),
+});
+export type ApiKey = z.infer<typeof ApiKey>;
+
 const conflict = z.enum(['rename', 'overwrite', 'fail']);
 const locate = { account: accountId, id };
 
@@ -129,6 +141,15 @@ export const procedures = {
   },
   /** Electron only: save a file to a local path chosen by the user (a save dialog when omitted). */
   'files.download': { input: z.object({ ...locate, to: z.string().optional() }), output: z.object({ path: z.string().nullable() }) },
+  'apiKeys.list': { input: z.object({}), output: z.array(ApiKey) },
+  /** A new key for scripts; the returned `key` is the only time its secret is shown. */
+  'apiKeys.create': { input: z.object({ name: z.string().min(1).max(200) }), output: z.object({ apiKey: ApiKey, key: z.string() }) },
+  'apiKeys.revoke': { input: z.object({ id: z.number().int() }), output: ApiKey },
+  'settings.get': { input: z.object({}), output: z.object({ retrieveTokens: z.boolean(), trackingBaseUrl: z.string().nullable() }) },
+  'settings.set': {
+    input: z.object({ retrieveTokens: z.boolean().optional(), trackingBaseUrl: z.url({ protocol: /^https?$/ }).nullable().optional() }),
+    output: z.object({ retrieveTokens: z.boolean(), trackingBaseUrl: z.string().nullable() }),
+  },
   'transfers.list': { input: z.object({}), output: z.array(Transfer) },
   'transfers.cancel': { input: z.object({ id: z.string() }), output: z.object({}) },
   'transfers.clearFinished': { input: z.object({}), output: z.object({}) },

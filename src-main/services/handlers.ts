@@ -99,11 +99,31 @@ export function createHandlers(app: App, platform: Platform): Handlers {
       }
       return { path: target };
     },
+    'apiKeys.list': async () => app.apiKeys.list(),
+    'apiKeys.create': async ({ name }) => app.apiKeys.create(name),
+    'apiKeys.revoke': async ({ id }) => app.apiKeys.revoke(id),
+    'settings.get': async () => settingsView(app),
+    'settings.set': async ({ retrieveTokens, trackingBaseUrl }) => {
+      if (retrieveTokens !== undefined) app.settings.set(SETTING_RETRIEVE_TOKENS, retrieveTokens);
+      if (trackingBaseUrl !== undefined) app.settings.set(SETTING_TRACKING_BASE_URL, trackingBaseUrl);
+      return settingsView(app);
+    },
     'transfers.list': async () => transfers.list(),
     'transfers.cancel': async ({ id }) => (transfers.cancel(id), {}),
     'transfers.clearFinished': async () => (transfers.clearFinished(), {}),
     ...mailHandlers(app.mail, storage),
     ...activityHandlers(app.activity),
+  };
+}
+
+/** Application settings the Settings screen edits (spec 1: retrieve_tokens is gated by one). */
+export const SETTING_RETRIEVE_TOKENS = 'rest.retrieveTokens';
+export const SETTING_TRACKING_BASE_URL = 'mail.trackingBaseUrl';
+
+function settingsView(app: App) {
+  return {
+    retrieveTokens: app.settings.get<boolean>(SETTING_RETRIEVE_TOKENS, false),
+    trackingBaseUrl: app.settings.get<string | null>(SETTING_TRACKING_BASE_URL, null),
   };
 }
 

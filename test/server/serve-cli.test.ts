@@ -72,6 +72,22 @@ describe('serve and start', () => {
     expect(r.stderr).toContain('--port must be 0–65535');
   });
 
+  it('serve keys: create prints the secret once, list shows it, revoke deactivates it (issue 3: keys by CLI)', () => {
+    const dataDir = scratchDir('keys');
+    const cli = (...args: string[]) => spawnSync(process.execPath, [join(root, 'out/main/serve.js'), 'keys', ...args, '--data-dir', dataDir], { encoding: 'utf8' });
+    const created = cli('create', 'deploy script');
+    expect(created.status).toBe(0);
+    const secret = created.stdout.trim().split('\n').at(-1)!;
+    expect(secret).toMatch(/^trb_[\w-]{20,}$/);
+    expect(cli('list').stdout).toMatch(new RegExp(`^1\tactive \t${secret.slice(0, 8)}…\tdeploy script`, 'm'));
+    expect(cli('list').stdout).not.toContain(secret); // the secret is never listed
+    expect(cli('revoke', '1').status).toBe(0);
+    expect(cli('list').stdout).toMatch(/^1\trevoked/m);
+    const bad = cli('frobnicate');
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('usage: serve keys');
+  });
+
   it('npm start without an Electron binary explains itself in one line and runs headless', async () => {
     const { output } = await launch([join(root, 'scripts/start.mjs'), '--port', '0', '--data-dir', scratchDir('start'), '--local-folder', scratchDir('start-local')], {
       ELECTRON_OVERRIDE_DIST_PATH: scratchDir('no-electron'),
