@@ -75,7 +75,8 @@ export class SftpConnector implements StorageConnector {
     dataDir: string,
   ) {
     this.knownHosts = new KnownHosts(dataDir);
-    const self = this;
+    const serverCopy = (from: string, to: string) => this.copy(from, to);
+    const offersCopy = () => Boolean(this.current?.alive && this.current.sftp._extensions?.['copy-data'] === '1');
     this.features = {
       caseSensitive: true,
       hashes: [],
@@ -85,7 +86,7 @@ export class SftpConnector implements StorageConnector {
       // Server-side copy exists only where the server announced "copy-data" (OpenSSH ≥ 9.0);
       // known once connected, so a getter: before the first connection the service streams.
       get copy() {
-        return self.current?.alive && self.current.sftp._extensions?.['copy-data'] === '1' ? (from: string, to: string) => self.copy(from, to) : undefined;
+        return offersCopy() ? serverCopy : undefined;
       },
       quota: () => this.quota(),
       openChunkWriter: (path, plan) => this.openChunkWriter(path, plan),
