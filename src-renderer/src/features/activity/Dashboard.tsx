@@ -145,7 +145,7 @@ function AccountSubscription(props: { account: Account; group?: string; mail: bo
           <ServiceIcon group={props.group} service={account.service} />
         </span>
         <strong>{account.account}</strong>
-        <span className="muted">{account.serviceName}</span>
+        <span className="muted">{account.serviceName === account.account ? '' : account.serviceName}</span>
         {sub && (
           <span className={`pill ${sub.active ? 'pill-ok' : 'pill-muted'}`} data-testid="subscription-state">
             {sub.active ? (props.status?.mode ?? 'active') : 'paused'}
@@ -359,7 +359,7 @@ function Webhooks({ applicationId, accounts }: { applicationId: string; accounts
             {w.lastAttempts.length > 0 && (
               <ul className="attempts" aria-label="Delivery attempts">
                 {w.lastAttempts.slice(0, 5).map((d) => (
-                  <li key={d.id} className={d.ok ? 'ok' : 'bad'} data-testid="webhook-attempt">
+                  <li key={d.id} className={d.ok ? 'ok' : 'bad'} data-testid="webhook-attempt" data-kind={d.kind}>
                     {formatDate(d.at)} · {d.kind} · {d.status ?? '—'} {d.error ? `· ${d.error}` : ''} · {Math.round(d.durationMs)} ms
                   </li>
                 ))}

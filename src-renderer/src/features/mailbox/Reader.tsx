@@ -8,7 +8,7 @@ import type { Account } from '../../../../src-main/contract';
 import type { MailFile, MailFolder, MailMessage } from '../../../../src-main/contract/mail';
 import { useApi } from '../../api/hooks';
 import { formatBytes, formatDate } from '../../components/format';
-import { DownloadIcon, FlagIcon, TrashIcon } from '../../components/Icons';
+import { DownloadIcon, FlagIcon, MailIcon, TrashIcon } from '../../components/Icons';
 import { toastError, useUi } from '../../stores/ui';
 import { formatPerson, useMessage, type Thread } from './mailQueries';
 import { prepareHtml, textToHtml, trustedSenders, trustSender } from './safeHtml';
@@ -82,11 +82,11 @@ export function Reader(props: {
           Forward
         </button>
         <span className="reader-actions-sep" />
-        <button type="button" className="btn btn-small btn-ghost" onClick={() => props.onFlags(m, { seen: !m.seen })} data-testid="toggle-read" title="Mark unread/read (u)">
-          {m.seen ? 'Mark unread' : 'Mark read'}
+        <button type="button" className="icon-btn" onClick={() => props.onFlags(m, { seen: !m.seen })} data-testid="toggle-read" aria-label={m.seen ? 'Mark unread' : 'Mark read'} title={`${m.seen ? 'Mark unread' : 'Mark read'} (u)`}>
+          <MailIcon />
         </button>
-        <button type="button" className={`btn btn-small btn-ghost${m.flagged ? ' pressed' : ''}`} aria-pressed={m.flagged} onClick={() => props.onFlags(m, { flagged: !m.flagged })} data-testid="toggle-flag" title="Flag (s)">
-          <FlagIcon filled={m.flagged} /> {m.flagged ? 'Flagged' : 'Flag'}
+        <button type="button" className={`icon-btn${m.flagged ? ' flag-on' : ''}`} aria-pressed={m.flagged} onClick={() => props.onFlags(m, { flagged: !m.flagged })} data-testid="toggle-flag" aria-label="Flag" title={`${m.flagged ? 'Unflag' : 'Flag'} (s)`}>
+          <FlagIcon size={18} filled={m.flagged} />
         </button>
         <select
           className="input input-small"
