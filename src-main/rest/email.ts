@@ -79,6 +79,37 @@ async function attachments(ctx: Ctx, account: number, value: unknown): Promise<S
   return files;
 }
 
+/**
+ * `tracking`: `subscription_id` is a spec 3 subscription id (an integer, sent as a number or a
+ * string, or `default`) and must name this account's `analytics` subscription; it travels on
+ * as the canonical id string, which is what the tracking tokens and events carry.
+ */
+function trackingParam(ctx: Ctx, account: number, value: unknown): { opens?: boolean; clicks?: boolean; subscription_id?: string } | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'object' || Array.isArray(value)) throw new ServiceError('invalid_parameters', '`tracking` must be an object {opens, clicks, subscription_id}.');
+  const t = value as Json;
+  for (const k of ['opens', 'clicks'] as const) {
+    if (t[k] !== undefined && typeof t[k] !== 'boolean') throw new ServiceError('invalid_parameters', `\`tracking.${k}\` must be true or false.`);
+  }
+  let subscriptionId: string | undefined;
+  const sid = t.subscription_id;
+  if (sid !== undefined && sid !== null) {
+    if (typeof sid !== 'number' && typeof sid !== 'string') throw new ServiceError('invalid_parameters', '`tracking.subscription_id` must be a subscription id.');
+    const sub = (() => {
+      try {
+        return ctx.app.activity.subscriptions.get(account, typeof sid === 'number' ? sid : sid.trim());
+      } catch {
+        return undefined;
+      }
+    })();
+    if (!sub || sub.subscriptionType !== 'analytics') {
+      throw new ServiceError('invalid_parameters', '`tracking.subscription_id` must name an `analytics` subscription of this account; create one with POST /v1/accounts/{id}/subscriptions.');
+    }
+    subscriptionId = String(sub.id);
+  }
+  return { opens: t.opens as boolean | undefined, clicks: t.clicks as boolean | undefined, subscription_id: subscriptionId };
+}
+
 const ok = (body: unknown) => ({ status: 200, body });
 const created = (body: unknown) => ({ status: 201, body });
 
@@ -122,8 +153,9 @@ export const emailRoutes: Route[] = [
     async handler(ctx) {
       const account = mailAccount(ctx);
       const body = await jsonBody(ctx.req);
+      const tracking = trackingParam(ctx, account, body.tracking);
       const files = await attachments(ctx, account, body.attachments);
-      const m = await ctx.app.mail.send(account, body as never, files);
+      const m = await ctx.app.mail.send(account, { ...(body as never), tracking }, files);
       return created(toV1Message(m, v1Context(ctx, account)));
     },
   },

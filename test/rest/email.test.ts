@@ -268,9 +268,20 @@ describe('REST email API v1 on Dovecot + SMTP relay (spec 2)', () => {
 
   // spec 2, Send `tracking`; public tracking endpoints
   it('tracks opens (always the pixel) and clicks (302 only to the signed target, 404 otherwise)', async () => {
-    const sent = await s.call('POST', v1(alice, 'messages/send'), {
-      body: { to: [{ email: 'bob@example.test' }], subject: 'Tracked', body: '<p>Read <a href="https://example.com/page?x=1">this</a></p>', tracking: { opens: true, clicks: true } },
-    });
+    // spec 2, Send: tracking.subscription_id names an `analytics` subscription (spec 3).
+    const analytics = await s.call('POST', `/v1/accounts/${alice}/subscriptions`, { body: { subscription_type: 'analytics' } });
+    expect(analytics.status, analytics.text).toBe(201);
+    const send = (tracking: unknown) =>
+      s.call('POST', v1(alice, 'messages/send'), {
+        body: { to: [{ email: 'bob@example.test' }], subject: 'Tracked', body: '<p>Read <a href="https://example.com/page?x=1">this</a></p>', tracking },
+      });
+    expectError(await send({ opens: true, subscription_id: 999_999 }), 400, 'invalid_parameters');
+    expectError(await send({ opens: 'yes' }), 400, 'invalid_parameters');
+    expectError(await send([true]), 400, 'invalid_parameters');
+    const tracked: { kind: string; subscriptionId: string | null; url: string | null }[] = [];
+    const off = s.app.events.on('mail.tracked', (e) => tracked.push(e));
+    // The spec's subscription ids are integers: sent as a number, carried as its id string.
+    const sent = await send({ opens: true, clicks: true, subscription_id: analytics.json.id });
     expect(sent.status, sent.text).toBe(201);
     const html: string = sent.json.body;
     const open = /\/t\/o\/([A-Za-z0-9_.-]+)/.exec(html)?.[1];
@@ -297,5 +308,11 @@ describe('REST email API v1 on Dovecot + SMTP relay (spec 2)', () => {
       expectError(r, 404, 'not_found');
       expect(r.headers.location).toBeUndefined();
     }
+    off();
+    // One open and one click were recorded, for the analytics subscription; forgeries recorded nothing.
+    expect(tracked.map((e) => [e.kind, e.subscriptionId, e.url])).toEqual([
+      ['email_open', String(analytics.json.id), null],
+      ['email_click', String(analytics.json.id), 'https://example.com/page?x=1'],
+    ]);
   });
 });
