@@ -5,7 +5,7 @@
  * endpoints `/t/o/{token}` and `/t/c/{token}` (no auth: the signed token is the capability).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { SendAttachment } from '../mail/service';
+import type { SendAttachment, SendInput } from '../mail/service';
 import { toV1Folder, toV1Label, toV1List, toV1Message, toV1MessageList, type V1Context } from '../mail/serialize';
 import { connectorDefinition } from '../connectors/registry';
 import { ServiceError } from '../errors';
@@ -155,7 +155,7 @@ export const emailRoutes: Route[] = [
       const body = await jsonBody(ctx.req);
       const tracking = trackingParam(ctx, account, body.tracking);
       const files = await attachments(ctx, account, body.attachments);
-      const m = await ctx.app.mail.send(account, { ...(body as never), tracking }, files);
+      const m = await ctx.app.mail.send(account, { ...(body as unknown as SendInput), tracking }, files);
       return created(toV1Message(m, v1Context(ctx, account)));
     },
   },
