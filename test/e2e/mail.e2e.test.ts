@@ -67,6 +67,29 @@ const stopChild = (child: ChildProcess) =>
     child.kill('SIGTERM');
   });
 
+/** Drops a file onto an element the way the OS does: dragenter, dragover, drop, one DataTransfer. */
+async function dropFile(page: Page, selector: string, name: string, bytes: Buffer): Promise<void> {
+  const dataTransfer = await page.evaluateHandle(
+    ({ name, b64 }) => {
+      const DT = (globalThis as unknown as { DataTransfer: new () => { items: { add(file: File): void } } }).DataTransfer;
+      const dt = new DT();
+      const bin = atob(b64);
+      const data = new Uint8Array(bin.length);
+      for (let i = 0; i < bin.length; i++) data[i] = bin.charCodeAt(i);
+      dt.items.add(new File([data], name, { type: 'application/octet-stream' }));
+      return dt;
+    },
+    { name, b64: bytes.toString('base64') },
+  );
+  for (const type of ['dragenter', 'dragover', 'drop']) await page.dispatchEvent(selector, type, { dataTransfer });
+  await dataTransfer.dispose();
+}
+
+/** Toasts sit at the bottom centre; clear them so screenshots show the window underneath. */
+async function dismissToasts(page: Page): Promise<void> {
+  for (const b of await page.locator('.toast button[aria-label=Dismiss]').all()) await b.click().catch(() => {});
+}
+
 const mailRow = (page: Page, subject: string) => page.locator(`[data-testid=mail-row][data-subject="${subject}"]`);
 
 describe('E2E mailbox in Chromium against headless mode (issue 5, item 5: Mailbox UI)', () => {
@@ -170,7 +193,11 @@ describe('E2E mailbox in Chromium against headless mode (issue 5, item 5: Mailbo
     await compose.getByTestId('compose-body').press('Home');
     await page.keyboard.type('Thanks, here they are.');
     await compose.getByTestId('compose-attach-input').setInputFiles({ name: 'numbers.bin', mimeType: 'application/octet-stream', buffer: attachment });
-    await compose.locator('[data-testid=compose-attachment][data-state=ready]').waitFor();
+    // A second one by drag and drop onto the compose window.
+    const dropped = Buffer.from('dropped notes\n');
+    await dropFile(page, '[data-testid=compose-window]', 'notes.txt', dropped);
+    await expect.poll(() => compose.locator('[data-testid=compose-attachment][data-state=ready]').count()).toBe(2);
+    await dismissToasts(page);
     await page.screenshot({ path: join(RESULTS, 'e2e-mail-compose.png') });
     const marker = await page.evaluate(() => {
       (window as unknown as { __noReload: boolean }).__noReload = true;
@@ -182,6 +209,7 @@ describe('E2E mailbox in Chromium against headless mode (issue 5, item 5: Mailbo
     // The relay saw the message with the attachment, addressed to alice.
     expect(relay.received.at(-1)!.to).toEqual(['alice@example.test']);
     expect(relay.received.at(-1)!.raw.toString()).toContain('numbers.bin');
+    expect(relay.received.at(-1)!.raw.toString()).toContain('notes.txt');
     // Delivered to the same inbox: IDLE notices, the list refetches, the thread now leads with the reply.
     await mailRow(page, `Re: ${subject}`).waitFor({ timeout: 20_000 });
     expect(await page.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload)).toBe(true);
@@ -194,6 +222,8 @@ describe('E2E mailbox in Chromium against headless mode (issue 5, item 5: Mailbo
     expect(readFileSync(await download.path()).equals(attachment)).toBe(true);
     // A plain-text reply is shown as text (escaped by React), not in a frame.
     await expect.poll(() => page.getByTestId('mail-text').innerText()).toContain('Thanks, here they are.');
+    expect(await page.locator('[data-testid=attachment][data-name="notes.txt"]').count()).toBe(1);
+    await dismissToasts(page);
     await page.screenshot({ path: join(RESULTS, 'e2e-mail-reply.png') });
     // The sent copy is in Sent.
     await page.locator('[data-testid=mail-folder][data-special=sent]').click();
@@ -216,8 +246,31 @@ describe('E2E mailbox in Chromium against headless mode (issue 5, item 5: Mailbo
     await expect.poll(() => compose.getByTestId('compose-to').inputValue()).toContain('bob@example.test');
   });
 
-  it('saves a draft, and shows the SMTP error when sending fails (spec 2, Messages: send errors)', async () => {
+  it('moves with j/k, marks unread with u, deletes to Trash with # (issue 5 item 5: keyboard shortcuts)', async () => {
     const compose = page.getByTestId('compose-window');
+    if (await compose.count()) await compose.getByTestId('compose-close').click();
+    await mailRow(page, `Re: ${subject}`).click();
+    await page.locator('body').press('j');
+    await expect.poll(() => page.getByTestId('reader-subject').innerText()).toBe('Lunch?');
+    await page.locator('body').press('k');
+    await expect.poll(() => page.getByTestId('reader-subject').innerText()).toBe(`Re: ${subject}`);
+    await page.locator('body').press('j');
+    await expect.poll(() => page.getByTestId('reader-subject').innerText()).toBe('Lunch?');
+    await expect.poll(() => mailRow(page, 'Lunch?').getAttribute('data-unread')).toBe('false');
+    await page.locator('body').press('u');
+    await expect.poll(() => mailRow(page, 'Lunch?').getAttribute('data-unread')).toBe('true');
+    await page.locator('body').press('#');
+    await expect.poll(() => mailRow(page, 'Lunch?').count()).toBe(0);
+    await page.locator('[data-testid=mail-folder][data-special=trash]').click();
+    await mailRow(page, 'Lunch?').waitFor({ timeout: 15_000 });
+    await page.locator('[data-testid=mail-folder][data-special=inbox]').click();
+    await mailRow(page, `Re: ${subject}`).waitFor();
+  });
+
+  it('saves a draft, and shows the SMTP error when sending fails (spec 2, Messages: send errors)', async () => {
+    await page.locator('body').press('c');
+    const compose = page.getByTestId('compose-window');
+    await compose.getByTestId('compose-to').fill('bob@example.test');
     await compose.getByTestId('compose-subject').fill('Will not go out');
     await compose.getByTestId('compose-body').fill('The relay is down.');
     await compose.getByTestId('compose-save-draft').click();
@@ -225,6 +278,7 @@ describe('E2E mailbox in Chromium against headless mode (issue 5, item 5: Mailbo
     await relay.stop();
     await compose.getByTestId('compose-send').click();
     await expect.poll(() => compose.getByTestId('compose-error').innerText(), { timeout: 30_000 }).toMatch(/^Not sent: /);
+    await dismissToasts(page);
     await page.screenshot({ path: join(RESULTS, 'e2e-mail-smtp-error.png') });
     await compose.getByTestId('compose-close').click();
     await page.locator('[data-testid=mail-folder][data-special=drafts]').click();
