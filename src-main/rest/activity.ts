@@ -8,13 +8,19 @@ import * as endpoints from '../activity/endpoints';
 import type { DeliveryAttempt, Webhook } from '../activity/webhooks';
 import { ServiceError } from '../errors';
 import { accountOf, requireAccount, requireApiKey } from './auth';
-import { jsonBody, type Ctx, type Route, type Version } from './http';
+import { bool, jsonBody, type Ctx, type Route, type Version } from './http';
 
 const V12: Version[] = ['v1', 'v2'];
 const V1: Version[] = ['v1'];
 const V2: Version[] = ['v2'];
 
 const num = (ctx: Ctx): 1 | 2 => (ctx.version === 'v2' ? 2 : 1);
+
+/** A subscription body with `active` read as every REST boolean is (true/True/1, false/False/0). */
+async function subscriptionBody(ctx: Ctx): Promise<Record<string, unknown>> {
+  const body = await jsonBody(ctx.req);
+  return body.active === undefined ? body : { ...body, active: bool(body.active, 'active') };
+}
 
 /** `{subscription_id}`: an id or `default`; anything else cannot name a subscription. */
 function subscriptionParam(value: string | undefined): string {
@@ -39,7 +45,7 @@ export const activityRoutes: Route[] = [
     summary: 'Create the subscription: active, subscription_type, monitored_resources, internal_state; one per account (spec 3, Subscriptions)',
     async handler(ctx) {
       const account = accountOf(ctx, ctx.params.account!);
-      return endpoints.createSubscription(ctx.app.activity, account, await jsonBody(ctx.req), num(ctx));
+      return endpoints.createSubscription(ctx.app.activity, account, await subscriptionBody(ctx), num(ctx));
     },
   },
   {
@@ -60,7 +66,7 @@ export const activityRoutes: Route[] = [
     async handler(ctx) {
       const account = accountOf(ctx, ctx.params.account!);
       const sub = subscriptionParam(ctx.params.subscription);
-      return endpoints.updateSubscription(ctx.app.activity, account, sub, await jsonBody(ctx.req), num(ctx));
+      return endpoints.updateSubscription(ctx.app.activity, account, sub, await subscriptionBody(ctx), num(ctx));
     },
   },
   {

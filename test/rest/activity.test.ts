@@ -100,7 +100,9 @@ describe('REST activity API v1/v2 on a local account (spec 3)', () => {
     const off = await s.call('PATCH', p('v2', 'subscriptions/default'), { body: { active: false } });
     expect(off.status, off.text).toBe(200);
     expect(off.json).toMatchObject({ active: false, disable_reason: 'deactivated_by_user' });
-    const on = await s.call('PATCH', p('v1', `subscriptions/${sub}`), { body: { active: true } });
+    expectError(await s.call('PATCH', p('v1', `subscriptions/${sub}`), { body: { active: 'maybe' } }), 400, 'invalid_parameters');
+    // Booleans as everywhere in this API: true/True/1.
+    const on = await s.call('PATCH', p('v1', `subscriptions/${sub}`), { body: { active: 'True' } });
     expect(on.status, on.text).toBe(200);
     expect(on.json).toMatchObject({ active: true, disable_reason: '' });
   });

@@ -101,6 +101,9 @@ describe('REST email API v1 on Dovecot + SMTP relay (spec 2)', () => {
     expect(m.rfc822).toMatchObject({ type: 'file', api: 'storage', mime_type: 'message/rfc822', name: 'raw_content.rfc822' });
     expect(m.rfc822.href).toBe(`${s.url}/v1/accounts/${alice}/storage/files/${encodeURIComponent(m.rfc822.id)}`);
     expect(first.json.objects[1].subject).toBe('Greeting 2');
+    // `page=1` is the first page, as clients of this API family send it.
+    const pageOne = await s.call('GET', v1(alice, `messages?${ALL_TIME}&page_size=2&page=1`));
+    expect(pageOne.json.objects.map((o: any) => o.id)).toEqual(first.json.objects.map((o: any) => o.id));
     const second = await s.call('GET', v1(alice, `messages?${ALL_TIME}&page_size=2&page=${encodeURIComponent(first.json.next_page)}`));
     expect(second.status).toBe(200);
     expect(second.json.objects.map((o: any) => o.subject)).toEqual(['Greeting 1']);
@@ -309,6 +312,10 @@ describe('REST email API v1 on Dovecot + SMTP relay (spec 2)', () => {
       expect(r.headers.location).toBeUndefined();
     }
     off();
+    const head = await s.call('HEAD', `/t/o/${open}`, { auth: null });
+    expect(head.status).toBe(200);
+    expect(head.headers['content-type']).toBe('image/gif');
+    expectError(await s.call('GET', '/t/c/', { auth: null }), 404, 'not_found');
     // One open and one click were recorded, for the analytics subscription; forgeries recorded nothing.
     expect(tracked.map((e) => [e.kind, e.subscriptionId, e.url])).toEqual([
       ['email_open', String(analytics.json.id), null],
