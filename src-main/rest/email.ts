@@ -73,10 +73,14 @@ async function attachments(ctx: Ctx, account: number, value: unknown): Promise<S
       files.push({ name: resource.name, content: stream, mimeType: resource.mimeType ?? undefined });
     }
   } catch (e) {
-    for (const f of files) if ('destroy' in f.content) f.content.destroy();
+    closeAll(files);
     throw e;
   }
   return files;
+}
+
+function closeAll(files: SendAttachment[]): void {
+  for (const f of files) if (!Buffer.isBuffer(f.content)) f.content.destroy();
 }
 
 /**
@@ -155,8 +159,13 @@ export const emailRoutes: Route[] = [
       const body = await jsonBody(ctx.req);
       const tracking = trackingParam(ctx, account, body.tracking);
       const files = await attachments(ctx, account, body.attachments);
-      const m = await ctx.app.mail.send(account, { ...(body as unknown as SendInput), tracking }, files);
-      return created(toV1Message(m, v1Context(ctx, account)));
+      try {
+        const m = await ctx.app.mail.send(account, { ...(body as unknown as SendInput), tracking }, files);
+        return created(toV1Message(m, v1Context(ctx, account)));
+      } finally {
+        // A send refused before it read them leaves the opened files to close.
+        closeAll(files);
+      }
     },
   },
   {

@@ -253,6 +253,13 @@ describe('REST email API v1 on Dovecot + SMTP relay (spec 2)', () => {
     expectError(await s.call('POST', v1(alice, 'messages/send'), { body: { to: [{ email: 'bob@example.test' }], subject: 'x', attachments: [{ id: 'nope' }] } }), 400, 'invalid_parameters');
     expectError(await s.call('POST', v1(alice, 'messages/send'), { body: { to: [{ email: 'bob@example.test' }], subject: 'x', attachments: 'x' } }), 400, 'invalid_parameters');
     expectError(await s.call('POST', v1(alice, 'messages/send'), { raw: '{not json' }), 400, 'bad_request');
+    // A refused send leaves its ephemeral attachment in place for the corrected retry.
+    const up = await s.call('POST', `/v1/accounts/${alice}/storage/files`, { headers: { 'x-service-metadata': JSON.stringify({ parent_id: 'ephemeral', name: 'keep.txt' }) }, raw: 'keep me' });
+    expect(up.status).toBe(201);
+    expectError(await s.call('POST', v1(alice, 'messages/send'), { body: { to: [], subject: 'x', attachments: [{ id: up.json.id }] } }), 400, 'invalid_parameters');
+    const kept = await s.call('GET', `/v1/accounts/${alice}/storage/files/${encodeURIComponent(up.json.id)}/contents`);
+    expect(kept.status).toBe(200);
+    expect(kept.text).toBe('keep me');
   });
 
   // spec 1, Authentication; spec 2 is v1 only
