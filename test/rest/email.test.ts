@@ -241,6 +241,30 @@ describe('REST email API v1 on Dovecot + SMTP relay (spec 2)', () => {
     expect(smtp.received.filter((m) => m.to.includes('bob@example.test')).length).toBeGreaterThanOrEqual(1);
   });
 
+  // spec 2, Email activity; spec 3, Activity list (mail accounts monitor INBOX by default)
+  it('lists new mail as `add` activity of a mail account subscription, in v1 and v2', async () => {
+    const sub = await s.call('POST', `/v2/accounts/${bob}/subscriptions`, { body: { active: true } });
+    expect(sub.status, sub.text).toBe(201);
+    expect(sub.json).toMatchObject({ monitored_resources: [{ resource: 'INBOX' }], monitored_resource_api: 'email', subscription_type: 'changes' });
+    const start = (await s.call('GET', `/v2/accounts/${bob}/subscriptions/default/activity`)).json.cursor;
+    const raw = ['From: alice@example.test', 'To: bob@example.test', 'Subject: Watched', 'Message-ID: <watched@example.test>', '', 'new mail', ''].join('\r\n');
+    await dovecot.deliver(raw, ['bob']);
+    const q = start ? `?cursor=${encodeURIComponent(start)}` : '';
+    const v2 = await until('mail activity', async () => {
+      const r = await s.call('GET', `/v2/accounts/${bob}/subscriptions/default/activity${q}`);
+      expect(r.status, r.text).toBe(200);
+      return r.json.objects.some((o: any) => o.target?.name === 'Watched') ? r : undefined;
+    });
+    const add = v2.json.objects.find((o: any) => o.target?.name === 'Watched');
+    expect(add).toMatchObject({ type: 'activity', api: 'activity', event_category: 'email', event_type: 'add', target: { type: 'message', api: 'email' } });
+    // The activity's message id is the email API's id of that message.
+    const msg = await s.call('GET', v1(bob, `messages/${encodeURIComponent(add.target.id)}`));
+    expect(msg.status, msg.text).toBe(200);
+    expect(msg.json.subject).toBe('Watched');
+    const v1Page = await s.call('GET', `/v1/accounts/${bob}/subscriptions/${sub.json.id}/activity${q}`);
+    expect(v1Page.json.objects.find((o: any) => o.metadata?.name === 'Watched')).toMatchObject({ type: 'add', subscription: sub.json.id, metadata: { type: 'message', api: 'email' } });
+  });
+
   // spec 2, Send; Errors (documented in docs/rest.md)
   it('answers invalid_parameters for bad parameters and bodies', async () => {
     for (const q of ['page_size=0', 'page_size=1001', 'page_size=abc', 'after=yesterday', 'before=2024-13-45', 'page=not-a-page']) {
