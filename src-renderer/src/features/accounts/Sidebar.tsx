@@ -16,7 +16,7 @@ import { ConnectDialog } from './ConnectDialog';
 export function Sidebar() {
   const accounts = useAccounts();
   const connectors = useConnectors();
-  const current = useUi((s) => s.account);
+  const current = useUi((s) => (s.view === 'account' ? s.account : null));
   const [connecting, setConnecting] = useState(false);
   const groupOf = (service: string) => connectors.data?.find((c) => c.id === service)?.group;
 

@@ -93,6 +93,15 @@ export function Compose(props: { account: Account; init: ComposeInit; onClose():
   const suggestions = (contacts.data ?? []).filter((p) => !fieldValue.toLowerCase().includes(p.email.toLowerCase()));
 
   const addFiles = (files: File[]) => {
+    if (api.mode === 'ipc') {
+      // Electron uploads by path in the background (files.uploadPaths answers transfer ids, not
+      // the file ids mail.send needs): until the contract can return them, say so plainly.
+      setAttachments((list) => [
+        ...list,
+        ...files.map((f) => ({ key: `${f.name}-${Math.random().toString(36).slice(2)}`, name: f.name, size: f.size, state: 'failed' as const, loaded: 0, error: 'Attaching files is not available in the desktop app yet; use the browser UI.' })),
+      ]);
+      return;
+    }
     for (const file of files) {
       const key = `${file.name}-${Math.random().toString(36).slice(2)}`;
       const up = api.upload(file, { account: props.account.id, parent: 'ephemeral', conflict: 'rename' }, (loaded) =>
