@@ -16,7 +16,7 @@ import { Keyring, type KeyWrapper } from './secrets';
 import { AccountsService } from './services/accounts';
 import { ApiKeysService } from './services/api-keys';
 import { EventBus } from './services/events';
-import { SETTING_TRACKING_BASE_URL } from './services/handlers';
+import { SETTING_TRACKING_BASE_URL } from './services/settings-keys';
 import { StorageService } from './services/storage';
 import { TransfersService } from './services/transfers';
 import { startUploads, type UploaderOptions, type Uploads } from './uploads';

@@ -8,9 +8,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../app';
 import { ServiceError } from '../errors';
-import { ApiKeysService } from '../services/api-keys';
 import { LinksService } from '../services/links';
-import { MultipartService } from '../uploads/multipart';
+import type { MultipartService } from '../uploads/multipart';
 import { authenticate } from './auth';
 import { flatQuery, expandPath, Router, sendError, sendJson, serviceHeader, VERSIONS, type RestDeps, type Version } from './http';
 import { serveClick, serveOpen } from './email';
@@ -37,8 +36,8 @@ export interface RestOptions {
 export function restServices(app: App, options: RestOptions = {}): RestDeps {
   let deps = depsByApp.get(app);
   if (!deps) {
-    const apiKeys = new ApiKeysService(app.db, app.keyring);
-    deps = { app, apiKeys, links: new LinksService(app.db), multipart: options.multipart ?? new MultipartService(app) };
+    const apiKeys = app.apiKeys;
+    deps = { app, apiKeys, links: new LinksService(app.db), multipart: options.multipart ?? app.uploads.multipart };
     depsByApp.set(app, deps);
     // Every account gets its bearer token when it is connected, however it was connected.
     apiKeys.issueMissingBearerTokens();

@@ -15,6 +15,7 @@ import type { LinkChanges } from '../services/links';
 import { accountOf, accountsOf, requireAccount, requireApiKey } from './auth';
 import { bodyStream, bool, errorBody, int, jsonBody, serviceHeader, str, timestamp, type Ctx, type Route, type Version } from './http';
 import * as shape from './shapes';
+import { SETTING_RETRIEVE_TOKENS } from '../services/settings-keys';
 import { activityRoutes, webhookRoutes } from './activity';
 import { emailRoutes } from './email';
 
@@ -162,7 +163,7 @@ const accountRoutes: Route[] = [
       if (active !== undefined && a.active !== active) throw new ServiceError('not_found', `Account ${id} is not ${active ? 'active' : 'inactive'}.`);
       const extra: Json = {};
       if (bool(ctx.query.retrieve_tokens, 'retrieve_tokens', false)) {
-        if (!ctx.app.settings.get('rest.retrieveTokens', false)) {
+        if (!ctx.app.settings.get(SETTING_RETRIEVE_TOKENS, false)) {
           throw new ServiceError('forbidden', 'Returning account credentials is switched off (Settings → API → "Allow retrieve_tokens").');
         }
         Object.assign(extra, credentials(ctx, a));

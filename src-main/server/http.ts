@@ -72,7 +72,7 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
     requestTimeout: 0, // a 5 GB upload may take longer than any fixed limit
     keepAliveTimeout: 10_000,
     routerOptions: { maxParamLength: 10_000 }, // ids are up to 8192 characters
-    genReqId: () => Math.random().toString(36).slice(2, 12),
+    genReqId: newRequestId,
     // Requests refused before any route runs (a malformed %-escape in the URL) still get the
     // documented error body.
     frameworkErrors: (error, _request, reply) => void sendError(reply, new ServiceError('bad_request', error.message)),
@@ -81,7 +81,7 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
     clientErrorHandler: (error: NodeJS.ErrnoException, socket) => {
       if (!socket.writable) return socket.destroy();
       const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-      const body = JSON.stringify({ status_code: status, error_code: 'bad_request', message: 'The request could not be read.', id: null });
+      const body = JSON.stringify({ status_code: status, error_code: 'bad_request', message: 'The request could not be read.', id: newRequestId() });
       socket.end(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
     },
   });
@@ -209,6 +209,11 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
       await server.close();
     },
   };
+}
+
+/** The `id` of an error body: names one failure in logs and bug reports. */
+function newRequestId(): string {
+  return Math.random().toString(36).slice(2, 12);
 }
 
 function parseRange(header: string | undefined): { start: number; end?: number } | undefined {

@@ -10,6 +10,7 @@ import { pipeline } from 'node:stream/promises';
 import { activityHandlers } from '../activity/handlers';
 import type { App } from '../app';
 import { mailHandlers } from '../mail/handlers';
+import { SETTING_RETRIEVE_TOKENS, SETTING_TRACKING_BASE_URL } from './settings-keys';
 import { procedures, type Handlers } from '../contract';
 import { ServiceError, toServiceError } from '../errors';
 
@@ -115,10 +116,6 @@ export function createHandlers(app: App, platform: Platform): Handlers {
     ...activityHandlers(app.activity),
   };
 }
-
-/** Application settings the Settings screen edits (spec 1: retrieve_tokens is gated by one). */
-export const SETTING_RETRIEVE_TOKENS = 'rest.retrieveTokens';
-export const SETTING_TRACKING_BASE_URL = 'mail.trackingBaseUrl';
 
 function settingsView(app: App) {
   return {

@@ -76,7 +76,7 @@ describe('requests refused before routing', () => {
       s.on('close', () => resolve(out));
     });
     expect(raw).toMatch(/^HTTP\/1\.1 431 /);
-    expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))).toMatchObject({ status_code: 431, error_code: 'bad_request' });
+    expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))).toMatchObject({ status_code: 431, error_code: 'bad_request', id: expect.any(String) });
   });
   it('sends errors with Content-Type application/json exactly', async () => {
     const res = await request(`${http.url}/nothing`);
