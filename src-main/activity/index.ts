@@ -79,6 +79,7 @@ export class ActivityService {
     };
     this.offs.push(this.log.onAppended((info) => bus.emit('activity.appended', { account: info.accountId, subscription: info.subscriptionId, count: info.count, cursor: info.cursor })));
     this.offs.push(this.subscriptions.onChange((c) => bus.emit('activity.subscriptionsChanged', { account: c.account })));
+    this.offs.push(deps.events.on('mail.tracked', (e) => void this.recordTracking(e)));
     // The accounts.changed payload names no account: subscribe accounts created since last time.
     // Deleted accounts take their subscriptions with them (foreign keys); changed ones get new
     // connector instances: followers are brought in line either way.
@@ -90,6 +91,23 @@ export class ActivityService {
           .then(() => this.followers.sync());
       }),
     );
+  }
+
+  /**
+   * Email tracking (spec 2 Send `tracking`, spec 3 email_open / email_click): a recorded open or
+   * click becomes activity of the `analytics` subscription the message was sent with, when it
+   * still exists, belongs to that account and is active.
+   */
+  recordTracking(e: { account: number; messageId: string; kind: 'email_open' | 'email_click'; url: string | null; text: string | null; subscriptionId: string | null; at: string }): number {
+    const id = Number(e.subscriptionId);
+    const sub = Number.isInteger(id) ? this.subscriptions.list(e.account).find((s) => s.id === id) : undefined;
+    if (!sub || !sub.active || sub.subscriptionType !== 'analytics') return 0;
+    const meta = { path: e.messageId, name: e.messageId, kind: 'message' as const, size: null, modified: e.at, created: null };
+    const link = e.url ? { tag: `<a href="${e.url.replace(/"/g, '&quot;')}">`, link: e.url, text: e.text } : undefined;
+    const info = this.log.append(sub.id, e.account, [
+      { type: 'update', api: 'email', kind: 'message', path: e.messageId, metadata: meta, subtype: e.kind, link, occurredAt: e.at },
+    ]);
+    return info?.count ?? 0;
   }
 
   /**

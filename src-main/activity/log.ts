@@ -11,7 +11,7 @@
 import type { Db } from '../cache/db';
 import { ServiceError } from '../errors';
 import { AFTER_AUTH, decodeCursor, encodeCursor, type CursorState } from './cursor';
-import { systemClock, type ActivityChange, type ActivityRecord, type Clock, type EntrySnapshot } from './types';
+import { systemClock, type ActivityChange, type ActivityRecord, type Clock, type EntrySnapshot, type HyperlinkInfo } from './types';
 
 export const RETENTION = { maxPerAccount: 10_000, maxAgeMs: 24 * 3600_000 };
 
@@ -53,6 +53,8 @@ interface Row {
   metadata: string | null;
   previous_metadata: string | null;
   upstream_id: string | null;
+  subtype: string | null;
+  link: string | null;
   occurred_at: string | null;
   recorded_at: string;
 }
@@ -67,8 +69,8 @@ export class ActivityLog {
     readonly retention = RETENTION,
   ) {
     this.insert = db.prepare(
-      `INSERT INTO activity (account_id, subscription_id, type, api, kind, path, previous_path, metadata, previous_metadata, upstream_id, occurred_at, recorded_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO activity (account_id, subscription_id, type, api, kind, path, previous_path, metadata, previous_metadata, upstream_id, occurred_at, recorded_at, subtype, link)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
   }
 
@@ -103,6 +105,8 @@ export class ActivityLog {
           c.upstreamId ?? null,
           c.occurredAt ?? null,
           now,
+          c.subtype ?? null,
+          c.link ? JSON.stringify(c.link) : null,
         );
         last = Number(r.lastInsertRowid);
         if (!first) first = last;
@@ -210,6 +214,8 @@ function toRecord(r: Row): ActivityRecord {
     metadata: r.metadata ? (JSON.parse(r.metadata) as EntrySnapshot) : null,
     previousMetadata: r.previous_metadata ? (JSON.parse(r.previous_metadata) as EntrySnapshot) : null,
     upstreamId: r.upstream_id,
+    subtype: (r.subtype as ActivityRecord['subtype']) ?? null,
+    link: r.link ? (JSON.parse(r.link) as HyperlinkInfo) : null,
     occurredAt: r.occurred_at,
     recordedAt: r.recorded_at,
   };

@@ -105,7 +105,8 @@ function target(ctx: SerializeContext, r: ActivityRecord, s: EntrySnapshot | nul
 
 /** spec 3, Activity v2. */
 export function activityV2(ctx: SerializeContext, r: ActivityRecord): Record<string, unknown> {
-  const m = V2_MAPPING[r.type];
+  // Email tracking (spec 3): an access to a sent message; a click carries the Hyperlink.
+  const m = r.subtype ? { eventType: 'access', subtype: r.subtype } : V2_MAPPING[r.type];
   const who = ctx.actor?.(r.accountId) ?? { name: null, id: null, email: null };
   const current = r.metadata ?? r.previousMetadata;
   return {
@@ -122,7 +123,7 @@ export function activityV2(ctx: SerializeContext, r: ActivityRecord): Record<str
     actor: { type: 'user', id: who.id, ids: who.id ? { default: who.id } : {}, id_type: null, api: 'team', email: who.email, name: who.name },
     target: target(ctx, r, current),
     previous_target: r.previousMetadata && r.type !== 'delete' ? target(ctx, r, r.previousMetadata) : null,
-    metadata: null,
+    metadata: r.link ? [{ tag: r.link.tag, link: r.link.link, text: r.link.text, type: 'hyperlink', api: 'email' }] : null,
     raw: { object: { type: r.type, kind: r.kind, path: r.path, previous_path: r.previousPath, upstream_id: r.upstreamId } },
   };
 }

@@ -26,6 +26,16 @@ export interface ActivityChange {
   /** The upstream's own id for this event, when it has one (served as the v1 `id` string). */
   upstreamId?: string;
   occurredAt?: string | null;
+  /** Email tracking (spec 3): the v2 subtype, and for clicks the Hyperlink clicked. */
+  subtype?: 'email_open' | 'email_click';
+  link?: HyperlinkInfo;
+}
+
+/** spec 3, Hyperlink (clicked email link): the anchor tag, its URL and its text. */
+export interface HyperlinkInfo {
+  tag: string;
+  link: string;
+  text: string | null;
 }
 
 /** One stored activity record: v1 and v2 are both rendered from this. */
@@ -41,6 +51,8 @@ export interface ActivityRecord {
   metadata: EntrySnapshot | null;
   previousMetadata: EntrySnapshot | null;
   upstreamId: string | null;
+  subtype: 'email_open' | 'email_click' | null;
+  link: HyperlinkInfo | null;
   occurredAt: string | null;
   recordedAt: string;
 }

@@ -179,7 +179,7 @@ export class MailService {
     this.store = new MailStore(deps.db);
     this.ids = new IdCodec(deps.keyring.key('ids'));
     this.tracker = new Tracker(deps.db, deps.keyring.key('tracking'), (e) =>
-      deps.events.emit('mail.tracked', { id: e.id, account: e.account, messageId: e.messageId, kind: e.kind, url: e.url, subscriptionId: e.subscriptionId, at: e.at }),
+      deps.events.emit('mail.tracked', { id: e.id, account: e.account, messageId: e.messageId, kind: e.kind, url: e.url, text: e.text, subscriptionId: e.subscriptionId, at: e.at }),
     );
     // A changed or removed account gets a new connector: drop our sync state with the old one.
     this.offAccounts = deps.events.on('accounts.changed', () => void this.reconcile());
@@ -676,7 +676,7 @@ export class MailService {
       html = instrumentHtml(src, {
         base: base.replace(/\/+$/, ''),
         openToken: t.opens ? this.tracker.token({ account, messageId, kind: 'open', subscriptionId: t.subscription_id }) : undefined,
-        clickToken: t.clicks ? (url) => this.tracker.token({ account, messageId, kind: 'click', url, subscriptionId: t.subscription_id }) : undefined,
+        clickToken: t.clicks ? (url, text) => this.tracker.token({ account, messageId, kind: 'click', url, text, subscriptionId: t.subscription_id }) : undefined,
       });
     }
     const attachments = await Promise.all(files.map(async (f) => ({ filename: f.name, content: await readAll(f.content), contentType: f.mimeType })));

@@ -16,6 +16,8 @@ export interface TrackingTarget {
   messageId: string;
   kind: 'open' | 'click';
   url?: string;
+  /** Text of the clicked link (the Hyperlink object's `text`), at most 200 characters. */
+  text?: string;
   subscriptionId?: string;
 }
 
@@ -31,6 +33,7 @@ export interface TrackingEvent {
   messageId: string;
   kind: 'email_open' | 'email_click';
   url: string | null;
+  text: string | null;
   subscriptionId: string | null;
   ip: string | null;
   userAgent: string | null;
@@ -55,7 +58,7 @@ export class Tracker {
   }
 
   token(t: TrackingTarget): string {
-    const payload = Buffer.from(JSON.stringify({ a: t.account, m: t.messageId, k: t.kind === 'open' ? 'o' : 'c', u: t.url, s: t.subscriptionId })).toString('base64url');
+    const payload = Buffer.from(JSON.stringify({ a: t.account, m: t.messageId, k: t.kind === 'open' ? 'o' : 'c', u: t.url, x: t.text?.slice(0, 200) || undefined, s: t.subscriptionId })).toString('base64url');
     return `${payload}.${this.mac(payload)}`;
   }
 
@@ -69,10 +72,10 @@ export class Tracker {
     const want = Buffer.from(this.mac(payload), 'base64url');
     if (given.length !== want.length || !timingSafeEqual(given, want)) return null;
     try {
-      const p = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { a: number; m: string; k: string; u?: string; s?: string };
+      const p = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { a: number; m: string; k: string; u?: string; x?: string; s?: string };
       if (typeof p.a !== 'number' || typeof p.m !== 'string' || (p.k !== 'o' && p.k !== 'c')) return null;
       if (p.k === 'c' && (typeof p.u !== 'string' || !/^https?:\/\//i.test(p.u))) return null;
-      return { account: p.a, messageId: p.m, kind: p.k === 'o' ? 'open' : 'click', url: p.u, subscriptionId: p.s };
+      return { account: p.a, messageId: p.m, kind: p.k === 'o' ? 'open' : 'click', url: p.u, text: typeof p.x === 'string' ? p.x : undefined, subscriptionId: p.s };
     } catch {
       return null;
     }
@@ -117,7 +120,7 @@ export class Tracker {
       return Number(r.lastInsertRowid);
     })();
     if (row === null) return false;
-    this.onEvent({ id: row, account: t.account, messageId: t.messageId, kind, url: t.url ?? null, subscriptionId: t.subscriptionId ?? null, ip, userAgent: ua, at: at.toISOString() });
+    this.onEvent({ id: row, account: t.account, messageId: t.messageId, kind, url: t.url ?? null, text: t.text ?? null, subscriptionId: t.subscriptionId ?? null, ip, userAgent: ua, at: at.toISOString() });
     return true;
   }
 
@@ -127,19 +130,21 @@ export class Tracker {
       this.db
         .prepare('SELECT * FROM mail_tracking_events WHERE id > ? ORDER BY id LIMIT ?')
         .all(after, limit) as { id: number; account_id: number; message_id: string; kind: TrackingEvent['kind']; url: string | null; subscription_id: string | null; ip: string | null; user_agent: string | null; at: string }[]
-    ).map((r) => ({ id: r.id, account: r.account_id, messageId: r.message_id, kind: r.kind, url: r.url, subscriptionId: r.subscription_id, ip: r.ip, userAgent: r.user_agent, at: r.at }));
+    ).map((r) => ({ id: r.id, account: r.account_id, messageId: r.message_id, kind: r.kind, url: r.url, text: null, subscriptionId: r.subscription_id, ip: r.ip, userAgent: r.user_agent, at: r.at }));
   }
 }
 
 const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 
 /** Rewrites http(s) links of an HTML body to click URLs and appends the open pixel. */
-export function instrumentHtml(html: string, opts: { base: string; clickToken?: (url: string) => string; openToken?: string }): string {
+export function instrumentHtml(html: string, opts: { base: string; clickToken?: (url: string, text: string) => string; openToken?: string }): string {
   let out = html;
   if (opts.clickToken) {
-    out = out.replace(/(<a\b[^>]*?\bhref\s*=\s*)(["'])(https?:\/\/[^"']+)\2/gi, (_m, pre: string, q: string, url: string) => {
+    // The anchor's text rides in the token too (spec 3 Hyperlink `text`), tags stripped.
+    out = out.replace(/(<a\b[^>]*?\bhref\s*=\s*)(["'])(https?:\/\/[^"']+)\2([^>]*>)([\s\S]*?)(?=<\/a>)/gi, (_m, pre: string, q: string, url: string, rest: string, inner: string) => {
       const decoded = url.replace(/&amp;/g, '&');
-      return `${pre}${q}${escapeAttr(`${opts.base}/t/c/${opts.clickToken!(decoded)}`)}${q}`;
+      const text = inner.replace(/<[^>]*>/g, '').replace(/\s+/g, ' ').trim();
+      return `${pre}${q}${escapeAttr(`${opts.base}/t/c/${opts.clickToken!(decoded, text)}`)}${q}${rest}${inner}`;
     });
   }
   if (opts.openToken) {

@@ -32,8 +32,10 @@ function record(accountId: number, over: Partial<ActivityRecord>): ActivityRecor
     upstreamId: null,
     occurredAt: '2026-11-21T06:00:00.000Z',
     recordedAt: '2026-11-21T06:00:01.000Z',
+    subtype: null,
+    link: null,
     ...over,
-  };
+  } as ActivityRecord;
 }
 
 describe('spec 3, Activity v1 and v2 from one stored record', () => {

@@ -352,5 +352,14 @@ describe('REST email API v1 on Dovecot + SMTP relay (spec 2)', () => {
       ['email_open', String(analytics.json.id), null],
       ['email_click', String(analytics.json.id), 'https://example.com/page?x=1'],
     ]);
+    // ...and they are activity of that subscription (spec 3: email_open / email_click, the
+    // click with a Hyperlink object carrying the link and its text).
+    const activity = await s.call('GET', `/v2/accounts/${alice}/subscriptions/${analytics.json.id}/activity`);
+    expect(activity.status, activity.text).toBe(200);
+    const events = (activity.json.objects as Record<string, any>[]).map((a) => [a.event_category, a.event_type, a.event_subtype, a.metadata]);
+    expect(events).toEqual([
+      ['email', 'access', 'email_open', null],
+      ['email', 'access', 'email_click', [{ tag: '<a href="https://example.com/page?x=1">', link: 'https://example.com/page?x=1', text: 'this', type: 'hyperlink', api: 'email' }]],
+    ]);
   });
 });

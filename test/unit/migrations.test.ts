@@ -33,6 +33,17 @@ describe('migrations', () => {
     db.close();
   });
 
+  it('0510-activity-tracking adds subtype and link to existing activity rows', () => {
+    const db = new Database(':memory:');
+    migrate(db, 500);
+    db.prepare("INSERT INTO accounts (service, account, options, created, modified) VALUES ('memory', 'm', x'00', 'c', 'm')").run();
+    db.prepare("INSERT INTO activity_subscriptions (account_id, subscription_type, expiry, created, modified) VALUES (1, 'changes', 'e', 'c', 'm')").run();
+    db.prepare("INSERT INTO activity (account_id, subscription_id, type, kind, path, recorded_at) VALUES (1, 1, 'add', 'file', '/a', 'r')").run();
+    migrate(db, 510);
+    expect(db.prepare('SELECT path, subtype, link FROM activity').all()).toEqual([{ path: '/a', subtype: null, link: null }]);
+    db.close();
+  });
+
   it('uses WAL on a file database', async () => {
     const { scratchDir } = await import('../servers/util');
     const db = openDb(`${scratchDir('wal')}/t.db`);
