@@ -8,7 +8,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -90,6 +90,8 @@ async function dismissToasts(page: Page): Promise<void> {
   for (const b of await page.locator('.toast button[aria-label=Dismiss]').all()) await b.click().catch(() => {});
 }
 
+const BULK = 260;
+
 const mailRow = (page: Page, subject: string) => page.locator(`[data-testid=mail-row][data-subject="${subject}"]`);
 
 describe('E2E mailbox in Chromium against headless mode (issue 5, item 5: Mailbox UI)', () => {
@@ -113,6 +115,18 @@ describe('E2E mailbox in Chromium against headless mode (issue 5, item 5: Mailbo
     await dovecot.deliver(older, ['alice'], 'bob@example.test');
     const raw = await new MailComposer({ from: 'Alice Example <alice@example.test>', to: 'alice@example.test', subject, text: 'Hi,\n\nthe numbers are attached to the next mail.\n\nAlice', html: '<p>Hi,</p><p>the numbers are <b>attached</b> to the next mail.</p><p>Alice</p>', messageId: `<q-${Date.now()}@example.test>` }).compile().build();
     await dovecot.deliver(raw, ['alice'], 'alice@example.test');
+    // A folder of BULK messages written straight into the Maildir (Dovecot indexes them on first
+    // access), to see the list virtualized and paged.
+    const bulk = join(dovecot.maildir('alice'), '.Bulk');
+    for (const sub of ['cur', 'new', 'tmp']) mkdirSync(join(bulk, sub), { recursive: true });
+    for (let i = 0; i < BULK; i++) {
+      const date = new Date(Date.UTC(2026, 0, 1, 0, i)).toUTCString();
+      const file = join(bulk, 'new', `${1_700_000_000 + i}.M${i}P1.itest`);
+      writeFileSync(file, `From: Bulk Sender <bulk@example.test>\r\nTo: alice@example.test\r\nSubject: Bulk ${String(i).padStart(3, '0')}\r\nDate: ${date}\r\nMessage-ID: <bulk-${i}@example.test>\r\n\r\nBulk body ${i}\r\n`);
+      // A Maildir message's arrival time (INTERNALDATE) is its file's mtime.
+      utimesSync(file, new Date(Date.UTC(2026, 0, 1, 0, i)), new Date(Date.UTC(2026, 0, 1, 0, i)));
+    }
+    for (const p of [dovecot.maildir('alice'), bulk, ...['cur', 'new', 'tmp'].map((s) => join(bulk, s)), ...readdirSync(join(bulk, 'new')).map((f) => join(bulk, 'new', f))]) chownSync(p, 65534, 65534);
     scratch = mkdtempSync(join(tmpdir(), 'tributary-e2e-mail-'));
     serve = await startServe(join(scratch, 'data'), join(scratch, 'home'));
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
@@ -244,6 +258,29 @@ describe('E2E mailbox in Chromium against headless mode (issue 5, item 5: Mailbo
     await compose.getByTestId('compose-to').fill('bo');
     await compose.getByTestId('compose-suggestions').getByText('bob@example.test').click();
     await expect.poll(() => compose.getByTestId('compose-to').inputValue()).toContain('bob@example.test');
+  });
+
+  it('lists a large folder virtualized, newest first, fetching further pages as it scrolls (issue 5 item 5: virtualized list)', async () => {
+    await page.locator('[data-testid=mail-folder][data-name=Bulk]').click();
+    await mailRow(page, `Bulk ${String(BULK - 1).padStart(3, '0')}`).waitFor({ timeout: 20_000 });
+    expect(await page.locator('[data-testid=mail-row]').first().getAttribute('data-subject')).toBe(`Bulk ${String(BULK - 1).padStart(3, '0')}`);
+    const list = page.getByTestId('mail-list');
+    const footer = page.locator('.mail-list-wrap .list-footer');
+    // Scroll to the end until every page has arrived; only the visible rows are in the DOM.
+    await expect
+      .poll(
+        async () => {
+          await list.evaluate((el) => el.scrollTo(0, el.scrollHeight));
+          return footer.innerText();
+        },
+        { timeout: 30_000 },
+      )
+      .toBe(`${BULK} conversations`);
+    await list.evaluate((el) => el.scrollTo(0, el.scrollHeight));
+    await mailRow(page, 'Bulk 000').waitFor();
+    expect(await page.locator('[data-testid=mail-row]').count()).toBeLessThan(40);
+    await page.locator('[data-testid=mail-folder][data-special=inbox]').click();
+    await mailRow(page, `Re: ${subject}`).waitFor();
   });
 
   it('moves with j/k, marks unread with u, deletes to Trash with # (issue 5 item 5: keyboard shortcuts)', async () => {
