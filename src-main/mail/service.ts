@@ -851,6 +851,7 @@ export class MailService {
     return this.toFolder(account, this.store.folder(account, path)!);
   }
 
+  /** spec 2 Folders: a name the rules above allow may still be one this server refuses. */
   private checkFolderName(name: unknown): asserts name is string {
     // oxlint-disable-next-line no-control-regex -- excluding control characters is the point
     if (typeof name !== 'string' || !name.trim() || name.length > 1000 || /[\x00-\x1f\x7f*%]/.test(name)) {
@@ -863,7 +864,7 @@ export class MailService {
     const sync = await this.ready(account);
     const existing = this.store.folders(account).find((f) => f.path.toLowerCase() === name.toLowerCase());
     if (existing) throw new ServiceError('naming_conflict', `A folder named "${name}" already exists.`, { conflictingResourceId: this.folderId(account, existing.path) });
-    const created = await sync.command((c) => c.mailboxCreate(name));
+    const created = await sync.command((c) => c.mailboxCreate(name)).catch(refusedName);
     await sync.syncFolders();
     const path = created.path ?? name;
     await sync.syncFolder(path);
@@ -883,7 +884,7 @@ export class MailService {
     const renamed = await sync.command(async (c) => {
       if (c.mailbox && c.mailbox.path === path) await c.mailboxOpen('INBOX', { readOnly: true });
       return c.mailboxRename(path, name);
-    });
+    }).catch(refusedName);
     const to = renamed.newPath ?? name;
     // UIDs and UIDVALIDITY survive a rename on a conforming server: keep the cached messages.
     this.deps.db.transaction(() => this.store.renameFolder(account, path, to, delimiter))();
@@ -936,4 +937,16 @@ export async function parseBody(raw: Buffer): Promise<{ text: string | null; htm
     attachments: p.attachments.map((a, i) => ({ name: a.filename ?? `attachment-${i + 1}`, mimeType: a.contentType, size: a.size ?? a.content.length })),
     snippet: snippetOf(text, html),
   };
+}
+
+/**
+ * The server said NO to a folder name (Dovecot: a `/`, `..`, too long): that is the caller's
+ * input, so invalid_parameters with the server's words, not an upstream failure.
+ */
+function refusedName(e: unknown): never {
+  const cause = (e as { cause?: { responseStatus?: string; responseText?: string } })?.cause;
+  if (e instanceof ServiceError && e.code === 'upstream_error' && cause?.responseStatus === 'NO') {
+    throw new ServiceError('invalid_parameters', `The mail server refused this folder name: ${cause.responseText ?? 'no reason given'}.`);
+  }
+  throw e;
 }

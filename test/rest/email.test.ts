@@ -195,6 +195,13 @@ describe('REST email API v1 on Dovecot + SMTP relay (spec 2)', () => {
     expect(created.json).toMatchObject({ name: 'Projects', type: 'folder', api: 'email' });
     expectError(await s.call('POST', v1(alice, 'folders'), { body: { name: 'Projects' } }), 409, 'naming_conflict');
     expectError(await s.call('POST', v1(alice, 'folders'), { body: {} }), 400, 'invalid_parameters');
+    // Names Dovecot itself refuses ('/', adjacent hierarchy separators, too long) are the
+    // caller's error, with the server's reason, not an upstream failure.
+    for (const [name, reason] of [['a/b', "must not have '/'"], ['x..y', 'adjacent hierarchy'], ['n'.repeat(600), 'too long']]) {
+      const r = await s.call('POST', v1(alice, 'folders'), { body: { name } });
+      expectError(r, 400, 'invalid_parameters');
+      expect(r.json.message).toContain(reason);
+    }
     expect((await s.call('GET', v1(alice, `folders/${encodeURIComponent(created.json.id)}`))).json).toEqual(created.json);
     const renamed = await s.call('PATCH', v1(alice, `folders/${encodeURIComponent(created.json.id)}`), { body: { name: 'Projects2' } });
     expect(renamed.status, renamed.text).toBe(200);
