@@ -57,6 +57,16 @@ export function v2Of(item: ActivityItem): { category: string; type: string; subt
   return { category, type, subtype };
 }
 
+const clock = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+const day = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' });
+
+/** Today: the time to the second; earlier: the day (the full date is in the tooltip). */
+function streamTime(iso: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  return d.toDateString() === new Date().toDateString() ? clock.format(d) : day.format(d);
+}
+
 const baseName = (path: string) => path.replace(/\/+$/, '').split('/').pop() || path;
 
 export function ActivityDashboard() {
@@ -257,7 +267,9 @@ function ActivityStream({ accounts }: { accounts: Account[] }) {
             const v2 = v2Of(r);
             return (
               <tr key={`${r.account}-${r.seq}`} data-testid="activity-row" data-type={v2.type} data-subtype={v2.subtype ?? ''} data-name={baseName(r.path)}>
-                <td className="stream-time">{formatDate(r.occurredAt ?? r.recordedAt)}</td>
+                <td className="stream-time" title={formatDate(r.occurredAt ?? r.recordedAt)}>
+                  {streamTime(r.occurredAt ?? r.recordedAt)}
+                </td>
                 <td>{r.accountName}</td>
                 <td>
                   <span className={`pill pill-${v2.type}`}>
