@@ -3,7 +3,7 @@
 // `local` and WebDAV (Apache) accounts as the other side of cross-account copy and move. Then
 // what is particular to SFTP: key login, trust-on-first-use, server-side copy, offset-write multipart, import.
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -37,6 +37,13 @@ describeStorageConformance(
       app,
       accountId: acc.id,
       otherAccountIds: [local.id, webdav.id],
+      async seed(folder: string, entries: { name: string; kind: 'file' | 'folder'; content: string }[]) {
+        for (const e of entries) {
+          const target = join(server.dataDir, folder, e.name);
+          if (e.kind === 'folder') mkdirSync(target);
+          else writeFileSync(target, e.content);
+        }
+      },
       async teardown() {
         await app.close();
         await server.stop();

@@ -3,7 +3,7 @@
 // WebDAV (Apache) accounts as the other side of cross-account copy and move. Then what is
 // particular to SMB: names SMB cannot hold, SMB3 encryption, server-side copy, import parameters.
 import { randomBytes } from 'node:crypto';
-import { readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,6 +36,13 @@ describeStorageConformance(
       app,
       accountId: acc.id,
       otherAccountIds: [local.id, webdav.id],
+      async seed(folder: string, entries: { name: string; kind: 'file' | 'folder'; content: string }[]) {
+        for (const e of entries) {
+          const target = join(server.shareDir, folder, e.name);
+          if (e.kind === 'folder') mkdirSync(target);
+          else writeFileSync(target, e.content);
+        }
+      },
       async teardown() {
         await app.close();
         await server.stop();

@@ -32,6 +32,12 @@ export interface ConformanceSetup {
   /** Accounts of other connectors in the same app, for cross-account copy and move. */
   otherAccountIds?: number[];
   teardown(): Promise<void>;
+  /**
+   * Writes fixture entries straight into the server's own storage (its folder on disk), for
+   * backends where creating thousands of entries through the protocol is slow and not what the
+   * test is about. `folder` is the upstream path (rawId) of an existing folder.
+   */
+  seed?(folder: string, entries: { name: string; kind: 'file' | 'folder'; content: string }[]): Promise<void>;
 }
 
 export interface ConformanceOptions {
@@ -382,8 +388,13 @@ export function describeStorageConformance(name: string, setup: () => Promise<Co
       const expected: string[] = [];
       for (let i = 0; i < folders; i++) expected.push(`dir-${String(i).padStart(5, '0')}`);
       for (let i = folders; i < pagingCount; i++) expected.push(`file-${String(i).padStart(5, '0')}.txt`);
-      // Fixtures through the connector, 8 at a time (not under test here).
+      // Fixtures on the server's disk where the setup can, else through the connector 8 at a
+      // time; creating them is not what this test is about.
       let next = 0;
+      if (env.seed) {
+        await env.seed(folderPath, expected.map((name) => ({ name, kind: name.startsWith('dir-') ? 'folder' : 'file', content: name })));
+        next = expected.length;
+      }
       await Promise.all(
         Array.from({ length: 8 }, async () => {
           while (next < expected.length) {
