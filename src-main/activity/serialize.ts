@@ -5,6 +5,7 @@
  * `StorageService.toResource` and then `storageObject` (spec 1 file/folder object), never by hand,
  * so it matches what the storage endpoints return.
  */
+import { resource as wireResource } from '../rest/shapes';
 import type { Entry } from '../connectors/types';
 import type { Resource } from '../contract';
 import type { ActivityRecord, EntrySnapshot, V1Type } from './types';
@@ -12,36 +13,16 @@ import type { ActivityRecord, EntrySnapshot, V1Type } from './types';
 /** Builds the contract Resource of an entry: `app.storage.toResource` in the app. */
 export type ToResource = (accountId: number, entry: Entry) => Resource;
 
-/** spec 1, File / Folder object, from the contract Resource. */
+/**
+ * spec 1, File / Folder object as v1 serves it (activity `metadata` is the resource's v1 object),
+ * from the one serializer the REST API uses.
+ */
 export function storageObject(r: Resource): Record<string, unknown> {
-  const o: Record<string, unknown> = {
-    id: r.id,
-    name: r.name,
-    size: r.size,
-    created: r.created,
-    modified: r.modified,
-    type: r.kind,
-    account: r.account,
-    parent: r.parent,
-    ancestors: r.ancestors,
-    path: r.path,
-  };
-  if (r.kind === 'file') {
-    o.mime_type = r.mimeType;
-    o.downloadable = r.downloadable;
-  } else {
-    o.can_create_folders = r.canCreateFolders;
-    o.can_upload_files = r.canUploadFiles;
-    o.can_list_recursively = r.canListRecursively;
-  }
-  o.raw = r.raw;
-  return o;
+  return wireResource('v1', r);
 }
 
 export interface SerializeContext {
   toResource: ToResource;
-  /** Replaces `storageObject` when the REST layer has its own spec 1 file serializer. */
-  storageObject?: (r: Resource) => Record<string, unknown>;
   /** The account as an actor (v2): its display name and upstream user id. */
   actor?: (accountId: number) => { name: string | null; id: string | null; email: string | null };
 }
@@ -64,7 +45,7 @@ function metadataObject(ctx: SerializeContext, r: ActivityRecord, s: EntrySnapsh
   if (r.api === 'email') {
     return { id: s.path, type: 'message', api: 'email', name: s.name, size: s.size, modified: s.modified, created: s.created };
   }
-  return (ctx.storageObject ?? storageObject)(ctx.toResource(r.accountId, toEntry(s)));
+  return storageObject(ctx.toResource(r.accountId, toEntry(s)));
 }
 
 /** spec 3, Activity v1. */

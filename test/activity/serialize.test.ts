@@ -68,7 +68,10 @@ describe('spec 3, Activity v1 and v2 from one stored record', () => {
         path: '/docs/new.txt',
         mime_type: 'text/plain',
         downloadable: true,
-        raw: {},
+        // v1 file object (spec 3, Changes from v0 to v1: raw data moves to raw.object)
+        raw_id: '/docs/new.txt',
+        raw: { object: {} },
+        api: 'storage',
       },
       previous_metadata: {},
       user_id: null,
