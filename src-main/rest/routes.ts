@@ -330,7 +330,82 @@ function contentLength(ctx: Ctx): number | undefined {
 
 const THUMB_FORMATS = new Set(['png', 'jpeg']);
 
+/**
+ * Metadata, rename/move, copy and delete behave the same for files and folders; only the kind
+ * the id must name (a folder's id on a files route is not_found) and `recursive` differ.
+ */
+function resourceRoutes(kind: 'file' | 'folder'): Route[] {
+  const path = `/accounts/:account/{s}${kind}s/:id`;
+  /** The id, after checking it names a resource of this route's kind (root/trash are folders). */
+  const checked = async (ctx: Ctx, account: number) => {
+    const id = resourceId(ctx.params.id);
+    if (id !== 'root' && id !== 'trash') await getKind(ctx, account, id, kind);
+    return id;
+  };
+  return [
+    {
+      method: 'GET',
+      path,
+      versions: ALL,
+      summary: kind === 'file' ? 'Retrieve file metadata (spec 1, Retrieve metadata)' : 'Retrieve folder metadata (`root`, `trash` or an id)',
+      async handler(ctx) {
+        const account = accountOf(ctx, ctx.params.account!);
+        return ok(shape.resource(ctx.version, await getKind(ctx, account, ctx.params.id!, kind)));
+      },
+    },
+    {
+      method: 'PATCH',
+      path,
+      versions: ALL,
+      summary: `Rename or move a ${kind}, also to another account (spec 1, Rename / move)`,
+      async handler(ctx) {
+        const account = accountOf(ctx, ctx.params.account!);
+        const body = await jsonBody(ctx.req);
+        const id = await checked(ctx, account);
+        const r = await ctx.app.storage.move(account, id, {
+          parentId: body.parent_id === undefined ? undefined : resourceId(str(body, 'parent_id', true), 'parent_id'),
+          name: str(body, 'name', false, 1024),
+          account: accountBodyId(ctx, body.account),
+        });
+        return ok(shape.resource(ctx.version, r));
+      },
+    },
+    {
+      method: 'POST',
+      path: `${path}/copy`,
+      versions: ALL,
+      summary: kind === 'file' ? 'Copy a file, also to another account (spec 1, Copy)' : 'Copy a folder tree, also to another account',
+      async handler(ctx) {
+        const account = accountOf(ctx, ctx.params.account!);
+        const body = await jsonBody(ctx.req);
+        const id = resourceId(ctx.params.id);
+        await getKind(ctx, account, id, kind);
+        const r = await ctx.app.storage.copy(account, id, {
+          parentId: resourceId(str(body, 'parent_id', true), 'parent_id'),
+          name: str(body, 'name', false, 1024),
+          account: accountBodyId(ctx, body.account),
+        });
+        return created(shape.resource(ctx.version, r));
+      },
+    },
+    {
+      method: 'DELETE',
+      path,
+      versions: ALL,
+      summary: kind === 'file' ? 'Delete a file, to the trash unless permanent (spec 1, Delete)' : 'Delete a folder; a non-empty one needs recursive=true',
+      async handler(ctx) {
+        const account = accountOf(ctx, ctx.params.account!);
+        const recursive = kind === 'folder' && bool(ctx.query.recursive, 'recursive', false);
+        const permanent = bool(ctx.query.permanent, 'permanent', false);
+        await ctx.app.storage.delete(account, await checked(ctx, account), { recursive, permanent });
+        return noContent();
+      },
+    },
+  ];
+}
+
 const fileRoutes: Route[] = [
+  ...resourceRoutes('file'),
   {
     method: 'POST',
     path: '/accounts/:account/{s}files',
@@ -350,34 +425,6 @@ const fileRoutes: Route[] = [
         r = await uploadFromUrl(ctx, account, body, overwrite);
       }
       return created(shape.resource(ctx.version, r));
-    },
-  },
-  {
-    method: 'GET',
-    path: '/accounts/:account/{s}files/:id',
-    versions: ALL,
-    summary: 'Retrieve file metadata (spec 1, Retrieve metadata)',
-    async handler(ctx) {
-      const account = accountOf(ctx, ctx.params.account!);
-      return ok(shape.resource(ctx.version, await getKind(ctx, account, ctx.params.id!, 'file')));
-    },
-  },
-  {
-    method: 'PATCH',
-    path: '/accounts/:account/{s}files/:id',
-    versions: ALL,
-    summary: 'Rename or move a file, also to another account (spec 1, Rename / move)',
-    async handler(ctx) {
-      const account = accountOf(ctx, ctx.params.account!);
-      const body = await jsonBody(ctx.req);
-      const id = resourceId(ctx.params.id);
-      if (id !== 'root' && id !== 'trash') await getKind(ctx, account, id, 'file');
-      const r = await ctx.app.storage.move(account, id, {
-        parentId: body.parent_id === undefined ? undefined : resourceId(str(body, 'parent_id', true), 'parent_id'),
-        name: str(body, 'name', false, 1024),
-        account: accountBodyId(ctx, body.account),
-      });
-      return ok(shape.resource(ctx.version, r));
     },
   },
   {
@@ -434,38 +481,6 @@ const fileRoutes: Route[] = [
       }
       ctx.reply.code(200).header('content-type', `image/${format}`).header('content-length', String(image.length));
       await ctx.reply.send(image);
-    },
-  },
-  {
-    method: 'POST',
-    path: '/accounts/:account/{s}files/:id/copy',
-    versions: ALL,
-    summary: 'Copy a file, also to another account (spec 1, Copy)',
-    async handler(ctx) {
-      const account = accountOf(ctx, ctx.params.account!);
-      const body = await jsonBody(ctx.req);
-      const id = resourceId(ctx.params.id);
-      await getKind(ctx, account, id, 'file');
-      const r = await ctx.app.storage.copy(account, id, {
-        parentId: resourceId(str(body, 'parent_id', true), 'parent_id'),
-        name: str(body, 'name', false, 1024),
-        account: accountBodyId(ctx, body.account),
-      });
-      return created(shape.resource(ctx.version, r));
-    },
-  },
-  {
-    method: 'DELETE',
-    path: '/accounts/:account/{s}files/:id',
-    versions: ALL,
-    summary: 'Delete a file, to the trash unless permanent (spec 1, Delete)',
-    async handler(ctx) {
-      const account = accountOf(ctx, ctx.params.account!);
-      const permanent = bool(ctx.query.permanent, 'permanent', false);
-      const id = resourceId(ctx.params.id);
-      if (id !== 'root' && id !== 'trash') await getKind(ctx, account, id, 'file');
-      await ctx.app.storage.delete(account, id, { permanent });
-      return noContent();
     },
   },
   {
@@ -544,6 +559,7 @@ const fileRoutes: Route[] = [
 // ---- folders -------------------------------------------------------------------------------------
 
 const folderRoutes: Route[] = [
+  ...resourceRoutes('folder'),
   {
     method: 'POST',
     path: '/accounts/:account/{s}folders',
@@ -556,16 +572,6 @@ const folderRoutes: Route[] = [
       const parentId = resourceId(str(body, 'parent_id', true), 'parent_id');
       const r = await ctx.app.storage.mkdir(account, parentId, str(body, 'name', true, 1024), { conflictIfExists });
       return created(shape.resource(ctx.version, r));
-    },
-  },
-  {
-    method: 'GET',
-    path: '/accounts/:account/{s}folders/:id',
-    versions: ALL,
-    summary: 'Retrieve folder metadata (`root`, `trash` or an id)',
-    async handler(ctx) {
-      const account = accountOf(ctx, ctx.params.account!);
-      return ok(shape.resource(ctx.version, await getKind(ctx, account, ctx.params.id!, 'folder')));
     },
   },
   {
@@ -587,57 +593,6 @@ const folderRoutes: Route[] = [
       });
       if (p.folder.kind !== 'folder') throw notFolder();
       return ok(shape.page(ctx.version, { objects: p.items.map((r) => shape.resource(ctx.version, r)), total: p.total, page, hasNext: p.hasNext }, { hasNextMember: true }));
-    },
-  },
-  {
-    method: 'PATCH',
-    path: '/accounts/:account/{s}folders/:id',
-    versions: ALL,
-    summary: 'Rename or move a folder, also to another account',
-    async handler(ctx) {
-      const account = accountOf(ctx, ctx.params.account!);
-      const body = await jsonBody(ctx.req);
-      const id = resourceId(ctx.params.id);
-      if (id !== 'root' && id !== 'trash') await getKind(ctx, account, id, 'folder');
-      const r = await ctx.app.storage.move(account, id, {
-        parentId: body.parent_id === undefined ? undefined : resourceId(str(body, 'parent_id', true), 'parent_id'),
-        name: str(body, 'name', false, 1024),
-        account: accountBodyId(ctx, body.account),
-      });
-      return ok(shape.resource(ctx.version, r));
-    },
-  },
-  {
-    method: 'POST',
-    path: '/accounts/:account/{s}folders/:id/copy',
-    versions: ALL,
-    summary: 'Copy a folder tree, also to another account',
-    async handler(ctx) {
-      const account = accountOf(ctx, ctx.params.account!);
-      const body = await jsonBody(ctx.req);
-      const id = resourceId(ctx.params.id);
-      await getKind(ctx, account, id, 'folder');
-      const r = await ctx.app.storage.copy(account, id, {
-        parentId: resourceId(str(body, 'parent_id', true), 'parent_id'),
-        name: str(body, 'name', false, 1024),
-        account: accountBodyId(ctx, body.account),
-      });
-      return created(shape.resource(ctx.version, r));
-    },
-  },
-  {
-    method: 'DELETE',
-    path: '/accounts/:account/{s}folders/:id',
-    versions: ALL,
-    summary: 'Delete a folder; a non-empty one needs recursive=true',
-    async handler(ctx) {
-      const account = accountOf(ctx, ctx.params.account!);
-      const recursive = bool(ctx.query.recursive, 'recursive', false);
-      const permanent = bool(ctx.query.permanent, 'permanent', false);
-      const id = resourceId(ctx.params.id);
-      if (id !== 'root' && id !== 'trash') await getKind(ctx, account, id, 'folder');
-      await ctx.app.storage.delete(account, id, { recursive, permanent });
-      return noContent();
     },
   },
 ];
