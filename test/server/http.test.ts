@@ -26,7 +26,9 @@ function call(ws: WebSocket, id: number, procedure: string, input: unknown): Pro
   return new Promise((resolve) => {
     const onMessage = (data: WebSocket.RawData) => {
       const m = JSON.parse(String(data));
-      if (m.type === 'result' && m.id === id) (ws.off('message', onMessage), resolve(m.result));
+      if (m.type !== 'result' || m.id !== id) return;
+      ws.off('message', onMessage);
+      resolve(m.result);
     };
     ws.on('message', onMessage);
     ws.send(JSON.stringify({ type: 'call', id, procedure, input }));

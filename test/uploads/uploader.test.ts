@@ -12,7 +12,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
 import type { Transfer } from '../../src-main/contract';
 import { MultipartService } from '../../src-main/uploads/multipart';
-import { startUploads } from '../../src-main/uploads';
 import { Uploader } from '../../src-main/uploads/uploader';
 import { startAzurite, type AzuriteServer } from '../servers/azurite';
 import { startMoto, startS3rver, type S3Server } from '../servers/s3';
