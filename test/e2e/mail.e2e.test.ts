@@ -260,6 +260,26 @@ describe('E2E mailbox in Chromium against headless mode (issue 5, item 5: Mailbo
     await expect.poll(() => compose.getByTestId('compose-to').inputValue()).toContain('bob@example.test');
   });
 
+  it('sends rich text: the HTML arrives and renders in the sandboxed frame (issue 5 item 5: plain or rich text)', async () => {
+    const open = page.getByTestId('compose-window');
+    if (await open.count()) await open.getByTestId('compose-close').click();
+    await page.getByTestId('compose').click();
+    const compose = page.getByTestId('compose-window');
+    await compose.getByTestId('compose-to').fill('alice@example.test');
+    await compose.getByTestId('compose-subject').fill('Rich hello');
+    await compose.getByTestId('compose-rich-toggle').check();
+    await compose.getByTestId('compose-rich').click();
+    await page.keyboard.type('Plain start ');
+    await page.keyboard.press('Control+b');
+    await page.keyboard.type('bold part');
+    await compose.getByTestId('compose-send').click();
+    await expect.poll(() => compose.count(), { timeout: 20_000 }).toBe(0);
+    expect(relay.received.at(-1)!.raw.toString()).toMatch(/<b>bold part<\/b>|font-weight/);
+    await mailRow(page, 'Rich hello').waitFor({ timeout: 20_000 });
+    await mailRow(page, 'Rich hello').click();
+    await expect.poll(() => page.frameLocator('[data-testid=mail-frame]').locator('b').first().innerText()).toBe('bold part');
+  });
+
   it('lists a large folder virtualized, newest first, fetching further pages as it scrolls (issue 5 item 5: virtualized list)', async () => {
     await page.locator('[data-testid=mail-folder][data-name=Bulk]').click();
     await mailRow(page, `Bulk ${String(BULK - 1).padStart(3, '0')}`).waitFor({ timeout: 20_000 });
