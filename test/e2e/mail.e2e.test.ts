@@ -280,6 +280,21 @@ describe('E2E mailbox in Chromium against headless mode (issue 5, item 5: Mailbo
     await expect.poll(() => page.frameLocator('[data-testid=mail-frame]').locator('b').first().innerText()).toBe('bold part');
   });
 
+  it('labels a message, lists a label across folders, removes the label (spec 2, Labels; issue 5 item 5: label tree)', async () => {
+    // 'Rich hello' is open from the previous test.
+    await page.getByTestId('label-add').click();
+    await page.getByTestId('label-input').fill('Important');
+    await page.getByTestId('label-input').press('Enter');
+    await page.locator('[data-testid=label-chip][data-name=Important]').waitFor({ timeout: 15_000 });
+    await page.locator('[data-testid=mail-label][data-name=Important]').click();
+    await expect.poll(() => page.locator('[data-testid=mail-row]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-subject'))), { timeout: 15_000 }).toEqual(['Rich hello']);
+    await mailRow(page, 'Rich hello').click();
+    await page.locator('[data-testid=label-chip][data-name=Important] button').click();
+    await expect.poll(() => page.locator('[data-testid=label-chip]').count(), { timeout: 15_000 }).toBe(0);
+    await page.locator('[data-testid=mail-folder][data-special=inbox]').click();
+    await mailRow(page, 'Rich hello').waitFor();
+  });
+
   it('lists a large folder virtualized, newest first, fetching further pages as it scrolls (issue 5 item 5: virtualized list)', async () => {
     await page.locator('[data-testid=mail-folder][data-name=Bulk]').click();
     await mailRow(page, `Bulk ${String(BULK - 1).padStart(3, '0')}`).waitFor({ timeout: 20_000 });

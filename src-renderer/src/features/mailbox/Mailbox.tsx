@@ -13,7 +13,7 @@ import { formatDate } from '../../components/format';
 import { ArchiveIcon, DraftIcon, FlagIcon, InboxIcon, JunkIcon, PaperclipIcon, PenIcon, SendIcon, SmallFolderIcon, SmallTrashIcon } from '../../components/Icons';
 import { toastError, useUi } from '../../stores/ui';
 import { Compose, type ComposeInit } from './Compose';
-import { folderOrder, groupThreads, shortPerson, useMailFolders, useMessages, useOpenFolder, type Thread } from './mailQueries';
+import { folderOrder, groupThreads, shortPerson, useMailFolders, useMailLabels, useMessages, useOpenFolder, type Thread } from './mailQueries';
 import { Reader } from './Reader';
 
 const ROW_HEIGHT = 64;
@@ -24,6 +24,8 @@ export function Mailbox({ account }: { account: Account }) {
   const folders = useMailFolders(account.id);
   const [folderId, setFolderId] = useState<string | null>(null);
   const [search, setSearch] = useState('');
+  const [label, setLabel] = useState<string | null>(null);
+  const labels = useMailLabels(account.id);
   const [searchInput, setSearchInput] = useState('');
   const [selectedId, setSelectedId] = useState<string | null>(null);
   const [compose, setCompose] = useState<ComposeInit | null>(null);
@@ -37,7 +39,7 @@ export function Mailbox({ account }: { account: Account }) {
   }, [sorted, folderId]);
   useOpenFolder(account.id, folderId);
 
-  const { messages, query } = useMessages(account.id, folderId, search);
+  const { messages, query } = useMessages(account.id, folderId, search, label);
   const threads = useMemo(() => groupThreads(messages), [messages]);
   const index = threads.findIndex((t) => t.messages.some((m) => m.id === selectedId));
   const selectedThread = index >= 0 ? threads[index] : null;
@@ -155,17 +157,32 @@ export function Mailbox({ account }: { account: Account }) {
         </div>
       </div>
       <div className="mail-panes">
-        <FolderTree folders={sorted} loading={folders.isLoading} error={folders.error?.message ?? null} current={search ? null : folderId} onOpen={(id) => {
+        <FolderTree
+          folders={sorted}
+          labels={labels.data?.map((l) => l.name) ?? []}
+          loading={folders.isLoading}
+          error={folders.error?.message ?? null}
+          current={search || label ? null : folderId}
+          currentLabel={search ? null : label}
+          onOpen={(id) => {
             setFolderId(id);
+            setLabel(null);
             setSearch('');
             setSearchInput('');
             setSelectedId(null);
-          }} />
+          }}
+          onOpenLabel={(name) => {
+            setLabel(name);
+            setSearch('');
+            setSearchInput('');
+            setSelectedId(null);
+          }}
+        />
         <ThreadList
           threads={threads}
           loading={query.isLoading}
           error={query.error?.message ?? null}
-          title={search ? `Results for “${search}”` : folder?.specialUse === 'inbox' ? 'Inbox' : (folder?.leaf ?? '')}
+          title={search ? `Results for “${search}”` : label ? `Label: ${label}` : folder?.specialUse === 'inbox' ? 'Inbox' : (folder?.leaf ?? '')}
           selectedThread={selectedThread?.id ?? null}
           hasMore={!!query.hasNextPage}
           fetchingMore={query.isFetchingNextPage}
@@ -198,7 +215,16 @@ export function Mailbox({ account }: { account: Account }) {
   );
 }
 
-function FolderTree(props: { folders: MailFolder[]; loading: boolean; error: string | null; current: string | null; onOpen(id: string): void }) {
+function FolderTree(props: {
+  folders: MailFolder[];
+  labels: string[];
+  loading: boolean;
+  error: string | null;
+  current: string | null;
+  currentLabel: string | null;
+  onOpen(id: string): void;
+  onOpenLabel(name: string): void;
+}) {
   // Nest by the server's delimiter; special folders first, the rest by name.
   const rows = useMemo(() => {
     const depth = (f: MailFolder) => (f.delimiter ? f.name.split(f.delimiter).length - 1 : 0);
@@ -240,6 +266,28 @@ function FolderTree(props: { folders: MailFolder[]; loading: boolean; error: str
           </li>
         ))}
       </ul>
+      {props.labels.length > 0 && (
+        <>
+          <div className="mail-folders-title">Labels</div>
+          <ul>
+            {props.labels.map((name) => (
+              <li key={name}>
+                <button
+                  type="button"
+                  className={`mail-folder${props.currentLabel === name ? ' active' : ''}`}
+                  aria-current={props.currentLabel === name ? 'true' : undefined}
+                  onClick={() => props.onOpenLabel(name)}
+                  data-testid="mail-label"
+                  data-name={name}
+                >
+                  <span className="mail-folder-icon label-dot" aria-hidden="true" />
+                  <span className="mail-folder-name">{name}</span>
+                </button>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
     </nav>
   );
 }

@@ -6,7 +6,8 @@
 import { useEffect, useMemo, useState } from 'react';
 import type { Account } from '../../../../src-main/contract';
 import type { MailFile, MailFolder, MailMessage } from '../../../../src-main/contract/mail';
-import { useApi } from '../../api/hooks';
+import { useQueryClient } from '@tanstack/react-query';
+import { keys, useApi } from '../../api/hooks';
 import { formatBytes, formatDate } from '../../components/format';
 import { DownloadIcon, FlagIcon, MailIcon, TrashIcon } from '../../components/Icons';
 import { toastError, useUi } from '../../stores/ui';
@@ -123,6 +124,7 @@ export function Reader(props: {
           </div>
           <div className="muted">{formatDate(m.created)}</div>
         </div>
+        <Labels account={props.account.id} message={m} />
         {others.length > 0 && (
           <div className="reader-thread">
             {props.thread.messages.length} messages in this conversation:{' '}
@@ -192,4 +194,49 @@ function isWrappedText(m: MailMessage): boolean {
   if (m.textBody === null || m.htmlBody === null) return m.htmlBody === null;
   const h = m.htmlBody;
   return h.startsWith('<pre>') && h.endsWith('</pre>') && !/<[a-z!/]/i.test(h.slice(5, -6));
+}
+
+/** The message's labels (IMAP keywords): remove with ×, add by name. */
+function Labels({ account, message }: { account: number; message: MailMessage }) {
+  const api = useApi();
+  const qc = useQueryClient();
+  const [adding, setAdding] = useState(false);
+  const names = message.labels.map((l) => l.name);
+  const save = async (next: string[]) => {
+    try {
+      const updated = await api.call('mail.setLabels', { account, id: message.id, labels: next });
+      qc.setQueryData([...keys.mail(account), 'message', message.id], updated);
+    } catch (e) {
+      toastError('Could not change the labels', e);
+    }
+    await qc.invalidateQueries({ queryKey: keys.mail(account), predicate: (q) => q.queryKey[2] !== 'message' });
+  };
+  return (
+    <div className="reader-labels" data-testid="reader-labels">
+      {names.map((n) => (
+        <span key={n} className="label-chip" data-testid="label-chip" data-name={n}>
+          {n}
+          <button type="button" aria-label={`Remove label ${n}`} onClick={() => void save(names.filter((x) => x !== n))}>
+            ×
+          </button>
+        </span>
+      ))}
+      {adding ? (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            const name = String(new FormData(e.currentTarget).get('label') ?? '').trim();
+            setAdding(false);
+            if (name && !names.includes(name)) void save([...names, name]);
+          }}
+        >
+          <input name="label" className="input input-small label-input" autoFocus placeholder="Label" aria-label="New label" onBlur={() => setAdding(false)} data-testid="label-input" />
+        </form>
+      ) : (
+        <button type="button" className="link-btn small" onClick={() => setAdding(true)} data-testid="label-add">
+          + Label
+        </button>
+      )}
+    </div>
+  );
 }

@@ -14,17 +14,23 @@ export function useMailFolders(account: number) {
 }
 
 /** Newest first, one page at a time: `fetchMore` is called by the list as it nears the end. */
-export function useMessages(account: number, folderId: string | null, search: string) {
+export function useMailLabels(account: number) {
+  const api = useApi();
+  return useQuery({ queryKey: [...keys.mail(account), 'labels'], queryFn: () => api.call('mail.labels', { account }) });
+}
+
+/** A folder's messages, or (label set) every message carrying that label, or search results. */
+export function useMessages(account: number, folderId: string | null, search: string, label: string | null = null) {
   const api = useApi();
   const q = search.trim();
   const query = useInfiniteQuery({
-    queryKey: [...keys.mail(account), 'list', folderId, q],
-    enabled: folderId !== null || q !== '',
+    queryKey: [...keys.mail(account), 'list', label ? `label:${label}` : folderId, q],
+    enabled: folderId !== null || q !== '' || label !== null,
     initialPageParam: undefined as string | undefined,
     queryFn: ({ pageParam }) =>
       q
         ? api.call('mail.search', { account, q, page: pageParam, pageSize: MAIL_PAGE })
-        : api.call('mail.list', { account, folderId: folderId ?? undefined, page: pageParam, pageSize: MAIL_PAGE, after: EPOCH, before: new Date(Date.now() + 86_400_000).toISOString() }),
+        : api.call('mail.list', { account, folderId: label ? undefined : (folderId ?? undefined), labels: label ? [label] : undefined, page: pageParam, pageSize: MAIL_PAGE, after: EPOCH, before: new Date(Date.now() + 86_400_000).toISOString() }),
     getNextPageParam: (last: MailPage) => last.nextPage ?? undefined,
     retry: false,
   });
