@@ -178,6 +178,7 @@ describe('E2E mailbox in Chromium against headless mode (issue 5, item 5: Mailbo
     expect(subjects).toEqual([subject, 'Lunch?']);
     await expect.poll(() => page.locator('[data-testid=mail-folder][data-special=inbox] [data-testid=mail-folder-unread]').innerText()).toBe('2');
     for (const special of ['sent', 'drafts', 'trash', 'junk']) expect(await page.locator(`[data-testid=mail-folder][data-special=${special}]`).count()).toBe(1);
+    await dismissToasts(page);
     await page.screenshot({ path: join(RESULTS, 'e2e-mail-inbox.png') });
   });
 

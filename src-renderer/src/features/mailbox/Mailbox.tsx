@@ -190,6 +190,7 @@ export function Mailbox({ account }: { account: Account }) {
           onSelect={(t) => setSelectedId(t.latest.id)}
           listRef={listRef}
           own={own}
+          recipientsFirst={!search && !label && (folder?.specialUse === 'sent' || folder?.specialUse === 'drafts')}
         />
         <div className="mail-reader-pane">
           {current ? (
@@ -325,6 +326,8 @@ function ThreadList(props: {
   onSelect(t: Thread): void;
   listRef: React.RefObject<HTMLDivElement | null>;
   own: string;
+  /** Sent and Drafts show whom a message is to, as mail clients do. */
+  recipientsFirst: boolean;
 }) {
   const { threads } = props;
   const virtualizer = useVirtualizer({ count: threads.length, getScrollElement: () => props.listRef.current, estimateSize: () => ROW_HEIGHT, overscan: 10 });
@@ -361,7 +364,7 @@ function ThreadList(props: {
               const t = threads[v.index];
               const m = t.latest;
               const fromMe = m.from?.email.toLowerCase() === props.own;
-              const who = fromMe && m.to.length ? `To: ${shortPerson(m.to[0])}` : shortPerson(m.from);
+              const who = props.recipientsFirst && fromMe && m.to.length ? `To: ${shortPerson(m.to[0])}` : shortPerson(m.from);
               const selected = t.id === props.selectedThread;
               return (
                 <div
