@@ -3,25 +3,14 @@
  * a strict Content-Security-Policy (also as a response header), no navigation away from the
  * app, no new windows, no <webview>, every permission request denied.
  */
+import { RENDERER_CSP } from '../csp';
 import { app, session, type Session, type WebContents } from 'electron';
 
 export const APP_SCHEME = 'app';
 export const APP_HOST = 'tributary';
 export const APP_ORIGIN = `${APP_SCHEME}://${APP_HOST}`;
 
-/** Only our own bundle; no inline script, no eval, no remote anything. */
-export const RENDERER_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data: blob:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+export { RENDERER_CSP };
 
 /** electron-vite's dev server (HMR needs inline styles and its WebSocket); never when packaged. */
 export function devRendererUrl(): string | undefined {
@@ -32,10 +21,7 @@ export function cspFor(url: string): string {
   const dev = devRendererUrl();
   if (dev && url.startsWith(dev)) {
     const origin = new URL(dev);
-    return RENDERER_CSP.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'").replace(
-      "connect-src 'self'",
-      `connect-src 'self' ws://${origin.host}`,
-    );
+    return RENDERER_CSP.replace("connect-src 'self'", `connect-src 'self' ws://${origin.host}`);
   }
   return RENDERER_CSP;
 }

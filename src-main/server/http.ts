@@ -11,6 +11,7 @@ import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { App } from '../app';
+import { RENDERER_CSP } from '../csp';
 import { WsClientMessage, type WsServerMessage } from '../contract';
 import { ServiceError, toServiceError } from '../errors';
 import { createHandlers, dispatch, type Platform } from '../services/handlers';
@@ -37,19 +38,8 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
-/** Content-Security-Policy of the web UI: our own scripts only, no remote loads, no framing. */
-export const UI_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data: blob:",
-  "font-src 'self' data:",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+/** Content-Security-Policy of the web UI: the renderer's, as in the desktop window. */
+export const UI_CSP = RENDERER_CSP;
 
 /** JSON error body of every local endpoint (the REST API's documented shape). */
 export function sendError(reply: FastifyReply, e: unknown): FastifyReply {

@@ -6,7 +6,7 @@
  * change) and the server receives NO request. The same raw HTML without our sanitizing pass, in
  * a frame with the same sandbox and CSP meta, is just as inert (the sandbox and CSP are the
  * guard, the sanitizer only a second line). After "Show images" the remote image request
- * arrives — where the window's own CSP lets a frame load remote images at all (docs/ui.md,
+ * arrives (the window's own CSP admits http(s) images for this; docs/ui.md,
  * "Message HTML"); "Always from this sender" survives a reload.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -220,25 +220,15 @@ describe('HTML safety of message rendering, in Chromium (issue 5, item 5: HTML s
   });
 
   it('"Show images" loads the remote image, and only images; "Always from this sender" is remembered (HTML safety: remote content)', async () => {
-    // What the window itself allows: a srcdoc frame inherits the window's CSP (docs/ui.md, "Message HTML").
-    const windowCsp = (await fetch(serve.url)).headers.get('content-security-policy') ?? '';
-    const imgSrc = /img-src([^;]*)/.exec(windowCsp)?.[1] ?? '';
-    const windowAllowsRemote = /\bhttp:/.test(imgSrc);
-
     await page.getByTestId('allow-remote').click();
     const frame = page.getByTestId('mail-frame');
     await expect.poll(() => frame.getAttribute('data-remote')).toBe('allowed');
     expect(await frame.getAttribute('sandbox')).toBe('');
     expect(await frame.getAttribute('srcdoc')).toContain(`${base}/pixel.png`);
-    if (windowAllowsRemote) {
-      await expect.poll(() => requests.includes('/pixel.png'), { timeout: 10_000 }).toBe(true);
-      await expect.poll(() => requests.includes('/css-url.png'), { timeout: 10_000 }).toBe(true);
-    } else {
-      // Today's window policy (UI_CSP img-src 'self' data: blob:) still refuses the load; the
-      // refusal is reported by the frame. The lead's UI_CSP change turns on the branch above.
-      await expect.poll(() => consoleMessages.some((m) => m.url === 'about:srcdoc' && /img-src/.test(m.text) && m.text.includes(`${base}/pixel.png`)), { timeout: 10_000 }).toBe(true);
-      expect(requests).toEqual([]);
-    }
+    // The frame inherits the window's CSP (src-main/csp.ts), which admits http(s) images: once
+    // allowed, the image and the CSS url() image are fetched.
+    await expect.poll(() => requests.includes('/pixel.png'), { timeout: 10_000 }).toBe(true);
+    await expect.poll(() => requests.includes('/css-url.png'), { timeout: 10_000 }).toBe(true);
     // Never scripts, style sheets, frames, objects or navigations, even when images are allowed.
     expect(requests.filter((r) => !r.endsWith('.png'))).toEqual([]);
     expect(dialogs).toEqual([]);

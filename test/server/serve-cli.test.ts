@@ -19,13 +19,14 @@ beforeAll(() => {
 }, 180_000);
 
 afterEach(() => {
-  child?.kill('SIGKILL');
+  // The whole process group: `npm start` runs serve as its own child.
+  if (child?.pid && child.exitCode === null) process.kill(-child.pid, 'SIGKILL');
   child = undefined;
 });
 
 /** Starts a command and resolves with everything it printed up to the URL line. */
 function launch(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ url: string; output: string }> {
-  child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   return new Promise((resolve, reject) => {
     let output = '';
     const onData = (d: Buffer) => {
