@@ -6,65 +6,22 @@
  * error shown), see its delivery attempts, delete it; the track-activity setting. Screenshot in
  * test-results/e2e-activity.png.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { chromium, type Browser, type Page } from 'playwright-core';
+
+import { type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../servers/util';
+import { RESULTS, ensureBuilt, launchChromium, startServe, stopChild } from './harness';
 
-const ROOT = join(import.meta.dirname, '../..');
-const RESULTS = join(ROOT, 'test-results');
-const CHROMIUM = '/usr/bin/chromium';
-// notes/test-servers.md §10
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
 
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs);
-  }
-  return newest;
-}
 
-function ensureBuilt(): void {
-  const html = join(ROOT, 'out/renderer/index.html');
-  const serve = join(ROOT, 'out/main/serve.js');
-  const sources = Math.max(newestMtime(join(ROOT, 'src-renderer')), newestMtime(join(ROOT, 'src-main')));
-  const stale = !existsSync(html) || !existsSync(serve) || Math.min(statSync(html).mtimeMs, statSync(serve).mtimeMs) < sources;
-  if (!stale) return;
-  const r = spawnSync(join(ROOT, 'node_modules/.bin/electron-vite'), ['build'], { cwd: ROOT, env: { ...process.env, ELECTRON_SKIP_BINARY_DOWNLOAD: '1' }, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`electron-vite build failed:\n${r.stdout}\n${r.stderr}`);
-}
 
-function startServe(dataDir: string, localFolder: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [join(ROOT, 'out/main/serve.js'), '--port', '0', '--data-dir', dataDir, '--local-folder', localFolder], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve printed no URL within 20 s. stderr:\n${stderr}`)), 20_000);
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}. stderr:\n${stderr}`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const m = /Tributary is running at (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/.exec(line);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1] });
-      }
-    });
-  });
-}
 
-const stopChild = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
 
 describe('E2E activity dashboard in Chromium against headless mode (issue 6, item 5)', () => {
   let scratch: string;
@@ -79,7 +36,6 @@ describe('E2E activity dashboard in Chromium against headless mode (issue 6, ite
   const pageErrors: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium).`);
     ensureBuilt();
     mkdirSync(RESULTS, { recursive: true });
     // A webhook receiver: /good answers the application id (spec 3 webhook test), /bad does not.
@@ -97,7 +53,7 @@ describe('E2E activity dashboard in Chromium against headless mode (issue 6, ite
     scratch = mkdtempSync(join(tmpdir(), 'tributary-e2e-activity-'));
     localFolder = join(scratch, 'home');
     serve = await startServe(join(scratch, 'data'), localFolder);
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     page = await context.newPage();
     page.on('pageerror', (e) => pageErrors.push(e.message));

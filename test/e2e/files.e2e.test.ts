@@ -6,103 +6,25 @@
  * `drop` event carrying a DataTransfer); see it with its size; rename it; download it and
  * compare bytes; delete it; a screenshot is kept in test-results/.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { chromium, type Browser, type Page } from 'playwright-core';
+
+import { type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApache } from '../servers/apache';
+import { RESULTS, dropFile, ensureBuilt, formatBytes, launchChromium, startServe, stopChild } from './harness';
 
-const ROOT = join(import.meta.dirname, '../..');
-const RESULTS = join(ROOT, 'test-results');
-const CHROMIUM = '/usr/bin/chromium';
-// notes/test-servers.md §10
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
 
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs);
-  }
-  return newest;
-}
 
-/** Builds once when the bundle is missing or older than its sources (npm test builds first anyway). */
-function ensureBuilt(): void {
-  const html = join(ROOT, 'out/renderer/index.html');
-  const serve = join(ROOT, 'out/main/serve.js');
-  const sources = Math.max(newestMtime(join(ROOT, 'src-renderer')), newestMtime(join(ROOT, 'src-main')));
-  const stale = !existsSync(html) || !existsSync(serve) || Math.min(statSync(html).mtimeMs, statSync(serve).mtimeMs) < sources;
-  if (!stale) return;
-  const r = spawnSync(join(ROOT, 'node_modules/.bin/electron-vite'), ['build'], { cwd: ROOT, env: { ...process.env, ELECTRON_SKIP_BINARY_DOWNLOAD: '1' }, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`electron-vite build failed:\n${r.stdout}\n${r.stderr}`);
-}
 
-/** `serve` as the user runs it; resolves with the printed UI URL. */
-function startServe(dataDir: string, localFolder: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [join(ROOT, 'out/main/serve.js'), '--port', '0', '--data-dir', dataDir, '--local-folder', localFolder], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve printed no URL within 20 s. stderr:\n${stderr}`)), 20_000);
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}. stderr:\n${stderr}`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const m = /Tributary is running at (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/.exec(line);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1] });
-      }
-    });
-  });
-}
 
-const stopChild = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
 
-/** Same formatting rule as the UI (components/format.ts), for the size we expect to see. */
-function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const units = ['B', 'KB', 'MB', 'GB'];
-  let v = n;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  return `${v >= 100 ? v.toFixed(0) : v.toFixed(1)} ${units[u]}`;
-}
 
 const row = (page: Page, name: string) => page.locator(`[data-testid=file-row][data-name="${name}"]`);
 
-/** Drops a file onto an element the way the OS does: dragenter, dragover, drop, one DataTransfer. */
-async function dropFile(page: Page, selector: string, name: string, bytes: Buffer): Promise<void> {
-  const dataTransfer = await page.evaluateHandle(
-    ({ name, b64 }) => {
-      // Runs in the page (DOM types are not in the node test project's lib).
-      const DT = (globalThis as unknown as { DataTransfer: new () => { items: { add(file: File): void } } }).DataTransfer;
-      const dt = new DT();
-      const bin = atob(b64);
-      const data = new Uint8Array(bin.length);
-      for (let i = 0; i < bin.length; i++) data[i] = bin.charCodeAt(i);
-      dt.items.add(new File([data], name, { type: 'application/octet-stream' }));
-      return dt;
-    },
-    { name, b64: bytes.toString('base64') },
-  );
-  for (const type of ['dragenter', 'dragover', 'drop']) await page.dispatchEvent(selector, type, { dataTransfer });
-  await dataTransfer.dispose();
-}
 
 /** Create a folder, drop a file into it, check its size, rename, download and compare, delete. */
 async function fileRoundTrip(page: Page, label: string, onDisk?: (folder: string, name: string) => string): Promise<void> {
@@ -160,13 +82,12 @@ describe('E2E file browser in Chromium against headless mode (issue 2, Tests: en
   const pageErrors: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium).`);
     ensureBuilt();
     mkdirSync(RESULTS, { recursive: true });
     scratch = mkdtempSync(join(tmpdir(), 'tributary-e2e-'));
     localFolder = join(scratch, 'home');
     serve = await startServe(join(scratch, 'data'), localFolder);
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 800 } });
     page = await context.newPage();
     page.on('pageerror', (e) => pageErrors.push(e.message));

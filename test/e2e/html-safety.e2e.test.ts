@@ -9,68 +9,25 @@
  * arrives (the window's own CSP admits http(s) images for this; docs/ui.md,
  * "Message HTML"); "Always from this sender" survives a reload.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+
 import MailComposer from 'nodemailer/lib/mail-composer';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDovecot, type DovecotServer } from '../servers/dovecot';
 import { startSmtpRelay, type SmtpRelay } from '../servers/smtp-relay';
 import { freePort } from '../servers/util';
+import { RESULTS, ensureBuilt, launchChromium, startServe, stopChild } from './harness';
 
-const ROOT = join(import.meta.dirname, '../..');
-const RESULTS = join(ROOT, 'test-results');
-const CHROMIUM = '/usr/bin/chromium';
-// notes/test-servers.md §10
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
 const BLOCKED_CSP = "default-src 'none'; img-src data: cid:; style-src 'unsafe-inline'";
 
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs);
-  }
-  return newest;
-}
 
-function ensureBuilt(): void {
-  const html = join(ROOT, 'out/renderer/index.html');
-  const serve = join(ROOT, 'out/main/serve.js');
-  const sources = Math.max(newestMtime(join(ROOT, 'src-renderer')), newestMtime(join(ROOT, 'src-main')));
-  const stale = !existsSync(html) || !existsSync(serve) || Math.min(statSync(html).mtimeMs, statSync(serve).mtimeMs) < sources;
-  if (!stale) return;
-  const r = spawnSync(join(ROOT, 'node_modules/.bin/electron-vite'), ['build'], { cwd: ROOT, env: { ...process.env, ELECTRON_SKIP_BINARY_DOWNLOAD: '1' }, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`electron-vite build failed:\n${r.stdout}\n${r.stderr}`);
-}
 
-function startServe(dataDir: string, localFolder: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [join(ROOT, 'out/main/serve.js'), '--port', '0', '--data-dir', dataDir, '--local-folder', localFolder], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve printed no URL within 20 s. stderr:\n${stderr}`)), 20_000);
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}. stderr:\n${stderr}`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const m = /Tributary is running at (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/.exec(line);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1] });
-      }
-    });
-  });
-}
 
-const stopChild = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
 
 const PNG_1X1 = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 
@@ -110,7 +67,6 @@ describe('HTML safety of message rendering, in Chromium (issue 5, item 5: HTML s
   const subject = 'Totally harmless newsletter';
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium).`);
     ensureBuilt();
     mkdirSync(RESULTS, { recursive: true });
     // The "remote" server: it records every request a message manages to make.
@@ -128,7 +84,7 @@ describe('HTML safety of message rendering, in Chromium (issue 5, item 5: HTML s
     await dovecot.deliver(raw, ['alice'], 'news@evil.test');
     scratch = mkdtempSync(join(tmpdir(), 'tributary-e2e-html-'));
     serve = await startServe(join(scratch, 'data'), join(scratch, 'home'));
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     page = await context.newPage();
     page.on('console', (m) => consoleMessages.push({ text: m.text(), url: m.location().url }));

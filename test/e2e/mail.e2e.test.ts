@@ -6,84 +6,24 @@
  * → the list refetches) without a reload. An SMTP failure shows a clear error in the compose
  * window. Screenshots go to test-results/e2e-mail-*.png.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+
 import MailComposer from 'nodemailer/lib/mail-composer';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDovecot, type DovecotServer } from '../servers/dovecot';
 import { startSmtpRelay, type SmtpRelay } from '../servers/smtp-relay';
+import { RESULTS, dropFile, ensureBuilt, launchChromium, startServe, stopChild } from './harness';
 
-const ROOT = join(import.meta.dirname, '../..');
-const RESULTS = join(ROOT, 'test-results');
-const CHROMIUM = '/usr/bin/chromium';
-// notes/test-servers.md §10
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
 
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs);
-  }
-  return newest;
-}
 
-function ensureBuilt(): void {
-  const html = join(ROOT, 'out/renderer/index.html');
-  const serve = join(ROOT, 'out/main/serve.js');
-  const sources = Math.max(newestMtime(join(ROOT, 'src-renderer')), newestMtime(join(ROOT, 'src-main')));
-  const stale = !existsSync(html) || !existsSync(serve) || Math.min(statSync(html).mtimeMs, statSync(serve).mtimeMs) < sources;
-  if (!stale) return;
-  const r = spawnSync(join(ROOT, 'node_modules/.bin/electron-vite'), ['build'], { cwd: ROOT, env: { ...process.env, ELECTRON_SKIP_BINARY_DOWNLOAD: '1' }, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`electron-vite build failed:\n${r.stdout}\n${r.stderr}`);
-}
 
-function startServe(dataDir: string, localFolder: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [join(ROOT, 'out/main/serve.js'), '--port', '0', '--data-dir', dataDir, '--local-folder', localFolder], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve printed no URL within 20 s. stderr:\n${stderr}`)), 20_000);
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}. stderr:\n${stderr}`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const m = /Tributary is running at (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/.exec(line);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1] });
-      }
-    });
-  });
-}
 
-const stopChild = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
 
-/** Drops a file onto an element the way the OS does: dragenter, dragover, drop, one DataTransfer. */
-async function dropFile(page: Page, selector: string, name: string, bytes: Buffer): Promise<void> {
-  const dataTransfer = await page.evaluateHandle(
-    ({ name, b64 }) => {
-      const DT = (globalThis as unknown as { DataTransfer: new () => { items: { add(file: File): void } } }).DataTransfer;
-      const dt = new DT();
-      const bin = atob(b64);
-      const data = new Uint8Array(bin.length);
-      for (let i = 0; i < bin.length; i++) data[i] = bin.charCodeAt(i);
-      dt.items.add(new File([data], name, { type: 'application/octet-stream' }));
-      return dt;
-    },
-    { name, b64: bytes.toString('base64') },
-  );
-  for (const type of ['dragenter', 'dragover', 'drop']) await page.dispatchEvent(selector, type, { dataTransfer });
-  await dataTransfer.dispose();
-}
 
 /** Toasts sit at the bottom centre; clear them so screenshots show the window underneath. */
 async function dismissToasts(page: Page): Promise<void> {
@@ -105,7 +45,6 @@ describe('E2E mailbox in Chromium against headless mode (issue 5, item 5: Mailbo
   const subject = `Quarterly numbers ${randomBytes(3).toString('hex')}`;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium).`);
     ensureBuilt();
     mkdirSync(RESULTS, { recursive: true });
     dovecot = await startDovecot();
@@ -129,7 +68,7 @@ describe('E2E mailbox in Chromium against headless mode (issue 5, item 5: Mailbo
     for (const p of [dovecot.maildir('alice'), bulk, ...['cur', 'new', 'tmp'].map((s) => join(bulk, s)), ...readdirSync(join(bulk, 'new')).map((f) => join(bulk, 'new', f))]) chownSync(p, 65534, 65534);
     scratch = mkdtempSync(join(tmpdir(), 'tributary-e2e-mail-'));
     serve = await startServe(join(scratch, 'data'), join(scratch, 'home'));
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 800 } });
     page = await context.newPage();
     page.on('pageerror', (e) => pageErrors.push(e.message));
