@@ -1,0 +1,143 @@
+/**
+ * Issue 4 ("Big files"), end to end in Chromium against headless mode: connect an S3 bucket
+ * (s3rver) through the form, drop a 60 MB file onto a folder of it, watch the transfers panel
+ * show progress, and see the file appear with its size; the object in the bucket is
+ * byte-identical. The browser's upload is throttled (Chromium network emulation) so progress
+ * is observable rather than over in an instant.
+ */
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startS3rver, type S3Server } from '../servers/s3';
+import { RESULTS, ensureBuilt, formatBytes, launchChromium, startServe, stopChild } from './harness';
+
+const SIZE = 60 * 1024 * 1024;
+
+/** The file's bytes, made the same way here and in the page: a xorshift32 stream. */
+function pattern(size: number): Buffer {
+  const out = Buffer.alloc(size);
+  let x = 2463534242;
+  for (let i = 0; i < size; i += 4) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    out.writeUInt32LE(x >>> 0, i);
+  }
+  return out;
+}
+
+let s3: S3Server;
+let serve: { child: ChildProcess; url: string };
+let browser: Browser;
+let page: Page;
+const dirs: string[] = [];
+
+beforeAll(async () => {
+  ensureBuilt();
+  s3 = await startS3rver('e2e-transfers');
+  const dataDir = mkdtempSync(join(tmpdir(), 'tributary-e2e-transfers-'));
+  const local = mkdtempSync(join(tmpdir(), 'tributary-e2e-transfers-local-'));
+  dirs.push(dataDir, local);
+  serve = await startServe(dataDir, local);
+  browser = await launchChromium();
+  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  await page.goto(serve.url);
+  await page.getByTestId('file-list').waitFor();
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  if (serve) await stopChild(serve.child);
+  await s3?.stop();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+describe('a big file into S3 from the browser (issue 4)', () => {
+  it('connects the bucket through the form, uploads 60 MB with visible progress, and the object is byte-identical', async () => {
+    // spec 1, Import an account (s3): the generated form, with "Test connection" first.
+    await page.getByTestId('connect-account').click();
+    await page.getByTestId('connector-s3').click();
+    const form = page.getByTestId('connect-dialog');
+    await form.getByTestId('field-accessKeyId').fill(s3.accessKeyId);
+    await form.getByTestId('field-secretAccessKey').fill(s3.secretAccessKey);
+    await form.getByTestId('field-endpoint').fill(s3.endpoint);
+    await form.getByTestId('field-region').fill(s3.region);
+    await form.getByTestId('field-bucket').fill(s3.bucket);
+    await form.getByTestId('field-pathStyle').check();
+    await form.getByTestId('field-account-name').fill('Bucket');
+    await form.getByTestId('test-connection').click();
+    await expect.poll(() => form.getByTestId('connect-status').innerText()).toBe('Connection works.');
+    await form.getByTestId('connect-submit').click();
+    await expect.poll(() => page.getByTestId('breadcrumbs').innerText()).toContain('Bucket');
+
+    // A folder (a prefix with a marker object) to drop into.
+    await page.getByTestId('new-folder').click();
+    await page.getByTestId('prompt-input').fill('Videos');
+    await page.getByTestId('prompt-ok').click();
+    await page.locator('[data-testid=file-row][data-name="Videos"]').dblclick();
+    await page.getByTestId('list-empty').waitFor();
+
+    // Record every progress value the transfers panel shows for the file.
+    await page.getByTestId('transfers-toggle').click();
+    await page.evaluate(() => {
+      const seen: number[] = [];
+      (window as unknown as { progressSeen: number[] }).progressSeen = seen;
+      new MutationObserver(() => {
+        const bar = document.querySelector('[data-testid=transfer-row][data-name="big.bin"] [role=progressbar]');
+        const v = bar?.getAttribute('aria-valuenow');
+        if (v !== null && v !== undefined && seen.at(-1) !== Number(v)) seen.push(Number(v));
+      }).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ['aria-valuenow'] });
+    });
+
+    // Throttle the browser's upload to ~20 MB/s so the transfer lasts a few seconds.
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Network.enable');
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 20 * 1024 * 1024 });
+
+    // Drop it the way the OS does, the bytes made inside the page.
+    const dataTransfer = await page.evaluateHandle((size) => {
+      const data = new Uint8Array(size);
+      const words = new Uint32Array(data.buffer);
+      let x = 2463534242;
+      for (let i = 0; i < words.length; i++) {
+        x ^= x << 13;
+        x ^= x >>> 17;
+        x ^= x << 5;
+        words[i] = x >>> 0;
+      }
+      const dt = new DataTransfer();
+      dt.items.add(new File([data], 'big.bin', { type: 'application/octet-stream' }));
+      return dt;
+    }, SIZE);
+    for (const type of ['dragenter', 'dragover', 'drop']) await page.dispatchEvent('[data-testid=file-list]', type, { dataTransfer });
+    await dataTransfer.dispose();
+
+    const row = page.locator('[data-testid=transfer-row][data-name="big.bin"]');
+    await expect.poll(() => row.getAttribute('data-state'), { timeout: 120_000 }).toBe('done');
+    const seen = await page.evaluate(() => (window as unknown as { progressSeen: number[] }).progressSeen);
+    expect(seen.some((v) => v > 0 && v < 100), `progress values seen: ${seen.join(', ')}`).toBe(true);
+    expect(seen.at(-1)).toBe(100);
+
+    // The file is listed with its size.
+    const listed = page.locator('[data-testid=file-row][data-name="big.bin"]');
+    await expect.poll(() => listed.count()).toBe(1);
+    expect(await listed.innerText()).toContain(formatBytes(SIZE));
+    await page.screenshot({ path: join(RESULTS, 'e2e-transfers-s3.png') });
+
+    // And the object in the bucket is the very bytes dropped.
+    const client = new S3Client({ endpoint: s3.endpoint, region: s3.region, forcePathStyle: true, credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } });
+    try {
+      const object = await client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: 'Videos/big.bin' }));
+      const hash = createHash('sha256');
+      for await (const chunk of object.Body as AsyncIterable<Buffer>) hash.update(chunk);
+      expect(hash.digest('hex')).toBe(createHash('sha256').update(pattern(SIZE)).digest('hex'));
+    } finally {
+      client.destroy();
+    }
+  });
+});
