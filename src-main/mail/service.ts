@@ -866,7 +866,9 @@ export class MailService {
     if (existing) throw new ServiceError('naming_conflict', `A folder named "${name}" already exists.`, { conflictingResourceId: this.folderId(account, existing.path) });
     const created = await sync.command((c) => c.mailboxCreate(name)).catch(refusedName);
     await sync.syncFolders();
-    const path = created.path ?? name;
+    // imapflow answers undefined when its socket died under the command: then the listing
+    // below tells whether the folder exists, and getFolder says not_found if it does not.
+    const path = created?.path ?? name;
     await sync.syncFolder(path);
     return this.getFolder(account, this.folderId(account, path));
   }

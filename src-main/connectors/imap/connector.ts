@@ -46,7 +46,7 @@ export function mailError(e: unknown, what: string): ServiceError {
     return new ServiceError('upstream_auth_failed', `${what}: authentication failed (${detail}).`, {}, { cause: e });
   }
   if (err.mailboxMissing) return new ServiceError('not_found', `${what}: the mailbox does not exist.`, {}, { cause: e });
-  if (['ECONNREFUSED', 'ECONNECTION', 'ETIMEDOUT', 'ENOTFOUND', 'ECONNRESET', 'EConnectionClosed', 'ESOCKET', 'NoConnection'].includes(err.code ?? '')) {
+  if (['ECONNREFUSED', 'ECONNECTION', 'ETIMEDOUT', 'ENOTFOUND', 'ECONNRESET', 'EConnectionClosed', 'ESOCKET', 'NoConnection', 'StateLogout'].includes(err.code ?? '')) {
     return new ServiceError('service_not_available', `${what}: ${detail}`, { retryAfter: 30 }, { cause: e });
   }
   return new ServiceError('upstream_error', `${what}: ${detail}`, {}, { cause: e });
@@ -112,13 +112,14 @@ export class ImapConnector implements MailConnector {
         return await fn(client);
       } catch (e) {
         const err = e as { code?: string; rejectedFrom?: string };
-        const lost = err.code === 'NoConnection' || err.code === 'EConnectionClosed' || !client.usable;
+        // StateLogout: the server logged us out (a kick, BYE) before imapflow noticed.
+        const lost = ['NoConnection', 'EConnectionClosed', 'StateLogout'].includes(err.code ?? '') || !client.usable;
         if (lost) {
           // The server dropped us (BYE, reset): the next operation gets a fresh connection.
           if (this.shared) void this.shared.then((c) => c === client && c.close()).catch(() => {});
           this.shared = null;
           // Retried once only when the command never reached the server, so nothing runs twice.
-          const unsent = err.code === 'NoConnection' || /^(exec|write)/.test(err.rejectedFrom ?? '');
+          const unsent = err.code === 'NoConnection' || err.code === 'StateLogout' || /^(exec|write)/.test(err.rejectedFrom ?? '');
           if (retry && unsent && !this.closed) return attempt(false);
         }
         throw mailError(e, `IMAP ${this.o.host}`);

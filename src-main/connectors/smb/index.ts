@@ -8,6 +8,7 @@
  * Uploads go to a hidden temporary name and are renamed over the final name (`rename -f`, an
  * atomic replace on the server) once every byte is in.
  */
+import { connect } from 'node:net';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -134,10 +135,27 @@ export class SmbConnector implements StorageConnector {
   }
 
   /** Runs commands and throws the first NT_STATUS failure they reported, mapped. */
+  /**
+   * smbclient reports a server that died mid-transfer with whatever status the broken exchange
+   * left (NT_STATUS_INVALID_PARAMETER, say): a failure that is not specific is checked against
+   * whether the server still answers at all, so "gone" reads as service_not_available.
+   */
+  private async settle(err: ServiceError, what: string): Promise<ServiceError> {
+    if (err.code !== 'upstream_error') return err;
+    const alive = await new Promise<boolean>((resolve) => {
+      const socket = connect({ host: this.o.host, port: this.o.port, timeout: 2000 });
+      const done = (ok: boolean) => (socket.destroy(), resolve(ok));
+      socket.once('connect', () => done(true));
+      socket.once('error', () => done(false));
+      socket.once('timeout', () => done(false));
+    });
+    return alive ? err : unavailable(what, err.message);
+  }
+
   private async must(lines: string[], what: string): Promise<string> {
     const r = await this.commands(lines);
     const err = statusError(r.output, what);
-    if (err) throw err;
+    if (err) throw await this.settle(err, what);
     if (r.code !== 0 && r.code !== null) throw new ServiceError('upstream_error', `${what}: smbclient exited with ${r.code}: ${r.output.trim().slice(-300)}`);
     return r.output;
   }
@@ -293,7 +311,7 @@ export class SmbConnector implements StorageConnector {
       const err = statusError(r.output, `Writing "${path}"`);
       if (err) {
         await this.commands([`del ${q(temp)}`]).catch(() => {});
-        throw err;
+        throw await this.settle(err, `Writing "${path}"`);
       }
       return await this.entryIn(r.output, path);
     } finally {
@@ -333,7 +351,7 @@ export class SmbConnector implements StorageConnector {
               // dropped server); a silent death of smbclient means the server went away.
               if (bodyError) return reject(bodyError);
               const err = statusError(log, `Writing "${path}"`);
-              if (err) return reject(err);
+              if (err) return void this.settle(err, `Writing "${path}"`).then(reject);
               if (code !== 0 || signal) return reject(unavailable(`Writing "${path}"`, `smbclient stopped (${signal ?? `exit ${code}`}) ${log.trim().slice(-200)}`.trim()));
               resolve();
             });
