@@ -4,7 +4,8 @@
  *
  * Local paths of dropped or picked files: Electron no longer puts `path` on File objects and the
  * renderer cannot read it. Rather than exposing a third member, `invoke` resolves them: any
- * File object found in the input of `files.uploadPaths` (in `paths`) is replaced by its path
+ * File object found in the input of `files.uploadPaths` (in `paths`) or `files.uploadPath` (in
+ * `path`) is replaced by its path
  * from `webUtils.getPathForFile` before the call crosses to the main process. The renderer
  * never sees the path; a File without one (e.g. built in script) fails with a clear error, and
  * plain path strings are refused.
@@ -19,20 +20,24 @@ function resolveFiles(procedure: string, input: unknown): unknown {
   if (procedure === 'files.download' && input && typeof input === 'object' && 'to' in input) {
     throw new Error('The page cannot choose where a download is saved.');
   }
+  if (procedure === 'files.uploadPath') {
+    const body = (input ?? {}) as { path?: unknown };
+    return { ...body, path: pathOf(body.path, procedure) };
+  }
   if (procedure !== 'files.uploadPaths') return input;
   const body = (input ?? {}) as { paths?: unknown };
   if (!Array.isArray(body.paths)) throw new Error('files.uploadPaths takes the dropped or picked File objects.');
   // File objects only: they exist only after the user dropped or picked them. A path string
   // from the page is refused, so a compromised page cannot make us upload ~/.ssh/id_rsa.
-  const paths = body.paths.map((p: unknown) => {
-    if (p instanceof File) {
-      const path = webUtils.getPathForFile(p);
-      if (!path) throw new Error(`"${p.name}" is not a file on this computer.`);
-      return path;
-    }
-    throw new Error('files.uploadPaths takes the dropped or picked File objects, not paths.');
-  });
-  return { ...body, paths };
+  return { ...body, paths: body.paths.map((p: unknown) => pathOf(p, procedure)) };
+}
+
+/** The local path of a File the user dropped or picked; anything else is refused. */
+function pathOf(file: unknown, procedure: string): string {
+  if (!(file instanceof File)) throw new Error(`${procedure} takes the dropped or picked File objects, not paths.`);
+  const path = webUtils.getPathForFile(file);
+  if (!path) throw new Error(`"${file.name}" is not a file on this computer.`);
+  return path;
 }
 
 const api = {

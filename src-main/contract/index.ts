@@ -139,6 +139,11 @@ export const procedures = {
     input: z.object({ account: accountId, parent: id, paths: z.array(z.string()).min(1), conflict: conflict.default('rename') }),
     output: z.object({ started: z.number().int() }),
   },
+  /**
+   * Electron only: upload one file the user dropped or picked and wait for it, answering the new
+   * file (compose attaches it by id: parent `ephemeral`). Progress shows as a transfer.
+   */
+  'files.uploadPath': { input: z.object({ account: accountId, parent: id, path: z.string().min(1), conflict: conflict.default('rename') }), output: Resource },
   /** Electron only: save a file to a local path chosen by the user (a save dialog when omitted). */
   'files.download': { input: z.object({ ...locate, to: z.string().optional() }), output: z.object({ path: z.string().nullable() }) },
   'apiKeys.list': { input: z.object({}), output: z.array(ApiKey) },

@@ -80,6 +80,23 @@ export function createHandlers(app: App, platform: Platform): Handlers {
       }
       return { started: files.length };
     },
+    'files.uploadPath': async ({ account, parent, path, conflict }) => {
+      if (platform.mode !== 'electron') throw new ServiceError('not_implemented', 'Uploading by local path is only available in the desktop app; the web UI uploads over HTTP.');
+      const info = await stat(path).catch(() => null);
+      if (!info?.isFile()) throw new ServiceError('invalid_parameters', `"${basename(path)}" is not a readable file.`);
+      const { transfer, signal } = transfers.start({ direction: 'upload', name: basename(path), account, target: parent, bytesTotal: info.size });
+      try {
+        const source = createReadStream(path, { signal });
+        const metered = source.pipe(transfers.meter(transfer.id));
+        source.once('error', (e) => metered.destroy(e));
+        const resource = await storage.upload(account, parent, basename(path), metered, { conflict, size: info.size });
+        transfers.finish(transfer.id);
+        return resource;
+      } catch (e) {
+        transfers.finish(transfer.id, e);
+        throw e;
+      }
+    },
     'files.download': async ({ account, id, to }) => {
       // Writing to a caller-chosen path is a desktop ability only: headless, anyone holding the
       // UI token could otherwise overwrite any file this process can write.

@@ -94,12 +94,16 @@ export function Compose(props: { account: Account; init: ComposeInit; onClose():
 
   const addFiles = (files: File[]) => {
     if (api.mode === 'ipc') {
-      // Electron uploads by path in the background (files.uploadPaths answers transfer ids, not
-      // the file ids mail.send needs): until the contract can return them, say so plainly.
-      setAttachments((list) => [
-        ...list,
-        ...files.map((f) => ({ key: `${f.name}-${Math.random().toString(36).slice(2)}`, name: f.name, size: f.size, state: 'failed' as const, loaded: 0, error: 'Attaching files is not available in the desktop app yet; use the browser UI.' })),
-      ]);
+      // Desktop: the main process reads the dropped or picked file by its path (the preload maps
+      // each File to it) and answers the new ephemeral file; progress shows in Transfers.
+      for (const file of files) {
+        const key = `${file.name}-${Math.random().toString(36).slice(2)}`;
+        setAttachments((list) => [...list, { key, name: file.name, size: file.size, state: 'uploading', loaded: 0 }]);
+        api.call('files.uploadPath', { account: props.account.id, parent: 'ephemeral', path: file as unknown as string, conflict: 'rename' }).then(
+          (r) => setAttachments((list) => list.map((a) => (a.key === key ? { ...a, state: 'ready', loaded: a.size, ref: { account: r.account, id: r.id } } : a))),
+          (e) => setAttachments((list) => list.map((a) => (a.key === key ? { ...a, state: 'failed', error: errorMessage(e) } : a))),
+        );
+      }
       return;
     }
     for (const file of files) {
