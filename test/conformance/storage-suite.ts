@@ -286,7 +286,7 @@ export function describeStorageConformance(name: string, setup: () => Promise<Co
     // spec 1, Files: Copy / Rename-move with `account` (cross-account, streamed)
     it('copies and moves across accounts', { timeout }, async (ctx) => {
       const others = env.otherAccountIds ?? [];
-      if (others.length === 0) return ctx.skip();
+      if (others.length === 0) return ctx.skip('no second account given for cross-account tests');
       for (const other of others) {
         const dir = await scratch();
         const there = await scratch(other);
@@ -316,7 +316,7 @@ export function describeStorageConformance(name: string, setup: () => Promise<Co
 
     // spec 1, Files: Delete (permanent=false goes to the trash when there is one)
     it('deletes to the trash', { timeout }, async (ctx) => {
-      if (!connector.features.trash) return ctx.skip();
+      if (!connector.features.trash) return ctx.skip('this backend has no trash (features.trash)');
       const dir = await scratch();
       const trashName = `trashed-${randomBytes(4).toString('hex')}.txt`;
       const file = await upload(dir.id, trashName, 'bye');
@@ -454,7 +454,7 @@ export function describeStorageConformance(name: string, setup: () => Promise<Co
 
     // Account: quota where the backend reports one
     it('reports quota when the backend has it', { timeout }, async (ctx) => {
-      if (!connector.features.quota) return ctx.skip();
+      if (!connector.features.quota) return ctx.skip('this backend reports no quota (features.quota)');
       const q = await app.accounts.quota(acc);
       expect(q).not.toBeNull();
       expect(q!.used === null || q!.used >= 0).toBe(true);
