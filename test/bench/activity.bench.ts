@@ -2,16 +2,18 @@
  * Activity bench (issue 6): change-to-log latency, ingest rate, and one poll over a big tree.
  *   node scripts/run-ts.mjs test/bench/activity.bench.ts
  * Sizes: ACT_LAT_N (latency samples, 100), ACT_INGEST_N (100000), ACT_TREE_FILES (50000),
- * ACT_TREE_FOLDERS (500). Backends: local (chokidar watch), local and S3 (polling walker);
- * WebDAV runs once a WebDAV connector and test/servers/apache.ts exist (`ACT_WEBDAV=1`).
+ * ACT_TREE_FOLDERS (500). Backends: local (chokidar watch), local, S3 and WebDAV (polling
+ * walker).
  */
-import { mkdirSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { createApp } from '../../src-main/app';
+import { request } from 'undici';
+import { createApp, type App } from '../../src-main/app';
 import type { ActivityChange } from '../../src-main/activity/types';
 import { scratchDir } from '../servers/util';
 import { startS3rver } from '../servers/s3';
+import { startApache, type ApacheServer } from '../servers/apache';
 
 const env = (k: string, d: number) => (process.env[k] ? Number(process.env[k]) : d);
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
@@ -124,35 +126,70 @@ async function ingest(n: number) {
   await h.close();
 }
 
-async function bigTreePoll(files: number, folders: number) {
-  const folder = scratchDir('bench-activity-tree');
+/**
+ * One poll over a tree of `files` files with 10 changes, on a backend whose storage is the
+ * folder `root` on this disk (the tree is made there directly, not through the protocol).
+ */
+async function bigTreePoll(label: string, root: string, connect: (app: App) => Promise<number>, files: number, folders: number) {
   const t0 = performance.now();
   for (let d = 0; d < folders; d++) {
-    mkdirSync(join(folder, `d${d}`));
-    for (let f = 0; f < files / folders; f++) writeFileSync(join(folder, `d${d}`, `f${f}.txt`), 'x');
+    mkdirSync(join(root, `d${d}`));
+    for (let f = 0; f < files / folders; f++) writeFileSync(join(root, `d${d}`, `f${f}.txt`), 'x');
   }
   console.log(`tree: ${files} files in ${folders} folders created in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   const h = await harness({ pollIntervalMs: 3600_000, forcePolling: true });
   try {
-    const acc = await h.app.accounts.connect({ service: 'local', options: { path: folder } });
-    const sub = await h.activity.subscriptions.create(acc.id, {});
+    const acc = await connect(h.app);
+    const sub = await h.activity.subscriptions.create(acc, {});
     let t = performance.now();
     await h.activity.followers.pollNow(sub.id);
-    console.log(`local poll, baseline walk of ${files} files: ${((performance.now() - t) / 1000).toFixed(2)} s`);
+    console.log(`${label} poll, baseline walk of ${files} files: ${((performance.now() - t) / 1000).toFixed(2)} s`);
     for (let i = 0; i < 10; i++) {
-      if (i < 5) appendFileSync(join(folder, `d${i * 37}`, 'f1.txt'), 'changed');
-      else writeFileSync(join(folder, `d${i * 37}`, `new-${i}.txt`), 'new');
+      if (i < 5) writeFileSync(join(root, `d${(i * 37) % folders}`, 'f1.txt'), 'changed content');
+      else writeFileSync(join(root, `d${(i * 37) % folders}`, `new-${i}.txt`), 'new');
     }
     t = performance.now();
     await h.activity.followers.pollNow(sub.id);
     const took = performance.now() - t;
-    const got = h.activity.log.list(acc.id, sub.id, {}).records.length;
-    console.log(`local poll over ${files} files with 10 changes: ${(took / 1000).toFixed(2)} s, ${got} activities recorded`);
+    const got = h.activity.log.list(acc, sub.id, {}).records.length;
+    console.log(`${label} poll over ${files} files with 10 changes: ${(took / 1000).toFixed(2)} s, ${got} activities recorded`);
   } finally {
     await h.close();
-    rmSync(folder, { recursive: true, force: true });
   }
 }
+
+/** WebDAV (Apache): a PUT by another client → committed activity, polling every `intervalMs`. */
+async function webdavLatency(dav: ApacheServer, n: number, intervalMs: number) {
+  const h = await harness({ pollIntervalMs: intervalMs });
+  try {
+    const acc = await h.app.accounts.connect({ service: 'webdav', options: davOptions(dav) });
+    const sub = await h.activity.subscriptions.create(acc.id, {});
+    await h.activity.followers.pollNow(sub.id);
+    const auth = `Basic ${Buffer.from(`${dav.user}:${dav.password}`).toString('base64')}`;
+    const samples: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const name = `lat-${i}.txt`;
+      const seen = new Promise<void>((resolve) => {
+        const off = h.activity.log.onAppended(() => {
+          if (h.activity.log.list(acc.id, sub.id, { pageSize: 1000 }).records.some((r) => r.path === `/${name}`)) {
+            off();
+            resolve();
+          }
+        });
+      });
+      const t = performance.now();
+      const res = await request(`${dav.url}/${name}`, { method: 'PUT', body: 'x', headers: { authorization: auth } });
+      await res.body.dump();
+      await seen;
+      samples.push(performance.now() - t);
+    }
+    console.log(`WebDAV (Apache) poll every ${intervalMs} ms, PUT → log: n=${n}  median ${ms(pct(samples, 50))}  p99 ${ms(pct(samples, 99))}`);
+  } finally {
+    await h.close();
+  }
+}
+
+const davOptions = (dav: ApacheServer) => ({ protocol: 'http', host: dav.host, port: dav.port, path: '/', username: dav.user, password: dav.password });
 
 export async function main(): Promise<void> {
   const n = env('ACT_LAT_N', 100);
@@ -160,6 +197,16 @@ export async function main(): Promise<void> {
   await latency('local (polling walker, 1 s interval), file write → committed activity', { forcePolling: true, pollIntervalMs: 1000 }, Math.min(n, 30), 137);
   await s3Latency(Math.min(n, 20), 1000);
   await ingest(env('ACT_INGEST_N', 100_000));
-  await bigTreePoll(env('ACT_TREE_FILES', 50_000), env('ACT_TREE_FOLDERS', 500));
-  if (process.env.ACT_WEBDAV) console.log('WebDAV: no WebDAV connector / Apache harness in the repo yet; not measured.');
+  const files = env('ACT_TREE_FILES', 50_000);
+  const folders = env('ACT_TREE_FOLDERS', 500);
+  const local = scratchDir('bench-activity-tree');
+  await bigTreePoll('local', local, async (app) => (await app.accounts.connect({ service: 'local', options: { path: local } })).id, files, folders);
+  rmSync(local, { recursive: true, force: true });
+  const dav = await startApache();
+  try {
+    await webdavLatency(dav, Math.min(n, 20), 1000);
+    await bigTreePoll('WebDAV (Apache)', dav.root, async (app) => (await app.accounts.connect({ service: 'webdav', options: davOptions(dav) })).id, files, folders);
+  } finally {
+    await dav.stop();
+  }
 }

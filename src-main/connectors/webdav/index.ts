@@ -203,7 +203,9 @@ export class WebDavConnector implements StorageConnector {
       modified: r.lastModified ?? null,
       created: r.created ?? null,
       mimeType: folder ? undefined : r.contentType,
-      etag: r.etag,
+      // Apache marks the ETag of a file changed within the current second weak (W/"…") and the
+      // same tag strong a second later: that is no change, so the change tag drops the marker.
+      etag: r.etag?.replace(/^W\//, ''),
       raw: { href: r.href, etag: r.etag ?? null, contentType: r.contentType ?? null },
     };
   }
