@@ -188,6 +188,8 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
   const { port } = server.server.address() as AddressInfo;
   const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
   const url = `http://${shownHost}:${port}`;
+  // This server serves the REST API too: the UI shows its address (app.info).
+  platform.apiUrl ??= url;
   return {
     server,
     url,

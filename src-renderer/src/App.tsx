@@ -1,11 +1,12 @@
 /** The window: header, accounts sidebar, file browser, transfers panel, dialogs and toasts. */
-import { useEffect } from 'react';
+import { useEffect, useState } from 'react';
 import { useAccounts, useConnectors, useServerEvents } from './api/hooks';
-import { ActivityIcon, LogoIcon } from './components/Icons';
+import { ActivityIcon, LogoIcon, SettingsIcon } from './components/Icons';
 import { Toasts } from './components/Toasts';
 import { Sidebar } from './features/accounts/Sidebar';
 import { ConflictDialog } from './features/files/ConflictDialog';
 import { ActivityDashboard } from './features/activity/Dashboard';
+import { SettingsDialog } from './features/settings/SettingsDialog';
 import { FileBrowser } from './features/files/FileBrowser';
 import { Mailbox } from './features/mailbox/Mailbox';
 import { TransfersButton, TransfersPanel } from './features/transfers/TransfersPanel';
@@ -19,6 +20,7 @@ export function App() {
   const account = accounts.data?.find((a) => a.id === current) ?? null;
   const kindOf = (service: string) => connectors.data?.find((c) => c.id === service)?.kind;
   const view = useUi((s) => s.view);
+  const [settingsOpen, setSettingsOpen] = useState(false);
   const browsable = account && account.active && kindOf(account.service) === 'storage';
   const mailbox = account && account.active && kindOf(account.service) === 'mail';
 
@@ -62,8 +64,12 @@ export function App() {
             <ActivityIcon /> Activity
           </button>
           <TransfersButton />
+          <button type="button" className="btn btn-ghost" onClick={() => setSettingsOpen(true)} aria-label="Settings" data-testid="settings-open">
+            <SettingsIcon />
+          </button>
         </div>
       </header>
+      {settingsOpen && <SettingsDialog onClose={() => setSettingsOpen(false)} />}
       <div className="workspace">
         <Sidebar />
         <main className="content">

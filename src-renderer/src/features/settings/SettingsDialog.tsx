@@ -1,0 +1,155 @@
+/**
+ * Settings: the localhost REST API (its address, API keys: create, list, revoke — the same keys
+ * as `serve keys …`), whether `retrieve_tokens=true` may return credentials, and the public base
+ * URL of mail tracking links.
+ */
+import { useState } from 'react';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { errorMessage } from '../../api/client';
+import { useApi, useAppInfo } from '../../api/hooks';
+import { Dialog } from '../../components/Dialog';
+import { formatDate } from '../../components/format';
+import { toastError } from '../../stores/ui';
+
+const KEYS = ['settings', 'apiKeys'] as const;
+const SETTINGS = ['settings', 'values'] as const;
+
+export function SettingsDialog({ onClose }: { onClose(): void }) {
+  const api = useApi();
+  const qc = useQueryClient();
+  const info = useAppInfo();
+  const keys = useQuery({ queryKey: KEYS, queryFn: () => api.call('apiKeys.list', {}) });
+  const settings = useQuery({ queryKey: SETTINGS, queryFn: () => api.call('settings.get', {}) });
+  const [name, setName] = useState('');
+  const [created, setCreated] = useState<{ name: string; key: string } | null>(null);
+  const [trackingUrl, setTrackingUrl] = useState<string | null>(null);
+  // Shown at once when toggled; the saved value wins again once it is read back.
+  const [retrieveTokens, setRetrieveTokens] = useState<boolean | null>(null);
+
+  const run = async (fn: () => Promise<unknown>) => {
+    try {
+      await fn();
+    } catch (e) {
+      toastError('Settings', errorMessage(e));
+    }
+    await qc.invalidateQueries({ queryKey: ['settings'] });
+  };
+
+  return (
+    <Dialog title="Settings" onClose={onClose} testId="settings-dialog" wide>
+      <div className="dialog-body settings">
+        <h3 className="section-title">Local REST API</h3>
+        <p className="muted small">
+          Scripts and client libraries reach your accounts at <code data-testid="api-url">{info.data?.apiUrl ?? 'this address'}</code> with an API key
+          (<code>Authorization: APIKey …</code>). See the README for the routes.
+        </p>
+        <table className="settings-table" data-testid="api-keys">
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th>Key</th>
+              <th>Status</th>
+              <th>Last used</th>
+              <th aria-label="Actions" />
+            </tr>
+          </thead>
+          <tbody>
+            {(keys.data ?? []).map((k) => (
+              <tr key={k.id} data-testid="api-key-row" data-name={k.name} data-active={k.active}>
+                <td>{k.name}</td>
+                <td>
+                  <code>{k.prefix}…</code>
+                </td>
+                <td>{k.active ? 'Active' : 'Revoked'}</td>
+                <td>{k.lastUsed ? formatDate(k.lastUsed) : 'Never'}</td>
+                <td>
+                  {k.active && (
+                    <button type="button" className="btn btn-small btn-danger" onClick={() => void run(() => api.call('apiKeys.revoke', { id: k.id }))} data-testid="api-key-revoke">
+                      Revoke
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+            {keys.data?.length === 0 && (
+              <tr>
+                <td colSpan={5} className="muted">
+                  No API keys yet.
+                </td>
+              </tr>
+            )}
+          </tbody>
+        </table>
+        <form
+          className="settings-row"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void run(async () => {
+              const r = await api.call('apiKeys.create', { name: name.trim() });
+              setCreated({ name: r.apiKey.name, key: r.key });
+              setName('');
+            });
+          }}
+        >
+          <input className="input input-small" required maxLength={200} placeholder="Name, e.g. backup script" value={name} onChange={(e) => setName(e.target.value)} aria-label="New API key name" data-testid="api-key-name" />
+          <button type="submit" className="btn btn-small" data-testid="api-key-create">
+            Create API key
+          </button>
+        </form>
+        {created && (
+          <div className="settings-secret" role="status">
+            <label htmlFor="new-api-key">
+              The key “{created.name}”. Copy it now: it is shown only once.
+            </label>
+            <input id="new-api-key" className="input" readOnly value={created.key} onFocus={(e) => e.currentTarget.select()} data-testid="api-key-secret" />
+          </div>
+        )}
+
+        <h3 className="section-title">Credentials over the API</h3>
+        <label className="settings-check">
+          <input
+            type="checkbox"
+            checked={retrieveTokens ?? settings.data?.retrieveTokens ?? false}
+            disabled={!settings.data}
+            onChange={(e) => {
+              const value = e.target.checked;
+              setRetrieveTokens(value);
+              void run(() => api.call('settings.set', { retrieveTokens: value })).then(() => setRetrieveTokens(null));
+            }}
+            data-testid="setting-retrieve-tokens"
+          />
+          Allow <code>retrieve_tokens=true</code> to return account credentials (passwords, keys) to API clients
+        </label>
+
+        <h3 className="section-title">Mail tracking</h3>
+        <form
+          className="settings-row"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const value = (trackingUrl ?? settings.data?.trackingBaseUrl ?? '').trim();
+            void run(() => api.call('settings.set', { trackingBaseUrl: value || null }));
+          }}
+        >
+          <input
+            className="input input-small"
+            type="url"
+            placeholder="https://track.example.com"
+            value={trackingUrl ?? settings.data?.trackingBaseUrl ?? ''}
+            onChange={(e) => setTrackingUrl(e.target.value)}
+            aria-label="Public base URL of tracking links"
+            data-testid="setting-tracking-url"
+          />
+          <button type="submit" className="btn btn-small" data-testid="setting-tracking-save">
+            Save
+          </button>
+        </form>
+        <p className="muted small">Opens and clicks are recorded only when this address reaches Tributary's /t/ endpoints.</p>
+      </div>
+      <div className="dialog-actions">
+        <button type="button" className="btn btn-primary" onClick={onClose} data-autofocus data-testid="settings-close">
+          Done
+        </button>
+      </div>
+    </Dialog>
+  );
+}

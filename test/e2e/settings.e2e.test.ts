@@ -1,0 +1,70 @@
+/**
+ * Settings in Chromium against headless mode (issue 3: API keys "created, listed and revoked in
+ * Settings"): a key created in the dialog authenticates REST calls until it is revoked there;
+ * the retrieve_tokens switch gates `retrieve_tokens=true` (spec 1, Retrieve an account).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RESULTS, ensureBuilt, launchChromium, startServe, stopChild } from './harness';
+
+let serve: { child: ChildProcess; url: string };
+let browser: Browser;
+let page: Page;
+const dirs: string[] = [];
+
+beforeAll(async () => {
+  ensureBuilt();
+  const dataDir = mkdtempSync(join(tmpdir(), 'tributary-e2e-settings-'));
+  const local = mkdtempSync(join(tmpdir(), 'tributary-e2e-settings-local-'));
+  dirs.push(dataDir, local);
+  serve = await startServe(dataDir, local);
+  browser = await launchChromium();
+  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  await page.goto(serve.url);
+  await page.getByTestId('file-list').waitFor();
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  if (serve) await stopChild(serve.child);
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+describe('Settings (issue 3)', () => {
+  it('an API key created in Settings works over REST until it is revoked there; retrieve_tokens is switched there', async () => {
+    const origin = new URL(serve.url).origin;
+    const rest = (path: string, key: string) => fetch(`${origin}${path}`, { headers: { authorization: `APIKey ${key}` } });
+
+    await page.getByTestId('settings-open').click();
+    const dialog = page.getByTestId('settings-dialog');
+    await expect.poll(() => dialog.getByTestId('api-url').innerText()).toBe(origin);
+    await dialog.getByTestId('api-key-name').fill('e2e script');
+    await dialog.getByTestId('api-key-create').click();
+    const secret = await dialog.getByTestId('api-key-secret').inputValue();
+    expect(secret).toMatch(/^trb_[\w-]{20,}$/);
+    const row = dialog.locator('[data-testid=api-key-row][data-name="e2e script"]');
+    await expect.poll(() => row.getAttribute('data-active')).toBe('true');
+    expect(await row.innerText()).toContain(secret.slice(0, 8));
+    expect(await row.innerText()).not.toContain(secret); // only the prefix is ever listed
+
+    const accounts = await rest('/v1/accounts', secret);
+    expect(accounts.status).toBe(200);
+    const account = ((await accounts.json()) as { objects: { id: number }[] }).objects[0]!.id;
+
+    // retrieve_tokens is refused until Settings allows it (spec 1: "enabled per application").
+    expect((await rest(`/v1/accounts/${account}?retrieve_tokens=true`, secret)).status).toBe(403);
+    await dialog.getByTestId('setting-retrieve-tokens').check();
+    await expect.poll(async () => (await rest(`/v1/accounts/${account}?retrieve_tokens=true`, secret)).status).toBe(200);
+    await page.screenshot({ path: join(RESULTS, 'e2e-settings.png') });
+
+    await row.getByTestId('api-key-revoke').click();
+    await expect.poll(() => row.getAttribute('data-active')).toBe('false');
+    expect((await rest('/v1/accounts', secret)).status).toBe(401);
+    await dialog.getByTestId('settings-close').click();
+    expect(await page.getByTestId('settings-dialog').count()).toBe(0);
+  });
+});
