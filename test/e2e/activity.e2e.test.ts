@@ -136,6 +136,28 @@ describe('E2E activity dashboard in Chromium against headless mode (issue 6, ite
     await expect.poll(() => page.getByTestId('track-activity').isChecked()).toBe(!before);
   });
 
+  it('filters the stream, charts it per minute, shows the cursor, and opens a file from it (issue 6, Dashboard)', async () => {
+    const rows = page.locator('[data-testid=activity-row]');
+    await rows.first().waitFor();
+    // The chart counts what the stream holds for the last half hour; the card shows the cursor.
+    expect(Number(await page.getByTestId('activity-chart').getAttribute('data-total'))).toBeGreaterThanOrEqual(2);
+    expect(await card().getByTestId('subscription-cursor').innerText()).not.toContain('no activity yet');
+
+    await page.getByTestId('stream-filter-text').fill('second');
+    await expect.poll(async () => (await rows.evaluateAll((els) => els.map((e) => e.getAttribute('data-name')))).join(',')).toBe('second.txt');
+    await page.getByTestId('stream-filter-type').selectOption('delete');
+    await expect.poll(() => rows.count()).toBe(0);
+    await page.getByTestId('stream-filter-type').selectOption('');
+    await page.getByTestId('stream-filter-account').selectOption({ label: 'This computer' });
+    await expect.poll(() => rows.count()).toBe(1);
+
+    // Clicking the event opens the folder holding the file, with the file selected.
+    await rows.first().click();
+    const fileRow = page.locator('[data-testid=file-row][data-name="second.txt"]');
+    await expect.poll(() => fileRow.getAttribute('aria-selected')).toBe('true');
+    await page.screenshot({ path: join(RESULTS, 'e2e-activity-open.png') });
+  });
+
   it('raised no page errors or CSP violations', () => {
     expect(pageErrors).toEqual([]);
   });

@@ -4,7 +4,8 @@
  * (pushed `activity.appended` events fetch what is new after the last cursor), webhooks with
  * their delivery attempts, and the track-activity setting.
  */
-import { useMemo, useState } from 'react';
+import { useMemo, useRef, useState } from 'react';
+import { useVirtualizer } from '@tanstack/react-virtual';
 import { useQueries, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import type { Account } from '../../../../src-main/contract';
 import type { ActivityItem, ActivitySubscription } from '../../../../src-main/contract/activity';
@@ -14,7 +15,7 @@ import { keys, useAccounts, useApi, useConnectors } from '../../api/hooks';
 import { ConfirmDialog } from '../../components/Dialog';
 import { formatDate } from '../../components/format';
 import { ServiceIcon } from '../../components/Icons';
-import { toastError } from '../../stores/ui';
+import { toastError, useUi } from '../../stores/ui';
 
 const STREAM_KEEP = 500;
 
@@ -173,6 +174,11 @@ function AccountSubscription(props: { account: Account; group?: string; mail: bo
             <dd>{sub.monitoredResources.map((r) => (r.resource === 'root' ? 'everything' : r.resource)).join(', ') || '—'}</dd>
             <dt>Expires</dt>
             <dd>{formatDate(sub.expiry)}</dd>
+            <dt>Cursor</dt>
+            <dd className="mono" title={sub.lastCursor ?? undefined} data-testid="subscription-cursor">
+              {sub.lastCursor ? `…${sub.lastCursor.slice(-10)}` : 'no activity yet'}
+              {sub.lastCursorUpdatedAt ? ` · ${formatDate(sub.lastCursorUpdatedAt)}` : ''}
+            </dd>
             {sub.disableReason && (
               <>
                 <dt>Reason</dt>
@@ -238,6 +244,10 @@ function AccountSubscription(props: { account: Account; group?: string; mail: bo
   );
 }
 
+const ROW_HEIGHT = 34;
+const CHART_MINUTES = 30;
+type StreamRow = ActivityItem & { accountName: string };
+
 function ActivityStream({ accounts }: { accounts: Account[] }) {
   const api = useApi();
   const qc = useQueryClient();
@@ -245,47 +255,138 @@ function ActivityStream({ accounts }: { accounts: Account[] }) {
     queries: accounts.map((a) => ({ queryKey: [...keys.activity(a.id), 'stream'], queryFn: () => readStream(api, qc, a.id), staleTime: Infinity, retry: false })),
   });
   const rows = useMemo(() => {
-    const all: (ActivityItem & { accountName: string })[] = [];
+    const all: StreamRow[] = [];
     streams.forEach((s, i) => s.data?.items.forEach((x) => all.push({ ...x, accountName: accounts[i].account })));
     return all.sort((a, b) => b.recordedAt.localeCompare(a.recordedAt) || b.seq - a.seq).slice(0, STREAM_KEEP);
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [streams.map((s) => s.dataUpdatedAt).join(','), accounts]);
+
+  // Filters: by account, by event type, by text in the target's name or path.
+  const [accountFilter, setAccountFilter] = useState('');
+  const [typeFilter, setTypeFilter] = useState('');
+  const [text, setText] = useState('');
+  const shown = useMemo(() => {
+    const needle = text.trim().toLowerCase();
+    return rows.filter(
+      (r) =>
+        (!accountFilter || String(r.account) === accountFilter) &&
+        (!typeFilter || v2Of(r).type === typeFilter || r.type === typeFilter) &&
+        (!needle || r.path.toLowerCase().includes(needle) || (r.previousPath ?? '').toLowerCase().includes(needle)),
+    );
+  }, [rows, accountFilter, typeFilter, text]);
+
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const virtual = useVirtualizer({ count: shown.length, getScrollElement: () => scrollRef.current, estimateSize: () => ROW_HEIGHT, overscan: 10 });
+
+  /** Opens what the activity is about: the folder holding a file (selected), a folder, a mailbox. */
+  const openTarget = async (r: StreamRow) => {
+    const ui = useUi.getState();
+    try {
+      if (r.kind === 'message' || !r.resourceId) return ui.open(r.account);
+      if (r.kind === 'folder') return ui.open(r.account, r.resourceId);
+      const file = await api.call('files.get', { account: r.account, id: r.resourceId });
+      ui.open(r.account, file.parent?.id ?? 'root');
+      ui.setSelection([file.id]);
+    } catch (e) {
+      toastError('Cannot open it', errorMessage(e));
+    }
+  };
+
   if (!rows.length) return <p className="muted stream-empty">No activity yet. Subscribe an account, then change something in it.</p>;
   return (
-    <div className="stream-scroll">
-      <table className="stream" data-testid="activity-stream">
-        <thead>
-          <tr>
-            <th>Time</th>
-            <th>Account</th>
-            <th>Event</th>
-            <th>Target</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((r) => {
+    <>
+      <ActivityChart rows={shown} />
+      <div className="stream-filters" role="group" aria-label="Filter the activity">
+        <select className="input input-small" value={accountFilter} onChange={(e) => setAccountFilter(e.target.value)} aria-label="Account" data-testid="stream-filter-account">
+          <option value="">All accounts</option>
+          {accounts.map((a) => (
+            <option key={a.id} value={String(a.id)}>
+              {a.account}
+            </option>
+          ))}
+        </select>
+        <select className="input input-small" value={typeFilter} onChange={(e) => setTypeFilter(e.target.value)} aria-label="Event type" data-testid="stream-filter-type">
+          <option value="">All events</option>
+          {['add', 'update', 'delete', 'rename', 'move', 'copy', 'restore', 'access'].map((t) => (
+            <option key={t} value={t}>
+              {t}
+            </option>
+          ))}
+        </select>
+        <input className="input input-small" type="search" placeholder="Name or path" value={text} onChange={(e) => setText(e.target.value)} aria-label="Name or path" data-testid="stream-filter-text" />
+        <span className="muted small" data-testid="stream-count">
+          {shown.length === rows.length ? `${rows.length} events` : `${shown.length} of ${rows.length} events`}
+        </span>
+      </div>
+      <div className="stream-head" aria-hidden="true">
+        <span>Time</span>
+        <span>Account</span>
+        <span>Event</span>
+        <span>Target</span>
+      </div>
+      <div className="stream-scroll" ref={scrollRef} data-testid="activity-stream" role="list" aria-label="Activity">
+        <div style={{ height: virtual.getTotalSize(), position: 'relative' }}>
+          {virtual.getVirtualItems().map((v) => {
+            const r = shown[v.index]!;
             const v2 = v2Of(r);
             return (
-              <tr key={`${r.account}-${r.seq}`} data-testid="activity-row" data-type={v2.type} data-subtype={v2.subtype ?? ''} data-name={baseName(r.path)}>
-                <td className="stream-time" title={formatDate(r.occurredAt ?? r.recordedAt)}>
+              <button
+                type="button"
+                role="listitem"
+                key={`${r.account}-${r.seq}`}
+                className="stream-row"
+                style={{ position: 'absolute', top: 0, left: 0, right: 0, height: ROW_HEIGHT, transform: `translateY(${v.start}px)` }}
+                onClick={() => void openTarget(r)}
+                title={r.resourceId || r.kind === 'message' ? 'Open' : undefined}
+                data-testid="activity-row"
+                data-type={v2.type}
+                data-subtype={v2.subtype ?? ''}
+                data-name={baseName(r.path)}
+              >
+                <span className="stream-time" title={formatDate(r.occurredAt ?? r.recordedAt)}>
                   {streamTime(r.occurredAt ?? r.recordedAt)}
-                </td>
-                <td>{r.accountName}</td>
-                <td>
+                </span>
+                <span className="stream-account">{r.accountName}</span>
+                <span>
                   <span className={`pill pill-${v2.type}`}>
                     {v2.category} · {v2.type}
                     {v2.subtype ? ` · ${v2.subtype}` : ''}
                   </span>
-                </td>
-                <td className="stream-target" title={r.previousPath ? `${r.previousPath} → ${r.path}` : r.path}>
+                </span>
+                <span className="stream-target" title={r.previousPath ? `${r.previousPath} → ${r.path}` : r.path}>
                   <strong>{baseName(r.path)}</strong> <span className="muted">{r.previousPath ? `${r.previousPath} → ${r.path}` : r.path}</span>
-                </td>
-              </tr>
+                </span>
+              </button>
             );
           })}
-        </tbody>
-      </table>
-    </div>
+        </div>
+      </div>
+    </>
+  );
+}
+
+/** Events per minute over the last half hour, from what the stream holds (filters applied). */
+function ActivityChart({ rows }: { rows: StreamRow[] }) {
+  const now = Math.floor(Date.now() / 60_000);
+  const counts = new Array<number>(CHART_MINUTES).fill(0);
+  for (const r of rows) {
+    const age = now - Math.floor(Date.parse(r.occurredAt ?? r.recordedAt) / 60_000);
+    if (age >= 0 && age < CHART_MINUTES) counts[CHART_MINUTES - 1 - age]++;
+  }
+  const max = Math.max(1, ...counts);
+  const total = counts.reduce((a, b) => a + b, 0);
+  const w = 8;
+  return (
+    <figure className="activity-chart" data-testid="activity-chart" data-total={total}>
+      <svg width={CHART_MINUTES * (w + 2)} height={40} role="img" aria-label={`${total} events in the last ${CHART_MINUTES} minutes`}>
+        {counts.map((c, i) => (
+          <rect key={i} x={i * (w + 2)} y={40 - (c / max) * 38} width={w} height={(c / max) * 38 || 1} rx={1.5} className={c ? 'bar' : 'bar-empty'}>
+            <title>{`${c} event${c === 1 ? '' : 's'}, ${CHART_MINUTES - 1 - i} min ago`}</title>
+          </rect>
+        ))}
+      </svg>
+      <figcaption className="muted small">Events per minute, last {CHART_MINUTES} minutes</figcaption>
+    </figure>
   );
 }
 
