@@ -368,7 +368,7 @@ function ActivityStream({ accounts }: { accounts: Account[] }) {
 /** Events per minute over the last half hour, from what the stream holds (filters applied). */
 function ActivityChart({ rows }: { rows: StreamRow[] }) {
   const now = Math.floor(Date.now() / 60_000);
-  const counts = new Array<number>(CHART_MINUTES).fill(0);
+  const counts = Array.from({ length: CHART_MINUTES }, () => 0);
   for (const r of rows) {
     const age = now - Math.floor(Date.parse(r.occurredAt ?? r.recordedAt) / 60_000);
     if (age >= 0 && age < CHART_MINUTES) counts[CHART_MINUTES - 1 - age]++;
