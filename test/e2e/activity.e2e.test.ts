@@ -142,6 +142,7 @@ describe('E2E activity dashboard in Chromium against headless mode (issue 6, ite
     // The chart counts what the stream holds for the last half hour; the card shows the cursor.
     expect(Number(await page.getByTestId('activity-chart').getAttribute('data-total'))).toBeGreaterThanOrEqual(2);
     expect(await card().getByTestId('subscription-cursor').innerText()).not.toContain('no activity yet');
+    expect(await card().getByTestId('subscription-state').innerText()).toBe('watching'); // the local folder is watched, not polled
 
     await page.getByTestId('stream-filter-text').fill('second');
     await expect.poll(async () => (await rows.evaluateAll((els) => els.map((e) => e.getAttribute('data-name')))).join(',')).toBe('second.txt');

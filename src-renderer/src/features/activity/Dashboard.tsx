@@ -128,7 +128,16 @@ export function ActivityDashboard() {
   );
 }
 
-function AccountSubscription(props: { account: Account; group?: string; mail: boolean; status: { mode: string; error: string | null; nextRunAt: string | null } | null }) {
+/** "watching", "polling every 60 s", "backing off (8 s)", "error": what the follower is doing. */
+function followerState(status: { mode: string; intervalMs: number | null } | null): string {
+  if (!status) return 'active';
+  const every = status.intervalMs ? Math.round(status.intervalMs / 1000) : null;
+  if (status.mode === 'polling' && every) return `polling every ${every} s`;
+  if (status.mode === 'backing-off' && every) return `backing off (${every} s)`;
+  return status.mode;
+}
+
+function AccountSubscription(props: { account: Account; group?: string; mail: boolean; status: { mode: string; error: string | null; nextRunAt: string | null; intervalMs: number | null } | null }) {
   const api = useApi();
   const qc = useQueryClient();
   const { account } = props;
@@ -159,7 +168,7 @@ function AccountSubscription(props: { account: Account; group?: string; mail: bo
         <span className="muted">{account.serviceName === account.account ? '' : account.serviceName}</span>
         {sub && (
           <span className={`pill ${sub.active ? 'pill-ok' : 'pill-muted'}`} data-testid="subscription-state">
-            {sub.active ? (props.status?.mode ?? 'active') : 'paused'}
+            {sub.active ? followerState(props.status) : 'paused'}
           </span>
         )}
       </div>
