@@ -4,7 +4,8 @@
  * and the OS-style file drop.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -95,4 +96,36 @@ export async function dropFile(page: Page, selector: string, name: string, bytes
   );
   for (const type of ['dragenter', 'dragover', 'drop']) await page.dispatchEvent(selector, type, { dataTransfer });
   await dataTransfer.dispose();
+}
+
+export interface OpenApp {
+  url: string;
+  browser: Browser;
+  page: Page;
+  close(): Promise<void>;
+}
+
+/**
+ * The app as a user first sees it: `serve` on a fresh data folder and local folder, Chromium
+ * on the printed URL, the first listing painted.
+ */
+export async function openApp(label: string): Promise<OpenApp> {
+  ensureBuilt();
+  const dataDir = mkdtempSync(join(tmpdir(), `tributary-e2e-${label}-`));
+  const local = mkdtempSync(join(tmpdir(), `tributary-e2e-${label}-local-`));
+  const serve = await startServe(dataDir, local);
+  const browser = await launchChromium();
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  await page.goto(serve.url);
+  await page.getByTestId('file-list').waitFor();
+  return {
+    url: serve.url,
+    browser,
+    page,
+    async close() {
+      await browser.close();
+      await stopChild(serve.child);
+      for (const d of [dataDir, local]) rmSync(d, { recursive: true, force: true });
+    },
+  };
 }

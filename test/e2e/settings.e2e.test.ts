@@ -3,40 +3,24 @@
  * Settings"): a key created in the dialog authenticates REST calls until it is revoked there;
  * the retrieve_tokens switch gates `retrieve_tokens=true` (spec 1, Retrieve an account).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ChildProcess } from 'node:child_process';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RESULTS, ensureBuilt, launchChromium, startServe, stopChild } from './harness';
+import { RESULTS, openApp, type OpenApp } from './harness';
 
-let serve: { child: ChildProcess; url: string };
-let browser: Browser;
+let app: OpenApp;
 let page: Page;
-const dirs: string[] = [];
 
 beforeAll(async () => {
-  ensureBuilt();
-  const dataDir = mkdtempSync(join(tmpdir(), 'tributary-e2e-settings-'));
-  const local = mkdtempSync(join(tmpdir(), 'tributary-e2e-settings-local-'));
-  dirs.push(dataDir, local);
-  serve = await startServe(dataDir, local);
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  await page.goto(serve.url);
-  await page.getByTestId('file-list').waitFor();
+  app = await openApp('settings');
+  page = app.page;
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  if (serve) await stopChild(serve.child);
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+afterAll(() => app?.close());
 
 describe('Settings (issue 3)', () => {
   it('an API key created in Settings works over REST until it is revoked there; retrieve_tokens is switched there', async () => {
-    const origin = new URL(serve.url).origin;
+    const origin = new URL(app.url).origin;
     const rest = (path: string, key: string) => fetch(`${origin}${path}`, { headers: { authorization: `APIKey ${key}` } });
 
     await page.getByTestId('settings-open').click();

@@ -6,15 +6,12 @@
  * is observable rather than over in an instant.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ChildProcess } from 'node:child_process';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startS3rver, type S3Server } from '../servers/s3';
-import { RESULTS, ensureBuilt, formatBytes, launchChromium, startServe, stopChild } from './harness';
+import { RESULTS, formatBytes, openApp, type OpenApp } from './harness';
 
 const SIZE = 60 * 1024 * 1024;
 
@@ -32,29 +29,18 @@ function pattern(size: number): Buffer {
 }
 
 let s3: S3Server;
-let serve: { child: ChildProcess; url: string };
-let browser: Browser;
+let app: OpenApp;
 let page: Page;
-const dirs: string[] = [];
 
 beforeAll(async () => {
-  ensureBuilt();
   s3 = await startS3rver('e2e-transfers');
-  const dataDir = mkdtempSync(join(tmpdir(), 'tributary-e2e-transfers-'));
-  const local = mkdtempSync(join(tmpdir(), 'tributary-e2e-transfers-local-'));
-  dirs.push(dataDir, local);
-  serve = await startServe(dataDir, local);
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  await page.goto(serve.url);
-  await page.getByTestId('file-list').waitFor();
+  app = await openApp('transfers');
+  page = app.page;
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  if (serve) await stopChild(serve.child);
+  await app?.close();
   await s3?.stop();
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
 describe('a big file into S3 from the browser (issue 4)', () => {
