@@ -19,6 +19,8 @@ import { EventBus } from './services/events';
 import { SETTING_TRACKING_BASE_URL } from './services/settings-keys';
 import { StorageService } from './services/storage';
 import { TransfersService } from './services/transfers';
+import type { RetryPolicy } from './services/retry';
+import { Downloader } from './downloads/downloader';
 import { startUploads, type UploaderOptions, type Uploads } from './uploads';
 
 export interface AppOptions {
@@ -32,6 +34,8 @@ export interface AppOptions {
   activity?: Partial<Omit<ActivityOptions, 'signingKey'>>;
   /** Uploader settings (parallelism, bandwidth, retry window, progress hooks). */
   uploads?: UploaderOptions;
+  /** How long downloads wait out a failing server (tests shorten it). */
+  downloads?: RetryPolicy;
   /** Mail engine settings (live IDLE, body prefetch, a change hook): tests and benchmarks. */
   mail?: Partial<Pick<MailDeps, 'live' | 'prefetchBodies' | 'recordChanges' | 'trackingBaseUrl'>>;
 }
@@ -49,6 +53,8 @@ export interface App {
   activity: ActivityService;
   /** Spec 1 multipart sessions and the resumable client-side uploader over them. */
   uploads: Uploads;
+  /** Resumable downloads to local paths (the desktop app's Download). */
+  downloads: Downloader;
   /** REST API keys (spec 1, Authentication); the oldest active one signs webhooks (spec 3). */
   apiKeys: ApiKeysService;
   close(): Promise<void>;
@@ -94,6 +100,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     activity,
     // Set right below: the uploads area needs the finished app.
     uploads: undefined as unknown as Uploads,
+    downloads: undefined as unknown as Downloader,
     apiKeys,
     async close() {
       clearInterval(sweeper);
@@ -105,6 +112,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     },
   };
   app.uploads = startUploads(app, options.uploads);
+  app.downloads = new Downloader(app, options.downloads);
+  app.downloads.start();
   if (options.defaultLocalFolder !== false) await ensureDefaultAccount(app, options.defaultLocalFolder ?? join(homedir(), 'Tributary'));
   await activity.start();
   return app;

@@ -6,7 +6,7 @@
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { app as electronApp, BrowserWindow, dialog, ipcMain } from 'electron';
+import { app as electronApp, BrowserWindow, dialog, ipcMain, Notification } from 'electron';
 import { createApp, type App } from './app';
 import { DEFAULT_PORT } from './cli-options';
 import { safeStorageKeyWrapper } from './electron/keywrapper';
@@ -14,6 +14,7 @@ import { installMenu } from './electron/menu';
 import { registerAppScheme, serveRenderer } from './electron/protocol';
 import { hardenContents, hardenSession, isAppUrl } from './electron/security';
 import { createMainWindow } from './electron/window';
+import { announceLongTransfers } from './electron/notifications';
 import { forwardEvents, registerRpc } from './ipc/rpc';
 import type { HttpServer } from './server/http';
 import { startLocalServer } from './server/local';
@@ -80,6 +81,19 @@ async function main(): Promise<void> {
   });
   registerRpc(ipcMain, handlers, isAppUrl);
   forwardEvents(core.events, () => BrowserWindow.getAllWindows(), isAppUrl);
+  announceLongTransfers(core, {
+    isFocused: () => BrowserWindow.getFocusedWindow() !== null,
+    show(notice) {
+      if (!Notification.isSupported()) return;
+      const n = new Notification({ title: notice.title, body: notice.body });
+      n.on('click', () => {
+        if (!mainWindow) return openWindow();
+        if (mainWindow.isMinimized()) mainWindow.restore();
+        mainWindow.focus();
+      });
+      n.show();
+    },
+  });
 
   openWindow();
   electronApp.on('second-instance', () => {

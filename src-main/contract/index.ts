@@ -74,6 +74,17 @@ export const ConnectorInfo = z.object({
 });
 export type ConnectorInfo = z.infer<typeof ConnectorInfo>;
 
+export const Settings = z.object({
+  retrieveTokens: z.boolean(),
+  trackingBaseUrl: z.string().nullable(),
+  /** A transfer that ran at least this long is announced when it ends (null: never). */
+  notifyAfterSeconds: z.number().int().nullable(),
+});
+export type Settings = z.infer<typeof Settings>;
+
+export const TransferAction = z.enum(['pause', 'resume', 'cancel', 'retry']);
+export type TransferAction = z.infer<typeof TransferAction>;
+
 export const Transfer = z.object({
   id: z.string(),
   direction: z.enum(['upload', 'download', 'copy', 'move']),
@@ -87,6 +98,10 @@ export const Transfer = z.object({
   error: z.string().nullable(),
   startedAt: iso,
   finishedAt: iso.nullable(),
+  /** Bytes per second over the last few seconds while running; 0 otherwise. */
+  speed: z.number(),
+  /** What the user can do with it now (the Transfers panel shows these buttons). */
+  actions: z.array(TransferAction),
 });
 export type Transfer = z.infer<typeof Transfer>;
 
@@ -144,19 +159,40 @@ export const procedures = {
    * file (compose attaches it by id: parent `ephemeral`). Progress shows as a transfer.
    */
   'files.uploadPath': { input: z.object({ account: accountId, parent: id, path: z.string().min(1), conflict: conflict.default('rename') }), output: Resource },
+  /**
+   * Web UI: a big file goes up as a multipart session (spec 1, Multipart upload) whose parts the
+   * page PUTs to `/app/upload/part`, so it can be paused, resumed and retried part by part.
+   */
+  'uploads.begin': {
+    input: z.object({ account: accountId, parent: id, name: z.string().min(1).max(1024), size: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), conflict: z.enum(['rename', 'overwrite']).default('rename') }),
+    output: z.object({ session: z.number().int(), partSize: z.number().int(), parallel: z.boolean() }),
+  },
+  /** Which parts the session already holds (to continue after a pause or failure). */
+  'uploads.parts': { input: z.object({ account: accountId, session: z.number().int().positive() }), output: z.array(z.number().int()) },
+  'uploads.complete': { input: z.object({ account: accountId, session: z.number().int().positive() }), output: Resource },
+  'uploads.abort': { input: z.object({ account: accountId, session: z.number().int().positive() }), output: z.object({}) },
   /** Electron only: save a file to a local path chosen by the user (a save dialog when omitted). */
   'files.download': { input: z.object({ ...locate, to: z.string().optional() }), output: z.object({ path: z.string().nullable() }) },
   'apiKeys.list': { input: z.object({}), output: z.array(ApiKey) },
   /** A new key for scripts; the returned `key` is the only time its secret is shown. */
   'apiKeys.create': { input: z.object({ name: z.string().min(1).max(200) }), output: z.object({ apiKey: ApiKey, key: z.string() }) },
   'apiKeys.revoke': { input: z.object({ id: z.number().int() }), output: ApiKey },
-  'settings.get': { input: z.object({}), output: z.object({ retrieveTokens: z.boolean(), trackingBaseUrl: z.string().nullable() }) },
+  'settings.get': { input: z.object({}), output: Settings },
   'settings.set': {
-    input: z.object({ retrieveTokens: z.boolean().optional(), trackingBaseUrl: z.url({ protocol: /^https?$/ }).nullable().optional() }),
-    output: z.object({ retrieveTokens: z.boolean(), trackingBaseUrl: z.string().nullable() }),
+    input: z.object({
+      retrieveTokens: z.boolean().optional(),
+      trackingBaseUrl: z.url({ protocol: /^https?$/ }).nullable().optional(),
+      notifyAfterSeconds: z.number().int().min(0).max(86_400).nullable().optional(),
+    }),
+    output: Settings,
   },
   'transfers.list': { input: z.object({}), output: z.array(Transfer) },
   'transfers.cancel': { input: z.object({ id: z.string() }), output: z.object({}) },
+  /** Pauses a running upload or download; what it did so far is kept. */
+  'transfers.pause': { input: z.object({ id: z.string() }), output: z.object({}) },
+  'transfers.resume': { input: z.object({ id: z.string() }), output: z.object({}) },
+  /** Runs a failed upload or download again, from what it kept (confirmed parts, bytes on disk). */
+  'transfers.retry': { input: z.object({ id: z.string() }), output: z.object({}) },
   'transfers.clearFinished': { input: z.object({}), output: z.object({}) },
   ...mailProcedures,
   ...activityProcedures,

@@ -4,6 +4,7 @@
  * composition root registers (the REST API). Bound to 127.0.0.1 by default; every request
  * passes the Host guard first.
  */
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
@@ -14,6 +15,7 @@ import type { App } from '../app';
 import { RENDERER_CSP } from '../csp';
 import { WsClientMessage, type WsServerMessage } from '../contract';
 import { ServiceError, toServiceError } from '../errors';
+import { int } from '../rest/http';
 import { createHandlers, dispatch, type Platform } from '../services/handlers';
 import { allowedHosts, isAllowedHost, isSameOrigin, tokenMatches } from './guard';
 
@@ -122,17 +124,46 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
         throw e;
       }
     });
+
+    // One part of a web upload's multipart session (contract: uploads.begin … uploads.complete).
+    scope.put('/app/upload/part', async (request, reply) => {
+      uiToken(request);
+      const q = request.query as Record<string, string | undefined>;
+      const body = (request.body as Readable | undefined) ?? Readable.from([]);
+      const length = request.headers['content-length'] ? Number(request.headers['content-length']) : undefined;
+      try {
+        const part = await app.uploads.multipart.putPart(int(q.account, 'account', 0, 1, Number.MAX_SAFE_INTEGER), int(q.session, 'session', 0, 1, Number.MAX_SAFE_INTEGER), int(q.part, 'part', 0, 1, 10_000), body, length);
+        return reply.header('Content-Type', 'application/json').send(JSON.stringify({ part: part.partNumber, size: part.size }));
+      } catch (e) {
+        body.resume();
+        throw e;
+      }
+    });
   });
 
+  // The browser's download: Range for resuming, with validators (ETag, Last-Modified) so that
+  // a resumed download (If-Range) never splices bytes of two versions of the file.
   server.get('/app/download', async (request, reply) => {
     uiToken(request);
     const q = request.query as Record<string, string | undefined>;
-    const range = parseRange(request.headers.range);
-    const { resource, stream } = await app.storage.download(Number(q.account), q.id ?? '', range);
-    const size = resource.size;
+    const account = Number(q.account);
+    const file = await app.storage.get(account, q.id ?? '');
+    const size = file.size;
+    const etag = `"${createHash('sha256').update(`${account}\0${file.id}\0${size}\0${file.modified}`).digest('base64url').slice(0, 27)}"`;
+    const lastModified = file.modified ? new Date(file.modified).toUTCString() : null;
+    let range = parseRange(request.headers.range);
+    const ifRange = request.headers['if-range'];
+    if (range && ifRange && ifRange !== etag && ifRange !== lastModified) range = undefined;
+    if (range && size !== null && range.start >= size) {
+      reply.header('Content-Range', `bytes */${size}`);
+      throw new ServiceError('range_not_satisfiable', `The file has ${size} bytes; the range starts at ${range.start}.`);
+    }
+    const { resource, stream } = await app.storage.download(account, file.id, range);
     reply.header('Content-Type', resource.mimeType ?? 'application/octet-stream');
     reply.header('Content-Disposition', `attachment; filename*=UTF-8''${encodeURIComponent(resource.name)}`);
     reply.header('Accept-Ranges', 'bytes');
+    reply.header('ETag', etag);
+    if (lastModified) reply.header('Last-Modified', lastModified);
     if (range && size !== null) {
       const end = Math.min(range.end ?? size - 1, size - 1);
       reply.code(206).header('Content-Range', `bytes ${range.start}-${end}/${size}`).header('Content-Length', String(end - range.start + 1));

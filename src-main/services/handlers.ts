@@ -3,19 +3,16 @@
  * abilities (native dialogs, reading files the user dropped from the desktop) come in as a
  * `Platform`; in headless mode they are absent and those procedures say so.
  */
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { activityHandlers } from '../activity/handlers';
 import type { App } from '../app';
 import { mailHandlers } from '../mail/handlers';
-import { SETTING_RETRIEVE_TOKENS, SETTING_TRACKING_BASE_URL } from './settings-keys';
-import { procedures, type Handlers } from '../contract';
+import { SETTING_NOTIFY_AFTER_SECONDS, SETTING_RETRIEVE_TOKENS, SETTING_TRACKING_BASE_URL } from './settings-keys';
+import { procedures, type Handlers, type Settings } from '../contract';
+import { DEFAULT_NOTIFY_AFTER_SECONDS } from '../contract/transfer-notice';
 import { ServiceError, toServiceError } from '../errors';
-
-/** Files above this size go up as parallel, resumable multipart uploads (spec 1: "larger than 5MB"). */
-const MULTIPART_MIN_BYTES = 5 * 1024 * 1024;
 
 export interface Platform {
   mode: 'electron' | 'headless';
@@ -61,22 +58,10 @@ export function createHandlers(app: App, platform: Platform): Handlers {
         const clash = files.find((f) => taken.has(basename(f.path)));
         if (clash) throw new ServiceError('naming_conflict', `"${basename(clash.path)}" already exists in this folder.`);
       }
-      for (const { path, size } of files) {
-        // Both run in the background; progress and outcome arrive as transfers.updated events.
-        if (size > MULTIPART_MIN_BYTES) {
-          void app.uploads.uploader.upload({ accountId: account, parentId: parent, localPath: path, overwrite: conflict === 'overwrite' }).catch(() => {});
-          continue;
-        }
-        const { transfer, signal } = transfers.start({ direction: 'upload', name: basename(path), account, target: parent, bytesTotal: size });
-        void (async () => {
-          const source = createReadStream(path, { signal });
-          const metered = source.pipe(transfers.meter(transfer.id));
-          source.once('error', (e) => metered.destroy(e));
-          await storage.upload(account, parent, basename(path), metered, { conflict, size });
-        })().then(
-          () => transfers.finish(transfer.id),
-          (e) => transfers.finish(transfer.id, toServiceError(e)),
-        );
+      // Every file is a durable upload job (big ones in parallel parts): progress, pause, retry
+      // and the outcome arrive as transfers.updated events.
+      for (const { path } of files) {
+        void app.uploads.uploader.upload({ accountId: account, parentId: parent, localPath: path, overwrite: conflict === 'overwrite' }).catch(() => {});
       }
       return { started: files.length };
     },
@@ -106,38 +91,48 @@ export function createHandlers(app: App, platform: Platform): Handlers {
       const resource = await storage.get(account, id);
       const target = to ?? (platform.chooseSavePath ? await platform.chooseSavePath(resource.name) : null);
       if (!target) return { path: null };
-      const { transfer, signal } = transfers.start({ direction: 'download', name: resource.name, account, target: id, bytesTotal: resource.size });
+      const job = await app.downloads.plan({ accountId: account, fileId: id, targetPath: target });
       try {
-        const { stream } = await storage.download(account, id);
-        await pipeline(stream, transfers.meter(transfer.id), createWriteStream(target), { signal });
-        transfers.finish(transfer.id);
+        return { path: await app.downloads.resume(job) };
       } catch (e) {
-        transfers.finish(transfer.id, e);
+        // Paused or cancelled by the user in Transfers: not an error, and not saved (yet).
+        if (['paused', 'cancelled'].includes(app.downloads.job(job).state)) return { path: null };
         throw e;
       }
-      return { path: target };
     },
+    'uploads.begin': async ({ account, parent, name, size, conflict }) => {
+      const m = await app.uploads.multipart.init(account, { parentId: parent, name, size, overwrite: conflict === 'overwrite' });
+      return { session: m.id, partSize: m.part_size, parallel: m.parallel_uploads };
+    },
+    'uploads.parts': async ({ account, session }) => app.uploads.multipart.parts(account, session).map((p) => p.partNumber),
+    'uploads.complete': async ({ account, session }) => app.uploads.multipart.complete(account, session),
+    'uploads.abort': async ({ account, session }) => (await app.uploads.multipart.abort(account, session), {}),
     'apiKeys.list': async () => app.apiKeys.list(),
     'apiKeys.create': async ({ name }) => app.apiKeys.create(name),
     'apiKeys.revoke': async ({ id }) => app.apiKeys.revoke(id),
     'settings.get': async () => settingsView(app),
-    'settings.set': async ({ retrieveTokens, trackingBaseUrl }) => {
+    'settings.set': async ({ retrieveTokens, trackingBaseUrl, notifyAfterSeconds }) => {
       if (retrieveTokens !== undefined) app.settings.set(SETTING_RETRIEVE_TOKENS, retrieveTokens);
       if (trackingBaseUrl !== undefined) app.settings.set(SETTING_TRACKING_BASE_URL, trackingBaseUrl);
+      if (notifyAfterSeconds !== undefined) app.settings.set(SETTING_NOTIFY_AFTER_SECONDS, notifyAfterSeconds);
       return settingsView(app);
     },
     'transfers.list': async () => transfers.list(),
-    'transfers.cancel': async ({ id }) => (transfers.cancel(id), {}),
+    'transfers.cancel': async ({ id }) => (await transfers.cancel(id), {}),
+    'transfers.pause': async ({ id }) => (transfers.pause(id), {}),
+    'transfers.resume': async ({ id }) => (transfers.resume(id), {}),
+    'transfers.retry': async ({ id }) => (transfers.retry(id), {}),
     'transfers.clearFinished': async () => (transfers.clearFinished(), {}),
     ...mailHandlers(app.mail, storage),
     ...activityHandlers(app.activity),
   };
 }
 
-function settingsView(app: App) {
+function settingsView(app: App): Settings {
   return {
     retrieveTokens: app.settings.get<boolean>(SETTING_RETRIEVE_TOKENS, false),
     trackingBaseUrl: app.settings.get<string | null>(SETTING_TRACKING_BASE_URL, null),
+    notifyAfterSeconds: app.settings.get<number | null>(SETTING_NOTIFY_AFTER_SECONDS, DEFAULT_NOTIFY_AFTER_SECONDS),
   };
 }
 

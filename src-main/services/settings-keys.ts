@@ -4,3 +4,5 @@
 export const SETTING_RETRIEVE_TOKENS = 'rest.retrieveTokens';
 /** Public base URL of the mail tracking endpoints (spec 2 Send `tracking`). */
 export const SETTING_TRACKING_BASE_URL = 'mail.trackingBaseUrl';
+/** Seconds a transfer must have run for its end to be announced (desktop notification); null: never. */
+export const SETTING_NOTIFY_AFTER_SECONDS = 'transfers.notifyAfterSeconds';

@@ -1,30 +1,90 @@
 /**
- * Transfers the user started (uploads, downloads, cross-account copies): progress, speed
- * inputs and cancellation, pushed to the renderer as `transfers.updated`.
+ * Transfers the user started (uploads, downloads, cross-account copies): progress, speed,
+ * pause / resume / retry / cancel, pushed to the renderer as `transfers.updated`.
+ *
+ * The owner of a transfer runs it in attempts: `start` begins one (again under the same id when
+ * it continues a paused or failed transfer) and hands out the attempt's AbortSignal; `finish`
+ * ends it. Pausing aborts the attempt with a `TransferPaused` reason, so the owner can keep what
+ * it has (confirmed parts, the partial file); cancelling aborts with a cancel reason and the
+ * owner drops it. Owners that can continue register `controls`; transfers without them (a copy,
+ * a small web upload) offer cancel only.
  */
 import { randomUUID } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
-import type { Transfer } from '../contract';
+import type { Transfer, TransferAction } from '../contract';
 import { ServiceError } from '../errors';
 import type { EventBus } from './events';
 
 /** Progress events are throttled to this interval per transfer. */
 const PUSH_EVERY_MS = 150;
+/** Speed is measured over this much recent time. */
+const SPEED_WINDOW_MS = 5000;
+
+export interface TransferControls {
+  /** Whether pausing keeps the work done so far (so pause is offered). */
+  pausable: boolean;
+  /** Continues a paused or failed transfer: calls `start` again with the same id. */
+  resume(): void;
+  /** Drops what a paused or failed transfer left behind (multipart session, partial file). */
+  discard(): Promise<void>;
+}
+
+/** The abort reason of a paused attempt. */
+export class TransferPaused extends ServiceError {
+  constructor() {
+    super('request_timeout', 'Paused by the user.');
+  }
+}
+
+export const pausedBy = (signal: AbortSignal) => signal.aborted && signal.reason instanceof TransferPaused;
+
+type Init = Pick<Transfer, 'direction' | 'name' | 'account' | 'target' | 'bytesTotal'>;
+
+interface Entry {
+  transfer: Omit<Transfer, 'actions' | 'speed'>;
+  controls?: TransferControls;
+  controller?: AbortController;
+  /** [time, bytesDone] samples within the speed window. */
+  samples: [number, number][];
+  lastPush: number;
+}
 
 export class TransfersService {
-  private readonly transfers = new Map<string, Transfer>();
-  private readonly controllers = new Map<string, AbortController>();
-  private readonly lastPush = new Map<string, number>();
+  private readonly entries = new Map<string, Entry>();
 
   constructor(private readonly events: EventBus) {}
 
-  start(init: Pick<Transfer, 'direction' | 'name' | 'account' | 'target' | 'bytesTotal'>): { transfer: Transfer; signal: AbortSignal } {
-    const transfer: Transfer = { ...init, id: randomUUID(), bytesDone: 0, state: 'running', error: null, startedAt: new Date().toISOString(), finishedAt: null };
+  /**
+   * Starts an attempt. With `id` of a paused or failed transfer it continues that one (its
+   * progress restarts at 0: the owner reports what it already has with `progress`).
+   */
+  start(init: Init, options: { id?: string; controls?: TransferControls } = {}): { transfer: Transfer; signal: AbortSignal } {
+    const id = options.id ?? randomUUID();
+    const existing = this.entries.get(id);
+    if (existing?.controller) throw new ServiceError('conflict', 'This transfer is already running.');
     const controller = new AbortController();
-    this.transfers.set(transfer.id, transfer);
-    this.controllers.set(transfer.id, controller);
-    this.push(transfer, true);
-    return { transfer, signal: controller.signal };
+    const entry: Entry = {
+      transfer: { ...init, id, bytesDone: 0, state: 'running', error: null, startedAt: existing?.transfer.startedAt ?? new Date().toISOString(), finishedAt: null },
+      controls: options.controls ?? existing?.controls,
+      controller,
+      samples: [],
+      lastPush: 0,
+    };
+    this.entries.set(id, entry);
+    this.push(entry, true);
+    return { transfer: this.view(entry), signal: controller.signal };
+  }
+
+  /** Lists a transfer that waits paused without running (an upload paused before a restart). */
+  addPaused(init: Init, options: { id: string; controls: TransferControls; bytesDone: number }): void {
+    const entry: Entry = {
+      transfer: { ...init, id: options.id, bytesDone: options.bytesDone, state: 'paused', error: null, startedAt: new Date().toISOString(), finishedAt: null },
+      controls: options.controls,
+      samples: [],
+      lastPush: 0,
+    };
+    this.entries.set(options.id, entry);
+    this.push(entry, true);
   }
 
   /** A pass-through stream that counts bytes into the transfer's progress. */
@@ -38,45 +98,119 @@ export class TransfersService {
   }
 
   progress(id: string, bytes: number): void {
-    const t = this.transfers.get(id);
-    if (!t) return;
-    t.bytesDone += bytes;
-    this.push(t, false);
+    const e = this.entries.get(id);
+    if (!e || !e.controller) return;
+    e.transfer.bytesDone += bytes;
+    this.push(e, false);
   }
 
+  /** Sets the bytes already done (what a continued attempt kept) without counting them as speed. */
+  setDone(id: string, bytes: number): void {
+    const e = this.entries.get(id);
+    if (!e || !e.controller) return;
+    e.transfer.bytesDone = bytes;
+    e.samples = [];
+    this.push(e, true);
+  }
+
+  /** Ends the running attempt: done, failed, paused (aborted by `pause`) or cancelled. */
   finish(id: string, error?: unknown): void {
-    const t = this.transfers.get(id);
-    if (!t || t.finishedAt) return;
-    const cancelled = this.controllers.get(id)?.signal.aborted;
-    t.state = cancelled ? 'cancelled' : error ? 'failed' : 'done';
-    t.error = error && !cancelled ? (error instanceof Error ? error.message : String(error)) : null;
-    t.finishedAt = new Date().toISOString();
-    this.controllers.delete(id);
-    this.push(t, true);
+    const e = this.entries.get(id);
+    if (!e?.controller) return;
+    const signal = e.controller.signal;
+    const t = e.transfer;
+    e.controller = undefined;
+    e.samples = [];
+    if (pausedBy(signal)) {
+      t.state = 'paused';
+    } else {
+      t.state = signal.aborted ? 'cancelled' : error ? 'failed' : 'done';
+      t.error = error && !signal.aborted ? (error instanceof Error ? error.message : String(error)) : null;
+      t.finishedAt = new Date().toISOString();
+    }
+    this.push(e, true);
   }
 
-  cancel(id: string): void {
-    const controller = this.controllers.get(id);
-    if (!controller) throw new ServiceError('not_found', 'No running transfer has this id.');
-    controller.abort(new ServiceError('request_timeout', 'Cancelled by the user.'));
+  pause(id: string): void {
+    const e = this.get(id);
+    if (!e.controller || !e.controls?.pausable) throw new ServiceError('invalid_parameters', 'This transfer cannot be paused.');
+    e.controller.abort(new TransferPaused());
+  }
+
+  /** Continues a paused transfer. */
+  resume(id: string): void {
+    const e = this.get(id);
+    if (e.transfer.state !== 'paused' || !e.controls) throw new ServiceError('invalid_parameters', 'Only a paused transfer can be resumed.');
+    e.controls.resume();
+  }
+
+  /** Runs a failed transfer again (continuing from what it kept, where it kept anything). */
+  retry(id: string): void {
+    const e = this.get(id);
+    if (e.transfer.state !== 'failed' || !e.controls) throw new ServiceError('invalid_parameters', 'Only a failed upload or download can be retried.');
+    e.controls.resume();
+  }
+
+  async cancel(id: string): Promise<void> {
+    const e = this.get(id);
+    if (e.controller) {
+      e.controller.abort(new ServiceError('request_timeout', 'Cancelled by the user.'));
+      return;
+    }
+    if (e.transfer.state !== 'paused') throw new ServiceError('invalid_parameters', `This transfer has already ended (${e.transfer.state}).`);
+    await e.controls?.discard();
+    e.transfer.state = 'cancelled';
+    e.transfer.finishedAt = new Date().toISOString();
+    this.push(e, true);
   }
 
   list(): Transfer[] {
-    return [...this.transfers.values()];
+    return [...this.entries.values()].map((e) => this.view(e));
   }
 
+  /** Forgets ended transfers; a failed one's leftovers are dropped, as it can no longer be retried. */
   clearFinished(): void {
-    for (const [id, t] of this.transfers) {
-      if (!t.finishedAt) continue;
-      this.transfers.delete(id);
-      this.lastPush.delete(id);
+    for (const [id, e] of this.entries) {
+      if (!e.transfer.finishedAt) continue;
+      if (e.transfer.state === 'failed') void e.controls?.discard().catch(() => {});
+      this.entries.delete(id);
     }
   }
 
-  private push(t: Transfer, force: boolean): void {
+  private get(id: string): Entry {
+    const e = this.entries.get(id);
+    if (!e) throw new ServiceError('not_found', 'No transfer has this id.');
+    return e;
+  }
+
+  private view(e: Entry): Transfer {
+    const t = e.transfer;
+    const actions: TransferAction[] = [];
+    if (t.state === 'running' || t.state === 'queued') {
+      if (e.controls?.pausable) actions.push('pause');
+      actions.push('cancel');
+    } else if (t.state === 'paused') actions.push('resume', 'cancel');
+    else if (t.state === 'failed' && e.controls) actions.push('retry');
+    return { ...t, actions, speed: this.speed(e) };
+  }
+
+  /** Bytes per second over the last few seconds of a running transfer; 0 otherwise. */
+  private speed(e: Entry): number {
+    if (!e.controller || e.samples.length < 2) return 0;
+    const [t0, b0] = e.samples[0];
+    const [t1, b1] = e.samples[e.samples.length - 1];
+    return t1 > t0 ? Math.max(0, ((b1 - b0) * 1000) / (t1 - t0)) : 0;
+  }
+
+  private push(e: Entry, force: boolean): void {
     const now = Date.now();
-    if (!force && now - (this.lastPush.get(t.id) ?? 0) < PUSH_EVERY_MS) return;
-    this.lastPush.set(t.id, now);
-    this.events.emit('transfers.updated', { ...t });
+    const last = e.samples[e.samples.length - 1];
+    if (e.controller && (!last || now - last[0] >= 100)) {
+      e.samples.push([now, e.transfer.bytesDone]);
+      while (e.samples.length > 2 && now - e.samples[0][0] > SPEED_WINDOW_MS) e.samples.shift();
+    }
+    if (!force && now - e.lastPush < PUSH_EVERY_MS) return;
+    e.lastPush = now;
+    this.events.emit('transfers.updated', this.view(e));
   }
 }

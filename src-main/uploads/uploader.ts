@@ -14,6 +14,8 @@ import { open, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { retryTransient, type LastSuccess } from '../services/retry';
+import { pausedBy, type TransferControls } from '../services/transfers';
 import type { App } from '../app';
 import { nowIso } from '../cache/db';
 import type { Resource } from '../contract';
@@ -53,7 +55,7 @@ export interface UploadJob {
   name: string;
   localPath: string;
   size: number;
-  state: 'running' | 'done' | 'failed' | 'cancelled';
+  state: 'running' | 'paused' | 'done' | 'failed' | 'cancelled';
   sessionId: number | null;
   resultId: string | null;
   /** What the finished upload was checked with: size only, whole-file MD5, or S3's multipart ETag. */
@@ -80,7 +82,6 @@ interface JobRow {
 }
 
 const DEFAULT_CONCURRENCY: Record<string, number> = { default: 4, s3: 8, azure: 8, memory: 4 };
-const RETRYABLE = new Set(['service_not_available', 'upstream_error', 'too_many_requests', 'request_timeout', 'internal_error']);
 
 export class Uploader {
   private readonly bucket?: TokenBucket;
@@ -126,9 +127,48 @@ export class Uploader {
     return (this.app.db.prepare("SELECT id FROM upload_jobs WHERE state = 'running' ORDER BY id").all() as { id: number }[]).map((r) => this.job(r.id));
   }
 
-  /** Resumes every unfinished job (call at startup); settles each, never throws. */
+  /**
+   * At startup: resumes every job a previous process left running, and lists the paused ones
+   * in Transfers (paused, as the user left them). Settles each resumed job, never throws.
+   */
   async resumeAll(): Promise<PromiseSettledResult<Resource>[]> {
+    const paused = this.app.db.prepare("SELECT * FROM upload_jobs WHERE state = 'paused' ORDER BY id").all() as JobRow[];
+    for (const job of paused) {
+      this.app.transfers.addPaused(this.transferInit(job), { id: transferId(job.id), controls: this.controls(job.id), bytesDone: this.confirmedBytes(job) });
+    }
     return Promise.allSettled(this.unfinished().map((j) => this.resume(j.id)));
+  }
+
+  /** Pause keeps the confirmed parts; resume and retry continue from them; discard aborts the session. */
+  private controls(id: number): TransferControls {
+    return {
+      pausable: true,
+      resume: () => {
+        this.setJob(id, { state: 'running', error: null });
+        this.resume(id).catch(() => {});
+      },
+      discard: async () => {
+        const job = this.jobRow(id);
+        if (job.session_id !== null) await this.multipart.abort(job.account_id, job.session_id).catch(() => {});
+        this.setJob(id, { state: 'cancelled', error: 'Cancelled by the user.' });
+      },
+    };
+  }
+
+  private transferInit(job: JobRow) {
+    return { direction: 'upload' as const, name: job.name, account: job.account_id, target: job.parent_id, bytesTotal: job.size };
+  }
+
+  /** Bytes of the parts the job's multipart session has confirmed (0 without one). */
+  private confirmedBytes(job: JobRow): number {
+    if (job.session_id === null) return 0;
+    try {
+      const session = this.multipart.info(job.account_id, job.session_id);
+      const full = (n: number) => Math.min(session.part_size, job.size - (n - 1) * session.part_size);
+      return this.multipart.parts(job.account_id, job.session_id).reduce((sum, p) => sum + (p.size === full(p.partNumber) ? p.size : 0), 0);
+    } catch {
+      return 0;
+    }
   }
 
   /** Runs (or continues) a planned job to its end. */
@@ -156,7 +196,7 @@ export class Uploader {
     const job = this.jobRow(id);
     if (job.state === 'done' && job.result_id) return this.app.storage.get(job.account_id, job.result_id);
     if (job.state !== 'running') throw new ServiceError('invalid_parameters', `Upload ${id} is ${job.state}.`);
-    const { transfer, signal } = this.app.transfers.start({ direction: 'upload', name: job.name, account: job.account_id, target: job.parent_id, bytesTotal: job.size });
+    const { transfer, signal } = this.app.transfers.start(this.transferInit(job), { id: transferId(id), controls: this.controls(id) });
     try {
       const s = await stat(job.local_path);
       if (s.size !== job.size || Math.trunc(s.mtimeMs) !== job.mtime_ms) {
@@ -168,7 +208,10 @@ export class Uploader {
       return resource;
     } catch (e) {
       const err = toServiceError(signal.aborted ? (signal.reason ?? e) : e);
-      if (signal.aborted) {
+      if (pausedBy(signal)) {
+        // Kept as it is: the session and its confirmed parts wait for resume.
+        this.setJob(id, { state: 'paused', error: null });
+      } else if (signal.aborted) {
         this.setJob(id, { state: 'cancelled', error: 'Cancelled by the user.' });
         const sessionId = this.jobRow(id).session_id;
         if (sessionId !== null) await this.multipart.abort(job.account_id, sessionId).catch(() => {});
@@ -186,26 +229,8 @@ export class Uploader {
     return Math.max(1, table[service] ?? table.default);
   }
 
-  /** Retries `fn` on transient failures with exponential backoff, within the retry window. */
-  private async retry<T>(what: string, fn: () => Promise<T>, signal: AbortSignal, lastSuccess: { at: number }): Promise<T> {
-    const base = this.options.retryBaseMs ?? 250;
-    const max = this.options.retryMaxDelayMs ?? 8000;
-    const window = this.options.retryWindowMs ?? 300_000;
-    for (let attempt = 0; ; attempt++) {
-      signal.throwIfAborted();
-      try {
-        const value = await fn();
-        lastSuccess.at = Date.now();
-        return value;
-      } catch (e) {
-        const err = toServiceError(e);
-        if (signal.aborted || !RETRYABLE.has(err.code) || Date.now() - lastSuccess.at > window) {
-          throw new ServiceError(err.code, `${what}: ${err.message}`, err.details, { cause: e });
-        }
-        const delay = Math.min(max, base * 2 ** attempt) * (0.75 + Math.random() * 0.5);
-        await sleep(delay, undefined, { signal }).catch(() => {});
-      }
-    }
+  private retry<T>(what: string, fn: () => Promise<T>, signal: AbortSignal, lastSuccess: LastSuccess): Promise<T> {
+    return retryTransient(what, fn, signal, lastSuccess, { windowMs: this.options.retryWindowMs, baseMs: this.options.retryBaseMs, maxDelayMs: this.options.retryMaxDelayMs });
   }
 
   private async runPlain(job: JobRow, transferId: string, signal: AbortSignal): Promise<{ resource: Resource; verified: Verification }> {
@@ -232,8 +257,7 @@ export class Uploader {
       if (!(e instanceof ServiceError && lostUpload(e)) || sessionId === null || signal.aborted) throw e;
       await this.multipart.abort(job.account_id, sessionId).catch(() => {});
       this.setJob(job.id, { session_id: null });
-      const t = this.app.transfers.list().find((x) => x.id === transferId);
-      if (t) this.app.transfers.progress(transferId, -t.bytesDone);
+      this.app.transfers.setDone(transferId, 0);
       return this.runSession({ ...job, session_id: null }, transferId, signal);
     }
   }
@@ -257,7 +281,7 @@ export class Uploader {
     const partSize = session.part_size;
     const count = Math.ceil(job.size / partSize);
     const confirmed = new Set(this.multipart.parts(job.account_id, sessionId).filter((p) => p.size === Math.min(partSize, job.size - (p.partNumber - 1) * partSize)).map((p) => p.partNumber));
-    this.app.transfers.progress(transferId, [...confirmed].reduce((sum, n) => sum + Math.min(partSize, job.size - (n - 1) * partSize), 0));
+    this.app.transfers.setDone(transferId, [...confirmed].reduce((sum, n) => sum + Math.min(partSize, job.size - (n - 1) * partSize), 0));
     const todo = Array.from({ length: count }, (_, i) => i + 1).filter((n) => !confirmed.has(n));
 
     const fh = await open(job.local_path, 'r');
@@ -344,6 +368,9 @@ export class Uploader {
     );
   }
 }
+
+/** A job's transfer keeps its id across attempts and restarts. */
+const transferId = (jobId: number) => `upload-${jobId}`;
 
 async function md5OfFile(path: string): Promise<string> {
   const h = createHash('md5');

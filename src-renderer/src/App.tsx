@@ -9,6 +9,7 @@ import { ActivityDashboard } from './features/activity/Dashboard';
 import { SettingsDialog } from './features/settings/SettingsDialog';
 import { FileBrowser } from './features/files/FileBrowser';
 import { Mailbox } from './features/mailbox/Mailbox';
+import { TransferNotices } from './features/transfers/notices';
 import { TransfersButton, TransfersPanel } from './features/transfers/TransfersPanel';
 import { useUi } from './stores/ui';
 
@@ -95,6 +96,7 @@ export function App() {
         </main>
       </div>
       <TransfersPanel />
+      <TransferNotices />
       <ConflictDialog />
       <Toasts />
     </div>

@@ -1,5 +1,6 @@
 // The local server of both modes: Host guard (DNS rebinding), UI token, the contract over a
 // WebSocket, browser upload/download. (issue 2, Build 1–2)
+import { Readable } from 'node:stream';
 import { request } from 'undici';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -163,6 +164,64 @@ describe('browser upload and download', () => {
     const part = await request(`${http.url}/app/download?account=${account}&id=${file.id}&token=${token}`, { headers: { range: 'bytes=7-15' } });
     expect(part.statusCode).toBe(206);
     expect(Buffer.from(await part.body.arrayBuffer())).toEqual(bytes.subarray(7, 16));
+  });
+  it('gives validators so a browser resumes safely: If-Range with the ETag continues, a stale one gets the whole file; past the end is 416', async () => {
+    const bytes = Buffer.from('0123456789'.repeat(100));
+    const file = await app.storage.upload(account, 'root', 'resume.txt', Readable.from([bytes]), { conflict: 'overwrite', size: bytes.length });
+    const url = `${http.url}/app/download?account=${account}&id=${file.id}&token=${token}`;
+    const whole = await request(url);
+    await whole.body.dump();
+    const etag = whole.headers.etag as string;
+    expect(etag).toMatch(/^"[\w-]{27}"$/);
+    expect(new Date(whole.headers['last-modified'] as string).toString()).not.toBe('Invalid Date');
+    const resumed = await request(url, { headers: { range: 'bytes=600-', 'if-range': etag } });
+    expect(resumed.statusCode).toBe(206);
+    expect(resumed.headers['content-range']).toBe('bytes 600-999/1000');
+    expect(Buffer.from(await resumed.body.arrayBuffer())).toEqual(bytes.subarray(600));
+    // The file changed since the browser's first bytes: the whole new file, not a splice.
+    const changed = Buffer.from('abcdefghij'.repeat(120));
+    await app.storage.upload(account, 'root', 'resume.txt', Readable.from([changed]), { conflict: 'overwrite', size: changed.length });
+    const stale = await request(url, { headers: { range: 'bytes=600-', 'if-range': etag } });
+    expect(stale.statusCode).toBe(200);
+    expect(stale.headers.etag).not.toBe(etag);
+    expect(Buffer.from(await stale.body.arrayBuffer())).toEqual(changed);
+    const beyond = await request(url, { headers: { range: 'bytes=5000-' } });
+    expect(beyond.statusCode).toBe(416);
+    expect(beyond.headers['content-range']).toBe('bytes */1200');
+    expect(await beyond.body.json()).toMatchObject({ status_code: 416, error_code: 'range_not_satisfiable' });
+  });
+  it('takes a web upload in parts (uploads.begin, PUT /app/upload/part, uploads.complete), in any order, with clear errors', async () => {
+    const ws = await openSocket();
+    try {
+      const data = Buffer.alloc(12 * 1024 * 1024 + 5);
+      for (let i = 0; i < data.length; i += 4096) data[i] = (i / 4096) & 0xff;
+      const begun = await call(ws, 1, 'uploads.begin', { account, parent: 'root', name: 'parts.bin', size: data.length });
+      expect(begun).toMatchObject({ ok: true, value: { parallel: true } });
+      const { session, partSize } = begun.value as { session: number; partSize: number };
+      const put = (n: number, body: Buffer, t = token) =>
+        request(`${http.url}/app/upload/part?account=${account}&session=${session}&part=${n}`, { method: 'PUT', body, headers: { 'x-tributary-token': t } });
+      const count = Math.ceil(data.length / partSize);
+      const slice = (n: number) => data.subarray((n - 1) * partSize, Math.min(data.length, n * partSize));
+      const unauthorized = await put(1, slice(1), 'wrong');
+      expect(unauthorized.statusCode).toBe(401);
+      await unauthorized.body.dump();
+      const bad = await put(10_001, slice(1));
+      expect(await bad.body.json()).toMatchObject({ status_code: 400, error_code: 'invalid_parameters' });
+      for (let n = count; n >= 1; n--) {
+        const res = await put(n, slice(n));
+        expect(await res.body.json()).toEqual({ part: n, size: slice(n).length });
+      }
+      expect(await call(ws, 2, 'uploads.parts', { account, session })).toEqual({ ok: true, value: Array.from({ length: count }, (_, i) => i + 1) });
+      const done = await call(ws, 3, 'uploads.complete', { account, session });
+      expect(done).toMatchObject({ ok: true, value: { name: 'parts.bin', size: data.length } });
+      const { stream } = await app.storage.download(account, done.value.id);
+      const got: Buffer[] = [];
+      for await (const c of stream) got.push(c as Buffer);
+      expect(Buffer.concat(got).equals(data)).toBe(true);
+      expect(await call(ws, 4, 'uploads.abort', { account, session })).toMatchObject({ ok: false, error: { code: 'not_found' } });
+    } finally {
+      ws.close();
+    }
   });
   it('answers a tampered id with not_found, not a crash', async () => {
     const res = await request(`${http.url}/app/download?account=${account}&id=${'A'.repeat(60)}&token=${token}`);

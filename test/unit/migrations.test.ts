@@ -44,6 +44,27 @@ describe('migrations', () => {
     db.close();
   });
 
+  it('0520-pausable-transfers keeps existing upload jobs, admits `paused`, and adds download_jobs', () => {
+    const db = new Database(':memory:');
+    migrate(db, 510);
+    db.prepare("INSERT INTO accounts (service, account, options, created, modified) VALUES ('memory', 'm', x'00', 'c', 'm')").run();
+    db.prepare(
+      "INSERT INTO upload_jobs (account_id, parent_id, name, local_path, size, mtime_ms, overwrite, session_id, state, created, updated) VALUES (1, 'root', 'big.bin', '/tmp/big.bin', 9, 1, 0, 4, 'running', 'c', 'u')",
+    ).run();
+    expect(() => db.prepare("UPDATE upload_jobs SET state = 'paused'").run()).toThrow(/CHECK/);
+    migrate(db, 520);
+    expect(db.prepare('SELECT id, name, session_id, state FROM upload_jobs').all()).toEqual([{ id: 1, name: 'big.bin', session_id: 4, state: 'running' }]);
+    db.prepare("UPDATE upload_jobs SET state = 'paused'").run();
+    expect(() => db.prepare("UPDATE upload_jobs SET state = 'stalled'").run()).toThrow(/CHECK/);
+    const download = (state: string) =>
+      db.prepare("INSERT INTO download_jobs (account_id, file_id, name, target_path, size, state, created, updated) VALUES (1, 'f', 'n', '/tmp/n', 3, ?, 'c', 'u')").run(state);
+    download('paused');
+    expect(() => download('stalled')).toThrow(/CHECK/);
+    db.prepare('DELETE FROM accounts').run();
+    expect(db.prepare('SELECT (SELECT COUNT(*) FROM upload_jobs) + (SELECT COUNT(*) FROM download_jobs) AS n').get()).toEqual({ n: 0 });
+    db.close();
+  });
+
   it('uses WAL on a file database', async () => {
     const { scratchDir } = await import('../servers/util');
     const db = openDb(`${scratchDir('wal')}/t.db`);

@@ -254,7 +254,7 @@ describe('migrations 0200-multipart and 0210-upload-jobs', () => {
     db.prepare(
       "INSERT INTO upload_jobs (account_id, parent_id, name, local_path, size, mtime_ms, overwrite, state, created, updated) VALUES (1, 'root', 'n', '/tmp/n', 1, 1, 0, 'running', 'c', 'u')",
     ).run();
-    expect(() => db.prepare("UPDATE upload_jobs SET state = 'paused'").run()).toThrow(/CHECK/);
+    expect(() => db.prepare("UPDATE upload_jobs SET state = 'stalled'").run()).toThrow(/CHECK/);
     db.prepare('DELETE FROM accounts WHERE id = 1').run();
     expect(db.prepare('SELECT COUNT(*) AS n FROM multipart_parts').get()).toEqual({ n: 0 });
     expect(db.prepare('SELECT COUNT(*) AS n FROM upload_jobs').get()).toEqual({ n: 0 });

@@ -70,26 +70,37 @@ export class Api {
     target: { account: number; parent: string; conflict: 'rename' | 'overwrite' | 'fail' },
     onProgress: (loaded: number, total: number) => void,
   ): { done: Promise<Resource>; abort(): void } {
-    const xhr = new XMLHttpRequest();
     const q = new URLSearchParams({ account: String(target.account), parent: target.parent, name: file.name, conflict: target.conflict });
-    const done = new Promise<Resource>((resolve, reject) => {
-      xhr.open('POST', `/app/upload?${q}`);
+    return this.send<Resource>('POST', `/app/upload?${q}`, file, onProgress);
+  }
+
+  /** Web mode: one part of a multipart session (contract `uploads.begin`), with progress. */
+  uploadPart(account: number, session: number, part: number, bytes: Blob, onProgress: (loaded: number) => void): { done: Promise<unknown>; abort(): void } {
+    const q = new URLSearchParams({ account: String(account), session: String(session), part: String(part) });
+    return this.send('PUT', `/app/upload/part?${q}`, bytes, (loaded) => onProgress(loaded));
+  }
+
+  /** An XHR (fetch has no upload progress) with the UI token; errors in the documented shape. */
+  private send<T>(method: string, url: string, body: Blob, onProgress: (loaded: number, total: number) => void): { done: Promise<T>; abort(): void } {
+    const xhr = new XMLHttpRequest();
+    const done = new Promise<T>((resolve, reject) => {
+      xhr.open(method, url);
       xhr.setRequestHeader('X-Tributary-Token', this.token ?? '');
       xhr.setRequestHeader('Content-Type', 'application/octet-stream');
-      xhr.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size);
+      xhr.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : body.size);
       xhr.onload = () => {
-        let body: Record<string, unknown> = {};
+        let parsed: Record<string, unknown> = {};
         try {
-          body = JSON.parse(xhr.responseText || '{}');
+          parsed = JSON.parse(xhr.responseText || '{}');
         } catch {
           /* not JSON: reported below by status */
         }
-        if (xhr.status >= 200 && xhr.status < 300) resolve(body as unknown as Resource);
-        else reject(new ApiError(String(body.error_code ?? 'upload_failed'), String(body.message ?? `Upload failed (HTTP ${xhr.status}).`), xhr.status));
+        if (xhr.status >= 200 && xhr.status < 300) resolve(parsed as T);
+        else reject(new ApiError(String(parsed.error_code ?? 'upload_failed'), String(parsed.message ?? `Upload failed (HTTP ${xhr.status}).`), xhr.status));
       };
       xhr.onerror = () => reject(new ApiError('service_not_available', 'The upload could not reach Tributary.', 0));
       xhr.onabort = () => reject(new ApiError('cancelled', 'Upload cancelled.', 0));
-      xhr.send(file);
+      xhr.send(body);
     });
     return { done, abort: () => xhr.abort() };
   }

@@ -14,6 +14,9 @@ export interface Toast {
   message: string;
 }
 
+export type LocalAction = 'pause' | 'resume' | 'cancel' | 'retry';
+
+/** A web upload this page runs (features/transfers/web-upload.ts). */
 export interface LocalUpload {
   id: string;
   name: string;
@@ -21,11 +24,13 @@ export interface LocalUpload {
   target: string;
   bytesDone: number;
   bytesTotal: number;
-  state: 'running' | 'done' | 'failed' | 'cancelled';
+  state: 'running' | 'paused' | 'done' | 'failed' | 'cancelled';
   error: string | null;
   startedAt: number;
   finishedAt: number | null;
-  abort?: () => void;
+  /** Bytes per second over the last few seconds while running. */
+  speed: number;
+  actions: LocalAction[];
 }
 
 interface UiState {
@@ -88,7 +93,7 @@ export const useUi = create<UiState>((set) => ({
   setTransfersOpen: (transfersOpen) => set({ transfersOpen }),
   putUpload: (u) => set((s) => ({ uploads: [...s.uploads, u] })),
   patchUpload: (id, patch) => set((s) => ({ uploads: s.uploads.map((u) => (u.id === id ? { ...u, ...patch } : u)) })),
-  clearFinishedUploads: () => set((s) => ({ uploads: s.uploads.filter((u) => u.state === 'running') })),
+  clearFinishedUploads: () => set((s) => ({ uploads: s.uploads.filter((u) => u.finishedAt === null) })),
 }));
 
 export function toastError(title: string, e: unknown): void {

@@ -3,7 +3,8 @@
  * are checked against the destination folder; if some exist, the user chooses "keep both"
  * (conflict=rename → "name (1).ext") or "overwrite".
  *
- * Web mode sends each file over HTTP (`POST /app/upload`) with per-file progress from XHR.
+ * Web mode runs the uploads in this page (features/transfers/web-upload.ts: big files in
+ * parallel, pausable parts).
  * Electron mode hands the files to the main process (`files.uploadPaths`): the preload turns
  * each File into its local path, and progress comes back as `transfers.updated` events.
  */
@@ -13,6 +14,8 @@ import type { FolderPage } from '../../../../src-main/contract';
 import type { Api } from '../../api/client';
 import { keys } from '../../api/hooks';
 import { toastError, useUi } from '../../stores/ui';
+import { askToNotify } from '../transfers/notices';
+import { startWebUpload } from '../transfers/web-upload';
 
 export interface UploadTarget {
   account: number;
@@ -58,7 +61,6 @@ export async function requestUpload(api: Api, qc: QueryClient, files: File[], ta
   else await runUpload(api, files, target, 'rename');
 }
 
-let uploadSeq = 1;
 const CONCURRENCY = 3;
 
 export async function runUpload(api: Api, files: File[], target: UploadTarget, conflict: 'rename' | 'overwrite'): Promise<void> {
@@ -73,28 +75,12 @@ export async function runUpload(api: Api, files: File[], target: UploadTarget, c
     }
     return;
   }
-  const queue = files.map((file) => {
-    const id = `web-${uploadSeq++}`;
-    ui.putUpload({ id, name: file.name, account: target.account, target: target.folder, bytesDone: 0, bytesTotal: file.size, state: 'running', error: null, startedAt: Date.now(), finishedAt: null });
-    return { id, file };
-  });
   ui.setTransfersOpen(true);
+  void askToNotify();
+  // Files wait their turn: CONCURRENCY at a time (a paused one gives its turn up).
+  const queue = [...files];
   const worker = async () => {
-    for (let job = queue.shift(); job; job = queue.shift()) {
-      const { id, file } = job;
-      const req = api.upload(file, { account: target.account, parent: target.folder, conflict }, (loaded, total) =>
-        useUi.getState().patchUpload(id, { bytesDone: loaded, bytesTotal: total }),
-      );
-      useUi.getState().patchUpload(id, { abort: req.abort });
-      try {
-        await req.done;
-        useUi.getState().patchUpload(id, { state: 'done', bytesDone: file.size, finishedAt: Date.now(), abort: undefined });
-      } catch (e) {
-        const cancelled = (e as { code?: string }).code === 'cancelled';
-        useUi.getState().patchUpload(id, { state: cancelled ? 'cancelled' : 'failed', error: cancelled ? null : (e as Error).message, finishedAt: Date.now(), abort: undefined });
-        if (!cancelled) toastError(`Could not upload "${file.name}"`, e);
-      }
-    }
+    for (let file = queue.shift(); file; file = queue.shift()) await startWebUpload(api, file, { account: target.account, folder: target.folder }, conflict);
   };
   await Promise.all(Array.from({ length: Math.min(CONCURRENCY, queue.length) }, worker));
 }

@@ -1,15 +1,16 @@
 /**
- * Transfers: the main process's (Electron uploads and downloads, cross-account copies and
- * moves, from transfers.list + transfers.updated) and this page's own web uploads, with
- * progress, speed, ETA and cancel.
+ * Transfers: the main process's (desktop uploads and downloads, cross-account copies and moves,
+ * from transfers.list + transfers.updated) and this page's own web uploads, with progress,
+ * speed, ETA and the actions each one offers now: pause, resume, cancel, retry.
  */
 import { useEffect, useState } from 'react';
-import type { Transfer } from '../../../../src-main/contract';
+import type { Transfer, TransferAction } from '../../../../src-main/contract';
 import { useQueryClient } from '@tanstack/react-query';
 import { keys, useApi, useTransfers } from '../../api/hooks';
 import { formatBytes, formatDuration } from '../../components/format';
 import { TransfersIcon } from '../../components/Icons';
 import { toastError, useUi } from '../../stores/ui';
+import { actOnWebUpload, forgetFinishedWebUploads } from './web-upload';
 
 interface Row {
   id: string;
@@ -21,38 +22,35 @@ interface Row {
   error: string | null;
   startedAt: number;
   finishedAt: number | null;
-  cancel?: () => void;
+  speed: number;
+  actions: TransferAction[];
+  act(action: TransferAction): void;
 }
+
+const PROCEDURE = { pause: 'transfers.pause', resume: 'transfers.resume', cancel: 'transfers.cancel', retry: 'transfers.retry' } as const;
+const LABEL: Record<TransferAction, string> = { pause: 'Pause', resume: 'Resume', cancel: 'Cancel', retry: 'Retry' };
 
 function useRows(): Row[] {
   const api = useApi();
   const server = useTransfers();
   const local = useUi((s) => s.uploads);
-  // The headless server also records each web upload as its own transfer; the page's row
-  // (with XHR progress and a working cancel) stands for it, so that twin is hidden.
+  // The headless server records each small web upload as its own transfer too; the page's row
+  // (with XHR progress and working buttons) stands for it, so that twin is hidden.
   const twin = (t: Transfer) =>
     t.direction === 'upload' && local.some((u) => u.name === t.name && u.account === t.account && u.target === t.target && Date.parse(t.startedAt) >= u.startedAt - 5000);
   const rows: Row[] = [
     ...(server.data ?? []).filter((t) => !twin(t)).map((t) => ({
-      id: t.id,
-      name: t.name,
-      direction: t.direction,
-      bytesDone: t.bytesDone,
-      bytesTotal: t.bytesTotal,
-      state: t.state,
-      error: t.error,
+      ...t,
       startedAt: Date.parse(t.startedAt),
       finishedAt: t.finishedAt ? Date.parse(t.finishedAt) : null,
-      cancel:
-        t.state === 'running' || t.state === 'queued'
-          ? () => api.call('transfers.cancel', { id: t.id }).catch((e) => toastError('Could not cancel', e))
-          : undefined,
+      act: (action: TransferAction) => void api.call(PROCEDURE[action], { id: t.id }).catch((e) => toastError(`Could not ${action} "${t.name}"`, e)),
     })),
-    ...local.map((u) => ({ ...u, direction: 'upload', cancel: u.state === 'running' ? u.abort : undefined })),
+    ...local.map((u) => ({ ...u, direction: 'upload', act: (action: TransferAction) => actOnWebUpload(u.id, action) })),
   ];
   return rows.sort((a, b) => b.startedAt - a.startedAt);
 }
 
+/** Moving bytes now (the badge counts these); a paused one is neither active nor finished. */
 const isActive = (r: Row) => r.state === 'running' || r.state === 'queued';
 
 export function TransfersButton() {
@@ -91,6 +89,7 @@ export function TransfersPanel() {
 
   const clear = async () => {
     clearLocal();
+    forgetFinishedWebUploads();
     try {
       await api.call('transfers.clearFinished', {});
       // The main process emits no event for clearing: refetch its list.
@@ -106,7 +105,7 @@ export function TransfersPanel() {
       <header className="transfers-head">
         <h2>Transfers</h2>
         <div className="transfers-head-actions">
-          <button type="button" className="btn btn-ghost btn-small" onClick={() => void clear()} disabled={!rows.some((r) => !isActive(r))} data-testid="transfers-clear">
+          <button type="button" className="btn btn-ghost btn-small" onClick={() => void clear()} disabled={!rows.some((r) => r.finishedAt !== null)} data-testid="transfers-clear">
             Clear finished
           </button>
           <button type="button" className="icon-btn" aria-label="Close transfers" onClick={() => setOpen(false)}>
@@ -128,15 +127,14 @@ export function TransfersPanel() {
 }
 
 function TransferRow({ row: r }: { row: Row }) {
-  const now = r.finishedAt ?? Date.now();
-  const seconds = Math.max((now - r.startedAt) / 1000, 0.001);
-  const speed = r.bytesDone / seconds;
   const pct = r.state === 'done' ? 100 : r.bytesTotal ? Math.min(100, (r.bytesDone / r.bytesTotal) * 100) : null;
-  const eta = r.bytesTotal && speed > 0 ? (r.bytesTotal - r.bytesDone) / speed : NaN;
+  const eta = r.bytesTotal && r.speed > 0 ? (r.bytesTotal - r.bytesDone) / r.speed : NaN;
   const verb = { upload: 'Upload', download: 'Download', copy: 'Copy', move: 'Move' }[r.direction] ?? r.direction;
+  const amount = `${formatBytes(r.bytesDone)}${r.bytesTotal !== null ? ` of ${formatBytes(r.bytesTotal)}` : ''}`;
   let detail: string;
-  if (r.state === 'running') detail = `${formatBytes(r.bytesDone)}${r.bytesTotal ? ` of ${formatBytes(r.bytesTotal)}` : ''} · ${formatBytes(speed)}/s${Number.isFinite(eta) ? ` · ${formatDuration(eta)} left` : ''}`;
-  else if (r.state === 'done') detail = `Done · ${formatBytes(r.bytesTotal ?? r.bytesDone)}`;
+  if (r.state === 'running') detail = `${amount} · ${formatBytes(r.speed)}/s${Number.isFinite(eta) ? ` · ${formatDuration(eta)} left` : ''}`;
+  else if (r.state === 'paused') detail = `Paused · ${amount}`;
+  else if (r.state === 'done') detail = `Done · ${formatBytes(r.bytesTotal ?? r.bytesDone)}${r.finishedAt ? ` in ${formatDuration((r.finishedAt - r.startedAt) / 1000)}` : ''}`;
   else if (r.state === 'failed') detail = r.error ?? 'Failed';
   else detail = r.state.charAt(0).toUpperCase() + r.state.slice(1);
   return (
@@ -145,11 +143,13 @@ function TransferRow({ row: r }: { row: Row }) {
         <span className="transfer-name" title={r.name}>
           <span className="transfer-kind">{verb}</span> {r.name}
         </span>
-        {r.cancel && (
-          <button type="button" className="btn btn-ghost btn-small" onClick={r.cancel} aria-label={`Cancel ${r.name}`}>
-            Cancel
-          </button>
-        )}
+        <span className="transfer-actions">
+          {r.actions.map((a) => (
+            <button key={a} type="button" className="btn btn-ghost btn-small" onClick={() => r.act(a)} aria-label={`${LABEL[a]} ${r.name}`} data-testid={`transfer-${a}`}>
+              {LABEL[a]}
+            </button>
+          ))}
+        </span>
       </div>
       <div className="progress" role="progressbar" aria-label={`${verb} ${r.name}`} aria-valuemin={0} aria-valuemax={100} aria-valuenow={pct === null ? undefined : Math.round(pct)}>
         <div className={`progress-fill${pct === null ? ' indeterminate' : ''}`} style={{ width: pct === null ? '30%' : `${pct}%` }} />

@@ -1,0 +1,225 @@
+/**
+ * Downloads to a local path (the desktop app's "Download", mail attachments), resumable: bytes
+ * stream into a partial file beside the target (`<target>.tributary-download`) and a continued
+ * attempt asks the backend for the rest with a ranged read (HTTP Range for WebDAV, S3 and
+ * Azure; an offset read for local, SFTP and SMB). The remote file's size, ETag and modified
+ * time are recorded when the download starts: if they change, the partial bytes are stale and
+ * the download starts over. Jobs are SQLite rows, so a paused or interrupted download continues
+ * after a restart. Transient failures (a server away for a minute) are waited out with
+ * backoff; pause keeps the partial file, cancel removes it.
+ */
+import { createWriteStream } from 'node:fs';
+import { rename, rm, stat, truncate } from 'node:fs/promises';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { App } from '../app';
+import { nowIso } from '../cache/db';
+import { ServiceError, toServiceError } from '../errors';
+import { retryTransient, type RetryPolicy } from '../services/retry';
+import { pausedBy, type TransferControls } from '../services/transfers';
+
+export interface DownloadRequest {
+  accountId: number;
+  fileId: string;
+  targetPath: string;
+}
+
+export interface DownloadJob {
+  id: number;
+  accountId: number;
+  fileId: string;
+  name: string;
+  targetPath: string;
+  size: number | null;
+  state: 'running' | 'paused' | 'done' | 'failed' | 'cancelled';
+  error: string | null;
+}
+
+interface JobRow {
+  id: number;
+  account_id: number;
+  file_id: string;
+  name: string;
+  target_path: string;
+  size: number | null;
+  etag: string | null;
+  modified: string | null;
+  state: DownloadJob['state'];
+  error: string | null;
+}
+
+/** What identifies one version of the remote file. */
+interface RemoteVersion {
+  size: number | null;
+  etag: string | null;
+  modified: string | null;
+}
+
+export const partialPath = (target: string) => `${target}.tributary-download`;
+const transferId = (jobId: number) => `download-${jobId}`;
+
+export class Downloader {
+  private readonly running = new Map<number, Promise<string>>();
+  /** Settles when the downloads found unfinished at start (`start()`) have ended. */
+  resumed: Promise<PromiseSettledResult<string>[]> = Promise.resolve([]);
+
+  constructor(
+    private readonly app: App,
+    private readonly retryPolicy: RetryPolicy = {},
+  ) {}
+
+  /** Plans a download (a durable row) and runs it; resolves with the target path when done. */
+  async download(req: DownloadRequest): Promise<string> {
+    return this.resume(await this.plan(req));
+  }
+
+  async plan(req: DownloadRequest): Promise<number> {
+    const resource = await this.app.storage.get(req.accountId, req.fileId);
+    if (resource.kind !== 'file') throw new ServiceError('invalid_parameters', 'Only files can be downloaded.');
+    const v = await this.remoteVersion(req.accountId, req.fileId);
+    const now = nowIso();
+    const info = this.app.db
+      .prepare(
+        `INSERT INTO download_jobs (account_id, file_id, name, target_path, size, etag, modified, state, created, updated)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)`,
+      )
+      .run(req.accountId, req.fileId, resource.name, req.targetPath, v.size, v.etag, v.modified, now, now);
+    return Number(info.lastInsertRowid);
+  }
+
+  job(id: number): DownloadJob {
+    const r = this.row(id);
+    return { id: r.id, accountId: r.account_id, fileId: r.file_id, name: r.name, targetPath: r.target_path, size: r.size, state: r.state, error: r.error };
+  }
+
+  /** Call once at startup. */
+  start(): void {
+    this.resumed = this.resumeAll();
+  }
+
+  /** At startup: continues the downloads a previous process left running, lists the paused ones. */
+  async resumeAll(): Promise<PromiseSettledResult<string>[]> {
+    const rows = this.app.db.prepare("SELECT * FROM download_jobs WHERE state IN ('running', 'paused') ORDER BY id").all() as JobRow[];
+    for (const job of rows.filter((r) => r.state === 'paused')) {
+      const have = await stat(partialPath(job.target_path)).then((s) => s.size, () => 0);
+      this.app.transfers.addPaused(this.transferInit(job), { id: transferId(job.id), controls: this.controls(job.id), bytesDone: have });
+    }
+    return Promise.allSettled(rows.filter((r) => r.state === 'running').map((r) => this.resume(r.id)));
+  }
+
+  /** Runs (or continues) a planned download to its end. */
+  resume(id: number): Promise<string> {
+    let p = this.running.get(id);
+    if (!p) {
+      p = this.run(id).finally(() => this.running.delete(id));
+      this.running.set(id, p);
+    }
+    return p;
+  }
+
+  private controls(id: number): TransferControls {
+    return {
+      pausable: true,
+      resume: () => {
+        this.setJob(id, { state: 'running', error: null });
+        this.resume(id).catch(() => {});
+      },
+      discard: async () => {
+        await rm(partialPath(this.row(id).target_path), { force: true });
+        this.setJob(id, { state: 'cancelled', error: 'Cancelled by the user.' });
+      },
+    };
+  }
+
+  private transferInit(job: JobRow) {
+    return { direction: 'download' as const, name: job.name, account: job.account_id, target: job.file_id, bytesTotal: job.size };
+  }
+
+  private async run(id: number): Promise<string> {
+    const job = this.row(id);
+    if (job.state === 'done') return job.target_path;
+    if (job.state !== 'running') throw new ServiceError('invalid_parameters', `Download ${id} is ${job.state}.`);
+    const partial = partialPath(job.target_path);
+    const { transfer, signal } = this.app.transfers.start(this.transferInit(job), { id: transferId(id), controls: this.controls(id) });
+    try {
+      const lastSuccess = { at: Date.now() };
+      // Progress while bytes flow counts as success: a long stream that breaks is retried.
+      const alive = () =>
+        new Transform({
+          transform(chunk, _enc, done) {
+            lastSuccess.at = Date.now();
+            done(null, chunk);
+          },
+        });
+      let expected: number | null = job.size;
+      await retryTransient(
+        'Download',
+        async () => {
+          const now = await this.remoteVersion(job.account_id, job.file_id);
+          let have = await stat(partial).then((s) => s.size, () => 0);
+          if (changed(job, now) || (now.size !== null && have > now.size)) {
+            // Another version of the file: the partial bytes belong to the old one.
+            have = 0;
+            await truncate(partial, 0).catch(() => {});
+            this.app.db.prepare('UPDATE download_jobs SET size = ?, etag = ?, modified = ?, updated = ? WHERE id = ?').run(now.size, now.etag, now.modified, nowIso(), id);
+            Object.assign(job, now);
+          }
+          expected = now.size;
+          this.app.transfers.setDone(transfer.id, have);
+          if (now.size !== null && have === now.size && have > 0) return;
+          const { stream } = await this.app.storage.download(job.account_id, job.file_id, have > 0 ? { start: have } : undefined);
+          await pipeline(stream, alive(), this.app.transfers.meter(transfer.id), createWriteStream(partial, { flags: have > 0 ? 'r+' : 'w', start: have }), { signal });
+        },
+        signal,
+        lastSuccess,
+        this.retryPolicy,
+      );
+      const got = (await stat(partial)).size;
+      if (expected !== null && got !== expected) throw new ServiceError('upstream_error', `The download has ${got} bytes, not ${expected}.`);
+      await rename(partial, job.target_path);
+      this.setJob(id, { state: 'done', error: null });
+      this.app.transfers.finish(transfer.id);
+      return job.target_path;
+    } catch (e) {
+      const err = toServiceError(signal.aborted ? (signal.reason ?? e) : e);
+      if (pausedBy(signal)) {
+        this.setJob(id, { state: 'paused', error: null });
+      } else if (signal.aborted) {
+        await rm(partial, { force: true });
+        this.setJob(id, { state: 'cancelled', error: 'Cancelled by the user.' });
+      } else {
+        // The partial file stays for a retry.
+        this.setJob(id, { state: 'failed', error: err.message });
+      }
+      this.app.transfers.finish(transfer.id, err);
+      throw err;
+    }
+  }
+
+  private async remoteVersion(accountId: number, fileId: string): Promise<RemoteVersion> {
+    const resource = await this.app.storage.get(accountId, fileId);
+    let etag: string | null = null;
+    try {
+      const loc = await this.app.storage.locate(accountId, fileId);
+      etag = (await loc.connector.stat(loc.path)).etag ?? null;
+    } catch {
+      // Files served by a provider (mail attachments) have no connector entry: size and time only.
+    }
+    return { size: resource.size, etag, modified: resource.modified ?? null };
+  }
+
+  private row(id: number): JobRow {
+    const r = this.app.db.prepare('SELECT * FROM download_jobs WHERE id = ?').get(id) as JobRow | undefined;
+    if (!r) throw new ServiceError('not_found', `Download ${id} was not found.`);
+    return r;
+  }
+
+  private setJob(id: number, patch: Partial<Pick<JobRow, 'state' | 'error'>>): void {
+    const keys = Object.keys(patch) as (keyof typeof patch)[];
+    this.app.db.prepare(`UPDATE download_jobs SET ${keys.map((k) => `${k} = @${k}`).join(', ')}, updated = @updated WHERE id = @id`).run({ ...patch, updated: nowIso(), id });
+  }
+}
+
+function changed(job: RemoteVersion, now: RemoteVersion): boolean {
+  return (job.etag !== null && now.etag !== job.etag) || (job.size !== null && now.size !== job.size) || (job.modified !== null && now.modified !== job.modified);
+}

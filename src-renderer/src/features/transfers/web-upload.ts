@@ -1,0 +1,231 @@
+/**
+ * Web mode uploads, run by this page (the desktop app hands local paths to the main process's
+ * uploader instead). Files up to 5 MB are one `POST /app/upload`. Bigger files go up as a
+ * multipart session (contract `uploads.begin`, spec 1 "Multipart upload"): parts are sliced
+ * from the File and PUT to `/app/upload/part`, several at a time where the backend accepts
+ * parallel parts, each retried with backoff while Tributary or the account's server is away.
+ * Pause aborts the parts in flight and keeps the session; resume and retry ask the session
+ * which parts it holds (`uploads.parts`) and send only the others; cancel aborts the session.
+ * A page reload loses the File, so a big upload continues only while the page is open.
+ */
+import type { TransferAction } from '../../../../src-main/contract';
+import { ApiError, type Api } from '../../api/client';
+import { toastError, useUi, type LocalUpload } from '../../stores/ui';
+
+/** Spec 1: multipart is for files larger than 5 MB. */
+const MULTIPART_MIN = 5 * 1024 * 1024;
+/** Parts in flight per upload when the backend accepts parallel parts. */
+const PARALLEL_PARTS = 4;
+/** A part keeps being retried while the last success is at most this old. */
+const RETRY_WINDOW_MS = 120_000;
+const SPEED_WINDOW_MS = 5000;
+
+export interface WebUploadTarget {
+  account: number;
+  folder: string;
+}
+
+const uploads = new Map<string, WebUpload>();
+let seq = 1;
+
+/** Adds the file to the Transfers panel and uploads it; resolves when it ends or is paused. */
+export function startWebUpload(api: Api, file: File, target: WebUploadTarget, conflict: 'rename' | 'overwrite'): Promise<void> {
+  const u = new WebUpload(api, file, target, conflict);
+  uploads.set(u.id, u);
+  return u.run();
+}
+
+/** A Transfers panel button on a web upload's row. */
+export function actOnWebUpload(id: string, action: TransferAction): void {
+  const u = uploads.get(id);
+  if (!u) return;
+  if (action === 'pause') u.pause();
+  else if (action === 'cancel') void u.cancel();
+  else void u.run();
+}
+
+/** Forgets the uploads the panel cleared. */
+export function forgetFinishedWebUploads(): void {
+  for (const [id, u] of uploads) if (u.finished) uploads.delete(id);
+}
+
+class WebUpload {
+  readonly id = `web-${seq++}`;
+  private state: LocalUpload['state'] = 'running';
+  private session: { id: number; partSize: number; parallel: boolean } | null = null;
+  private readonly confirmed = new Set<number>();
+  private readonly inflight = new Map<number, { abort(): void; loaded: number }>();
+  private samples: [number, number][] = [];
+  private running: Promise<void> | null = null;
+
+  constructor(
+    private readonly api: Api,
+    private readonly file: File,
+    private readonly target: WebUploadTarget,
+    private readonly conflict: 'rename' | 'overwrite',
+  ) {
+    useUi.getState().putUpload({
+      id: this.id,
+      name: file.name,
+      account: target.account,
+      target: target.folder,
+      bytesDone: 0,
+      bytesTotal: file.size,
+      state: 'running',
+      error: null,
+      startedAt: Date.now(),
+      finishedAt: null,
+      speed: 0,
+      actions: this.actions(),
+    });
+  }
+
+  get finished(): boolean {
+    return this.state === 'done' || this.state === 'cancelled' || this.state === 'failed';
+  }
+
+  private get big(): boolean {
+    return this.file.size > MULTIPART_MIN;
+  }
+
+  /** Starts, resumes or retries; one run at a time. */
+  run(): Promise<void> {
+    if (this.running) return this.running;
+    if (this.state === 'done' || this.state === 'cancelled') return Promise.resolve();
+    this.state = 'running';
+    this.samples = [];
+    this.patch({ state: 'running', error: null, finishedAt: null });
+    this.running = (this.big ? this.runParts() : this.runWhole()).finally(() => (this.running = null));
+    return this.running;
+  }
+
+  pause(): void {
+    if (this.state !== 'running' || !this.big) return;
+    this.state = 'paused';
+    for (const p of this.inflight.values()) p.abort();
+    this.patch({ state: 'paused', speed: 0 });
+  }
+
+  async cancel(): Promise<void> {
+    if (this.finished) return;
+    this.state = 'cancelled';
+    for (const p of this.inflight.values()) p.abort();
+    this.patch({ state: 'cancelled', speed: 0, finishedAt: Date.now() });
+    if (this.session) await this.api.call('uploads.abort', { account: this.target.account, session: this.session.id }).catch(() => {});
+  }
+
+  private async runWhole(): Promise<void> {
+    const req = this.api.upload(this.file, { account: this.target.account, parent: this.target.folder, conflict: this.conflict }, (loaded) => this.progress(loaded));
+    this.inflight.set(1, { abort: req.abort, loaded: 0 });
+    try {
+      await req.done;
+      this.succeed();
+    } catch (e) {
+      this.fail(e);
+    } finally {
+      this.inflight.delete(1);
+    }
+  }
+
+  private async runParts(): Promise<void> {
+    const account = this.target.account;
+    try {
+      if (!this.session) {
+        const s = await this.api.call('uploads.begin', { account, parent: this.target.folder, name: this.file.name, size: this.file.size, conflict: this.conflict });
+        this.session = { id: s.session, partSize: s.partSize, parallel: s.parallel };
+      } else {
+        // After a pause or failure: the session is the truth about which parts arrived.
+        this.confirmed.clear();
+        for (const n of await this.api.call('uploads.parts', { account, session: this.session.id })) this.confirmed.add(n);
+      }
+      const { partSize, parallel } = this.session;
+      const count = Math.max(1, Math.ceil(this.file.size / partSize));
+      const todo = Array.from({ length: count }, (_, i) => i + 1).filter((n) => !this.confirmed.has(n));
+      this.progress();
+      const lastSuccess = { at: Date.now() };
+      const worker = async () => {
+        for (let n = todo.shift(); n !== undefined && this.state === 'running'; n = todo.shift()) await this.sendPart(n, partSize, lastSuccess);
+      };
+      await Promise.all(Array.from({ length: parallel ? PARALLEL_PARTS : 1 }, worker));
+      if (this.state !== 'running') return;
+      await this.api.call('uploads.complete', { account, session: this.session.id });
+      this.succeed();
+    } catch (e) {
+      for (const p of this.inflight.values()) p.abort();
+      this.fail(e);
+    }
+  }
+
+  /** One part, retried with backoff through transient failures. */
+  private async sendPart(n: number, partSize: number, lastSuccess: { at: number }): Promise<void> {
+    const start = (n - 1) * partSize;
+    const blob = this.file.slice(start, Math.min(this.file.size, start + partSize));
+    for (let attempt = 0; this.state === 'running'; attempt++) {
+      const req = this.api.uploadPart(this.target.account, this.session!.id, n, blob, (loaded) => {
+        const p = this.inflight.get(n);
+        if (p) p.loaded = loaded;
+        this.progress();
+      });
+      this.inflight.set(n, { abort: req.abort, loaded: 0 });
+      try {
+        await req.done;
+        this.confirmed.add(n);
+        lastSuccess.at = Date.now();
+        return;
+      } catch (e) {
+        if (this.state !== 'running') return; // paused or cancelled: the part is sent again on resume
+        const transient = e instanceof ApiError && (e.status === 0 || e.status >= 500 || e.status === 429 || e.status === 408);
+        if (!transient || Date.now() - lastSuccess.at > RETRY_WINDOW_MS) throw e;
+        await new Promise((r) => setTimeout(r, Math.min(8000, 250 * 2 ** attempt)));
+      } finally {
+        this.inflight.delete(n);
+        this.progress();
+      }
+    }
+  }
+
+  private progress(wholeLoaded?: number): void {
+    let done = wholeLoaded ?? 0;
+    if (this.session) {
+      const { partSize } = this.session;
+      for (const n of this.confirmed) done += Math.min(partSize, this.file.size - (n - 1) * partSize);
+      for (const p of this.inflight.values()) done += p.loaded;
+    }
+    const now = Date.now();
+    this.samples.push([now, done]);
+    while (this.samples.length > 2 && now - this.samples[0][0] > SPEED_WINDOW_MS) this.samples.shift();
+    const [t0, b0] = this.samples[0];
+    this.patch({ bytesDone: Math.min(done, this.file.size), speed: now > t0 ? Math.max(0, ((done - b0) * 1000) / (now - t0)) : 0 });
+  }
+
+  private succeed(): void {
+    if (this.state !== 'running') return;
+    this.state = 'done';
+    this.patch({ state: 'done', bytesDone: this.file.size, speed: 0, finishedAt: Date.now() });
+  }
+
+  private fail(e: unknown): void {
+    if (this.state !== 'running') return; // a pause or cancel, not a failure
+    const cancelled = e instanceof ApiError && e.code === 'cancelled';
+    this.state = cancelled ? 'cancelled' : 'failed';
+    this.patch({ state: this.state, error: cancelled ? null : (e as Error).message, speed: 0, finishedAt: Date.now() });
+    if (!cancelled) toastError(`Could not upload "${this.file.name}"`, e);
+  }
+
+  private actions(): TransferAction[] {
+    switch (this.state) {
+      case 'running':
+        return this.big ? ['pause', 'cancel'] : ['cancel'];
+      case 'paused':
+        return ['resume', 'cancel'];
+      case 'failed':
+        return ['retry'];
+      default:
+        return [];
+    }
+  }
+
+  private patch(p: Partial<LocalUpload>): void {
+    useUi.getState().patchUpload(this.id, { ...p, actions: this.actions() });
+  }
+}
