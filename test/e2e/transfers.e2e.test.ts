@@ -43,7 +43,7 @@ afterAll(async () => {
   await s3?.stop();
 });
 
-describe('a big file into S3 from the browser (issue 4)', () => {
+describe('a big file into S3 from the browser (issue 4, Build 6: Transfers UI)', () => {
   it('connects the bucket through the form, uploads 60 MB with visible progress, and the object is byte-identical', async () => {
     // spec 1, Import an account (s3): the generated form, with "Test connection" first.
     await page.getByTestId('connect-account').click();
@@ -125,5 +125,96 @@ describe('a big file into S3 from the browser (issue 4)', () => {
     } finally {
       client.destroy();
     }
+  });
+
+  it('pauses and resumes a big upload from the panel (the session keeps its parts), then announces the end while the page is in the background', async () => {
+    // Settings: announce every transfer that ends (0 s), so this one is announced.
+    await page.getByTestId('settings-open').click();
+    const dialog = page.getByTestId('settings-dialog');
+    await dialog.getByTestId('setting-notify-after').fill('0');
+    await dialog.getByTestId('setting-notify-save').click();
+    await expect.poll(() => dialog.getByTestId('setting-notify-after').inputValue()).toBe('0');
+    await dialog.getByTestId('settings-close').click();
+
+    // The page is in the background, and notifications are allowed: record what it shows.
+    await page.evaluate(() => {
+      const shown: { title: string; body: string }[] = [];
+      (window as unknown as { notices: typeof shown }).notices = shown;
+      class RecordingNotification {
+        static permission = 'granted';
+        static requestPermission = async () => 'granted';
+        onclick: (() => void) | null = null;
+        constructor(title: string, options: { body: string }) {
+          shown.push({ title, body: options.body });
+        }
+      }
+      Object.assign(window, { Notification: RecordingNotification });
+      document.hasFocus = () => false;
+    });
+
+    // Record every progress value the row shows.
+    await page.evaluate(() => {
+      const seen: number[] = [];
+      (window as unknown as { pausableSeen: number[] }).pausableSeen = seen;
+      new MutationObserver(() => {
+        const v = document.querySelector('[data-testid=transfer-row][data-name="pausable.bin"] [role=progressbar]')?.getAttribute('aria-valuenow');
+        if (v !== null && v !== undefined && seen.at(-1) !== Number(v)) seen.push(Number(v));
+      }).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ['aria-valuenow'] });
+    });
+
+    // 48 MiB in six 8 MiB parts, four at a time, at ~12 MB/s: pause once the first four are in.
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Network.enable');
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 12 * 1024 * 1024 });
+    const size = 48 * 1024 * 1024;
+    const dataTransfer = await page.evaluateHandle((n) => {
+      const data = new Uint8Array(n);
+      for (let i = 0; i < n; i += 1024) data[i] = (i / 1024) & 0xff;
+      const dt = new DataTransfer();
+      dt.items.add(new File([data], 'pausable.bin', { type: 'application/octet-stream' }));
+      return dt;
+    }, size);
+    for (const type of ['dragenter', 'dragover', 'drop']) await page.dispatchEvent('[data-testid=file-list]', type, { dataTransfer });
+    await dataTransfer.dispose();
+
+    const row = page.locator('[data-testid=transfer-row][data-name="pausable.bin"]');
+    const percent = async () => Number(await row.getByRole('progressbar').getAttribute('aria-valuenow'));
+    await expect.poll(percent, { timeout: 30_000 }).toBeGreaterThanOrEqual(70);
+    await row.getByRole('button', { name: 'Pause pausable.bin' }).click();
+    await expect.poll(() => row.getAttribute('data-state')).toBe('paused');
+    expect(await row.innerText()).toContain('Paused');
+    // Paused, the row shows the confirmed parts only: four of six (67 %); parts in flight are dropped.
+    const atPause = await percent();
+    expect(atPause).toBeGreaterThanOrEqual(66);
+    expect(atPause).toBeLessThan(100);
+    const seenAtPause = await page.evaluate(() => (window as unknown as { pausableSeen: number[] }).pausableSeen.length);
+    // Nothing moves while paused, and the badge no longer counts it as active.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await percent()).toBeLessThanOrEqual(atPause);
+    expect(await row.getAttribute('data-state')).toBe('paused');
+    expect(await page.getByTestId('transfers-badge').count()).toBe(0);
+
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+    await row.getByRole('button', { name: 'Resume pausable.bin' }).click();
+    await expect.poll(() => row.getAttribute('data-state'), { timeout: 60_000 }).toBe('done');
+    // Resumed from the parts the session kept: progress never went back below them.
+    const afterResume = (await page.evaluate(() => (window as unknown as { pausableSeen: number[] }).pausableSeen)).slice(seenAtPause);
+    expect(Math.min(...afterResume), `progress after resume: ${afterResume.join(', ')}`).toBeGreaterThanOrEqual(66);
+    expect(afterResume.at(-1)).toBe(100);
+    const notices = await page.evaluate(() => (window as unknown as { notices: { title: string; body: string }[] }).notices);
+    expect(notices).toEqual([{ title: 'Upload finished', body: expect.stringMatching(/^pausable\.bin \(48\.0 MB\) in \d+/) }]);
+
+    const client = new S3Client({ endpoint: s3.endpoint, region: s3.region, forcePathStyle: true, credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } });
+    try {
+      const object = await client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: 'Videos/pausable.bin' }));
+      const got = Buffer.from(await object.Body!.transformToByteArray());
+      const expected = Buffer.alloc(size);
+      for (let i = 0; i < size; i += 1024) expected[i] = (i / 1024) & 0xff;
+      expect(got.length).toBe(size);
+      expect(got.equals(expected)).toBe(true);
+    } finally {
+      client.destroy();
+    }
+    await page.screenshot({ path: join(RESULTS, 'e2e-transfers-paused-resumed.png') });
   });
 });

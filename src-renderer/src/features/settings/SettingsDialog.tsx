@@ -23,6 +23,7 @@ export function SettingsDialog({ onClose }: { onClose(): void }) {
   const [name, setName] = useState('');
   const [created, setCreated] = useState<{ name: string; key: string } | null>(null);
   const [trackingUrl, setTrackingUrl] = useState<string | null>(null);
+  const [notifyAfter, setNotifyAfter] = useState<string | null>(null);
   // Shown at once when toggled; the saved value wins again once it is read back.
   const [retrieveTokens, setRetrieveTokens] = useState<boolean | null>(null);
 
@@ -120,6 +121,34 @@ export function SettingsDialog({ onClose }: { onClose(): void }) {
           />
           Allow <code>retrieve_tokens=true</code> to return account credentials (passwords, keys) to API clients
         </label>
+
+        <h3 className="section-title">Transfers</h3>
+        <form
+          className="settings-row"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const text = (notifyAfter ?? '').trim();
+            const value = text === '' ? null : Number(text);
+            if (value !== null && (!Number.isInteger(value) || value < 0)) return toastError('Settings', 'Enter a whole number of seconds, or leave it empty for never.');
+            void run(() => api.call('settings.set', { notifyAfterSeconds: value })).then(() => setNotifyAfter(null));
+          }}
+        >
+          <label htmlFor="setting-notify-after">Notify when a transfer that took at least</label>
+          <input
+            id="setting-notify-after"
+            className="input input-small input-number"
+            inputMode="numeric"
+            placeholder="never"
+            value={notifyAfter ?? (settings.data ? String(settings.data.notifyAfterSeconds ?? '') : '')}
+            onChange={(e) => setNotifyAfter(e.target.value)}
+            data-testid="setting-notify-after"
+          />
+          <span>seconds ends</span>
+          <button type="submit" className="btn btn-small" data-testid="setting-notify-save">
+            Save
+          </button>
+        </form>
+        <p className="muted small">A desktop notification while Tributary is in the background, a message while it is in front. Empty: never.</p>
 
         <h3 className="section-title">Mail tracking</h3>
         <form
