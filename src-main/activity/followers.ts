@@ -297,6 +297,9 @@ class Follower {
         (raw) => void (this.watchQueue = this.watchQueue.then(() => this.onWatch(c, roots, raw)).catch((e) => void (this.status.error = toServiceError(e).message))),
         (e) => this.onWatchError(e),
       );
+      // A change made between that walk and the watch being ready was reported to neither:
+      // walk once more, in line with the watch's batches (both skip what the snapshot knows).
+      this.watchQueue = this.watchQueue.then(() => this.runOnce()).catch((e) => void (this.status.error = toServiceError(e).message));
       this.watchedConnector = c;
       this.status.mode = 'watching';
       this.status.intervalMs = null;

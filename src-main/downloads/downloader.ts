@@ -183,6 +183,8 @@ export class Downloader {
     } catch (e) {
       const err = toServiceError(signal.aborted ? (signal.reason ?? e) : e);
       if (pausedBy(signal)) {
+        // Bytes counted but not yet written when the stream stopped are not kept: show what is.
+        this.app.transfers.setDone(transfer.id, await stat(partial).then((s) => s.size, () => 0));
         this.setJob(id, { state: 'paused', error: null });
       } else if (signal.aborted) {
         await rm(partial, { force: true });

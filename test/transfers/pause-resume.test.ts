@@ -31,6 +31,8 @@ afterAll(async () => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
+/** Bytes of a download's partial file so far. */
+const onDisk = (target: string) => (existsSync(partialPath(target)) ? statSync(partialPath(target)).size : 0);
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 async function bytes(stream: AsyncIterable<unknown>): Promise<Buffer> {
@@ -167,10 +169,10 @@ describe('resumable downloads to disk (issue 4, Build 6: "resumable with HTTP ra
     const job = await app.downloads.plan({ accountId: account, fileId: file.id, targetPath: target });
     const id = `download-${job}`;
     const run = app.downloads.resume(job);
-    await until(app, id, (t) => t.bytesDone > 0);
+    await until(app, id, () => onDisk(target) > 0);
     app.transfers.pause(id);
     await expect(run).rejects.toThrow(/Paused/);
-    expect(app.transfers.list().find((t) => t.id === id)).toMatchObject({ state: 'paused', actions: ['resume', 'cancel'] });
+    expect(app.transfers.list().find((t) => t.id === id)).toMatchObject({ state: 'paused', actions: ['resume', 'cancel'], bytesDone: onDisk(target) });
     expect(existsSync(target)).toBe(false);
     const kept = statSync(partialPath(target)).size;
     expect(kept).toBeGreaterThan(0);
