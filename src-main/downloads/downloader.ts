@@ -56,6 +56,8 @@ interface RemoteVersion {
 }
 
 export const partialPath = (target: string) => `${target}.tributary-download`;
+/** Bytes of the partial file so far (0 when there is none yet). */
+const partialSize = (target: string) => stat(partialPath(target)).then((s) => s.size, () => 0);
 const transferId = (jobId: number) => `download-${jobId}`;
 
 export class Downloader {
@@ -74,16 +76,15 @@ export class Downloader {
   }
 
   async plan(req: DownloadRequest): Promise<number> {
-    const resource = await this.app.storage.get(req.accountId, req.fileId);
-    if (resource.kind !== 'file') throw new ServiceError('invalid_parameters', 'Only files can be downloaded.');
     const v = await this.remoteVersion(req.accountId, req.fileId);
+    if (v.kind !== 'file') throw new ServiceError('invalid_parameters', 'Only files can be downloaded.');
     const now = nowIso();
     const info = this.app.db
       .prepare(
         `INSERT INTO download_jobs (account_id, file_id, name, target_path, size, etag, modified, state, created, updated)
          VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)`,
       )
-      .run(req.accountId, req.fileId, resource.name, req.targetPath, v.size, v.etag, v.modified, now, now);
+      .run(req.accountId, req.fileId, v.name, req.targetPath, v.size, v.etag, v.modified, now, now);
     return Number(info.lastInsertRowid);
   }
 
@@ -101,7 +102,7 @@ export class Downloader {
   async resumeAll(): Promise<PromiseSettledResult<string>[]> {
     const rows = this.app.db.prepare("SELECT * FROM download_jobs WHERE state IN ('running', 'paused') ORDER BY id").all() as JobRow[];
     for (const job of rows.filter((r) => r.state === 'paused')) {
-      const have = await stat(partialPath(job.target_path)).then((s) => s.size, () => 0);
+      const have = await partialSize(job.target_path);
       this.app.transfers.addPaused(this.transferInit(job), { id: transferId(job.id), controls: this.controls(job.id), bytesDone: have });
     }
     return Promise.allSettled(rows.filter((r) => r.state === 'running').map((r) => this.resume(r.id)));
@@ -156,13 +157,13 @@ export class Downloader {
         'Download',
         async () => {
           const now = await this.remoteVersion(job.account_id, job.file_id);
-          let have = await stat(partial).then((s) => s.size, () => 0);
+          let have = await partialSize(job.target_path);
           if (changed(job, now) || (now.size !== null && have > now.size)) {
             // Another version of the file: the partial bytes belong to the old one.
             have = 0;
             await truncate(partial, 0).catch(() => {});
             this.app.db.prepare('UPDATE download_jobs SET size = ?, etag = ?, modified = ?, updated = ? WHERE id = ?').run(now.size, now.etag, now.modified, nowIso(), id);
-            Object.assign(job, now);
+            Object.assign(job, { size: now.size, etag: now.etag, modified: now.modified });
           }
           expected = now.size;
           this.app.transfers.setDone(transfer.id, have);
@@ -184,7 +185,7 @@ export class Downloader {
       const err = toServiceError(signal.aborted ? (signal.reason ?? e) : e);
       if (pausedBy(signal)) {
         // Bytes counted but not yet written when the stream stopped are not kept: show what is.
-        this.app.transfers.setDone(transfer.id, await stat(partial).then((s) => s.size, () => 0));
+        this.app.transfers.setDone(transfer.id, await partialSize(job.target_path));
         this.setJob(id, { state: 'paused', error: null });
       } else if (signal.aborted) {
         await rm(partial, { force: true });
@@ -198,16 +199,15 @@ export class Downloader {
     }
   }
 
-  private async remoteVersion(accountId: number, fileId: string): Promise<RemoteVersion> {
-    const resource = await this.app.storage.get(accountId, fileId);
-    let etag: string | null = null;
-    try {
-      const loc = await this.app.storage.locate(accountId, fileId);
-      etag = (await loc.connector.stat(loc.path)).etag ?? null;
-    } catch {
-      // Files served by a provider (mail attachments) have no connector entry: size and time only.
+  /** One stat of the remote file; files served by a provider (mail attachments) have no ETag. */
+  private async remoteVersion(accountId: number, fileId: string): Promise<RemoteVersion & { name: string; kind: string }> {
+    const loc = await this.app.storage.locate(accountId, fileId).catch(() => null);
+    if (loc && !loc.trash) {
+      const e = await loc.connector.stat(loc.path);
+      return { name: e.name, kind: e.kind, size: e.size, etag: e.etag ?? null, modified: e.modified?.toISOString() ?? null };
     }
-    return { size: resource.size, etag, modified: resource.modified ?? null };
+    const r = await this.app.storage.get(accountId, fileId);
+    return { name: r.name, kind: r.kind, size: r.size, etag: null, modified: r.modified ?? null };
   }
 
   private row(id: number): JobRow {

@@ -1,12 +1,12 @@
 /**
  * Desktop notifications when a long transfer ends (issue 4, Build 6): the main process watches
  * `transfers.updated` and, while no Tributary window has the focus, shows the notice that
- * contract/transfer-notice.ts words (the focused renderer shows a toast instead). Electron's
+ * contract/transfers.ts words (the focused renderer shows a toast instead). Electron's
  * Notification comes in as `show`, so this runs (and is tested) without Electron.
  */
 import type { App } from '../app';
 import type { Transfer } from '../contract';
-import { DEFAULT_NOTIFY_AFTER_SECONDS, transferNotice, type TransferNotice } from '../contract/transfer-notice';
+import { DEFAULT_NOTIFY_AFTER_SECONDS, transferNotice, type TransferNotice } from '../contract/transfers';
 import { SETTING_NOTIFY_AFTER_SECONDS } from '../services/settings-keys';
 
 export interface Announcer {

@@ -12,6 +12,7 @@ import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { App } from '../app';
+import type { Resource } from '../contract';
 import { RENDERER_CSP } from '../csp';
 import { WsClientMessage, type WsServerMessage } from '../contract';
 import { ServiceError, toServiceError } from '../errors';
@@ -147,22 +148,25 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
     uiToken(request);
     const q = request.query as Record<string, string | undefined>;
     const account = Number(q.account);
-    const file = await app.storage.get(account, q.id ?? '');
-    const size = file.size;
-    const etag = `"${createHash('sha256').update(`${account}\0${file.id}\0${size}\0${file.modified}`).digest('base64url').slice(0, 27)}"`;
-    const lastModified = file.modified ? new Date(file.modified).toUTCString() : null;
+    const id = q.id ?? '';
     let range = parseRange(request.headers.range);
-    const ifRange = request.headers['if-range'];
-    if (range && ifRange && ifRange !== etag && ifRange !== lastModified) range = undefined;
-    if (range && size !== null && range.start >= size) {
-      reply.header('Content-Range', `bytes */${size}`);
-      throw new ServiceError('range_not_satisfiable', `The file has ${size} bytes; the range starts at ${range.start}.`);
+    if (range) {
+      // A ranged request needs the file's current version first: is the range still valid?
+      const file = await app.storage.get(account, id);
+      const ifRange = request.headers['if-range'];
+      if (ifRange && ifRange !== downloadEtag(account, file) && ifRange !== httpDate(file.modified)) range = undefined;
+      if (range && file.size !== null && range.start >= file.size) {
+        reply.header('Content-Range', `bytes */${file.size}`);
+        throw new ServiceError('range_not_satisfiable', `The file has ${file.size} bytes; the range starts at ${range.start}.`);
+      }
     }
-    const { resource, stream } = await app.storage.download(account, file.id, range);
+    const { resource, stream } = await app.storage.download(account, id, range);
+    const size = resource.size;
+    const lastModified = httpDate(resource.modified);
     reply.header('Content-Type', resource.mimeType ?? 'application/octet-stream');
     reply.header('Content-Disposition', `attachment; filename*=UTF-8''${encodeURIComponent(resource.name)}`);
     reply.header('Accept-Ranges', 'bytes');
-    reply.header('ETag', etag);
+    reply.header('ETag', downloadEtag(account, resource));
     if (lastModified) reply.header('Last-Modified', lastModified);
     if (range && size !== null) {
       const end = Math.min(range.end ?? size - 1, size - 1);
@@ -238,6 +242,13 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
 function newRequestId(): string {
   return Math.random().toString(36).slice(2, 12);
 }
+
+/** A strong validator of one version of a file: its id, size and modification time. */
+function downloadEtag(account: number, file: Pick<Resource, 'id' | 'size' | 'modified'>): string {
+  return `"${createHash('sha256').update(`${account}\0${file.id}\0${file.size}\0${file.modified}`).digest('base64url').slice(0, 27)}"`;
+}
+
+const httpDate = (iso: string | null) => (iso ? new Date(iso).toUTCString() : null);
 
 function parseRange(header: string | undefined): { start: number; end?: number } | undefined {
   const m = header ? /^bytes=(\d+)-(\d*)$/.exec(header) : null;

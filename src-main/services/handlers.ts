@@ -11,7 +11,7 @@ import type { App } from '../app';
 import { mailHandlers } from '../mail/handlers';
 import { SETTING_NOTIFY_AFTER_SECONDS, SETTING_RETRIEVE_TOKENS, SETTING_TRACKING_BASE_URL } from './settings-keys';
 import { procedures, type Handlers, type Settings } from '../contract';
-import { DEFAULT_NOTIFY_AFTER_SECONDS } from '../contract/transfer-notice';
+import { DEFAULT_NOTIFY_AFTER_SECONDS } from '../contract/transfers';
 import { ServiceError, toServiceError } from '../errors';
 
 export interface Platform {

@@ -11,14 +11,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
-import type { Transfer, TransferAction } from '../contract';
+import type { Transfer } from '../contract';
+import { SpeedWindow, transferActions } from '../contract/transfers';
 import { ServiceError } from '../errors';
 import type { EventBus } from './events';
 
 /** Progress events are throttled to this interval per transfer. */
 const PUSH_EVERY_MS = 150;
-/** Speed is measured over this much recent time. */
-const SPEED_WINDOW_MS = 5000;
 
 export interface TransferControls {
   /** Whether pausing keeps the work done so far (so pause is offered). */
@@ -44,8 +43,7 @@ interface Entry {
   transfer: Omit<Transfer, 'actions' | 'speed'>;
   controls?: TransferControls;
   controller?: AbortController;
-  /** [time, bytesDone] samples within the speed window. */
-  samples: [number, number][];
+  speed: SpeedWindow;
   lastPush: number;
 }
 
@@ -67,7 +65,7 @@ export class TransfersService {
       transfer: { ...init, id, bytesDone: 0, state: 'running', error: null, startedAt: existing?.transfer.startedAt ?? new Date().toISOString(), finishedAt: null },
       controls: options.controls ?? existing?.controls,
       controller,
-      samples: [],
+      speed: new SpeedWindow(),
       lastPush: 0,
     };
     this.entries.set(id, entry);
@@ -80,7 +78,7 @@ export class TransfersService {
     const entry: Entry = {
       transfer: { ...init, id: options.id, bytesDone: options.bytesDone, state: 'paused', error: null, startedAt: new Date().toISOString(), finishedAt: null },
       controls: options.controls,
-      samples: [],
+      speed: new SpeedWindow(),
       lastPush: 0,
     };
     this.entries.set(options.id, entry);
@@ -109,7 +107,7 @@ export class TransfersService {
     const e = this.entries.get(id);
     if (!e || !e.controller) return;
     e.transfer.bytesDone = bytes;
-    e.samples = [];
+    e.speed.reset();
     this.push(e, true);
   }
 
@@ -120,7 +118,7 @@ export class TransfersService {
     const signal = e.controller.signal;
     const t = e.transfer;
     e.controller = undefined;
-    e.samples = [];
+    e.speed.reset();
     if (pausedBy(signal)) {
       t.state = 'paused';
     } else {
@@ -184,31 +182,13 @@ export class TransfersService {
   }
 
   private view(e: Entry): Transfer {
-    const t = e.transfer;
-    const actions: TransferAction[] = [];
-    if (t.state === 'running' || t.state === 'queued') {
-      if (e.controls?.pausable) actions.push('pause');
-      actions.push('cancel');
-    } else if (t.state === 'paused') actions.push('resume', 'cancel');
-    else if (t.state === 'failed' && e.controls) actions.push('retry');
-    return { ...t, actions, speed: this.speed(e) };
-  }
-
-  /** Bytes per second over the last few seconds of a running transfer; 0 otherwise. */
-  private speed(e: Entry): number {
-    if (!e.controller || e.samples.length < 2) return 0;
-    const [t0, b0] = e.samples[0];
-    const [t1, b1] = e.samples[e.samples.length - 1];
-    return t1 > t0 ? Math.max(0, ((b1 - b0) * 1000) / (t1 - t0)) : 0;
+    const actions = transferActions(e.transfer.state, { pausable: !!e.controls?.pausable, continuable: !!e.controls });
+    return { ...e.transfer, actions, speed: e.controller ? e.speed.bytesPerSecond() : 0 };
   }
 
   private push(e: Entry, force: boolean): void {
     const now = Date.now();
-    const last = e.samples[e.samples.length - 1];
-    if (e.controller && (!last || now - last[0] >= 100)) {
-      e.samples.push([now, e.transfer.bytesDone]);
-      while (e.samples.length > 2 && now - e.samples[0][0] > SPEED_WINDOW_MS) e.samples.shift();
-    }
+    if (e.controller) e.speed.add(now, e.transfer.bytesDone);
     if (!force && now - e.lastPush < PUSH_EVERY_MS) return;
     e.lastPush = now;
     this.events.emit('transfers.updated', this.view(e));

@@ -159,16 +159,21 @@ export class Uploader {
     return { direction: 'upload' as const, name: job.name, account: job.account_id, target: job.parent_id, bytesTotal: job.size };
   }
 
-  /** Bytes of the parts the job's multipart session has confirmed (0 without one). */
+  /** Bytes of the parts the job's multipart session has confirmed (0 without one, or without the session). */
   private confirmedBytes(job: JobRow): number {
     if (job.session_id === null) return 0;
     try {
-      const session = this.multipart.info(job.account_id, job.session_id);
-      const full = (n: number) => Math.min(session.part_size, job.size - (n - 1) * session.part_size);
-      return this.multipart.parts(job.account_id, job.session_id).reduce((sum, p) => sum + (p.size === full(p.partNumber) ? p.size : 0), 0);
+      return this.confirmedParts(job, this.multipart.info(job.account_id, job.session_id)).bytes;
     } catch {
       return 0;
     }
+  }
+
+  /** The session's parts that have their full size (a short part is sent again), and their bytes. */
+  private confirmedParts(job: JobRow, session: MultipartSession): { numbers: Set<number>; bytes: number } {
+    const expected = (n: number) => Math.min(session.part_size, job.size - (n - 1) * session.part_size);
+    const full = this.multipart.parts(job.account_id, session.id).filter((p) => p.size === expected(p.partNumber));
+    return { numbers: new Set(full.map((p) => p.partNumber)), bytes: full.reduce((sum, p) => sum + p.size, 0) };
   }
 
   /** Runs (or continues) a planned job to its end. */
@@ -280,9 +285,9 @@ export class Uploader {
     const sessionId = session.id;
     const partSize = session.part_size;
     const count = Math.ceil(job.size / partSize);
-    const confirmed = new Set(this.multipart.parts(job.account_id, sessionId).filter((p) => p.size === Math.min(partSize, job.size - (p.partNumber - 1) * partSize)).map((p) => p.partNumber));
-    this.app.transfers.setDone(transferId, [...confirmed].reduce((sum, n) => sum + Math.min(partSize, job.size - (n - 1) * partSize), 0));
-    const todo = Array.from({ length: count }, (_, i) => i + 1).filter((n) => !confirmed.has(n));
+    const confirmed = this.confirmedParts(job, session);
+    this.app.transfers.setDone(transferId, confirmed.bytes);
+    const todo = Array.from({ length: count }, (_, i) => i + 1).filter((n) => !confirmed.numbers.has(n));
 
     const fh = await open(job.local_path, 'r');
     try {

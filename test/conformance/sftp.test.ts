@@ -3,7 +3,7 @@
 // `local` and WebDAV (Apache) accounts as the other side of cross-account copy and move. Then
 // what is particular to SFTP: key login, trust-on-first-use, server-side copy, offset-write multipart, import.
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,46 +12,14 @@ import sftpDefinition, { type SftpOptions } from '../../src-main/connectors/sftp
 import { parseOptions } from '../../src-main/connectors/registry';
 import type { StorageConnector } from '../../src-main/connectors/types';
 import { startSshd, type Sshd } from '../servers/sshd';
-import { startApache } from '../servers/apache';
 import { scratchDir } from '../servers/util';
-import { describeStorageConformance, sha256Of } from './storage-suite';
+import { describeStorageConformance, diskServerSetup, sha256Of } from './storage-suite';
 
 describeStorageConformance(
   'sftp (OpenSSH internal-sftp)',
   async () => {
     const server = await startSshd();
-    const dataDir = scratchDir('conf-sftp');
-    const localRoot = scratchDir('conf-sftp-local');
-    const app = await createApp({ dataDir, defaultLocalFolder: false });
-    const acc = await app.accounts.connect({
-      service: 'sftp',
-      options: { host: server.host, port: server.port, username: server.username, password: server.password, root: server.dataDir },
-    });
-    const local = await app.accounts.connect({ service: 'local', options: { path: localRoot, trashDir: join(dataDir, 'Trash') } });
-    const dav = await startApache();
-    const webdav = await app.accounts.connect({
-      service: 'webdav',
-      options: { protocol: 'http', host: dav.host, port: dav.port, path: '/', username: dav.user, password: dav.password },
-    });
-    return {
-      app,
-      accountId: acc.id,
-      otherAccountIds: [local.id, webdav.id],
-      async seed(folder: string, entries: { name: string; kind: 'file' | 'folder'; content: string }[]) {
-        for (const e of entries) {
-          const target = join(server.dataDir, folder, e.name);
-          if (e.kind === 'folder') mkdirSync(target);
-          else writeFileSync(target, e.content);
-        }
-      },
-      async teardown() {
-        await app.close();
-        await server.stop();
-        await dav.stop();
-        rmSync(dataDir, { recursive: true, force: true });
-        rmSync(localRoot, { recursive: true, force: true });
-      },
-    };
+    return diskServerSetup('sftp', { dir: server.dataDir, stop: () => server.stop() }, { service: 'sftp', options: { host: server.host, port: server.port, username: server.username, password: server.password, root: server.dataDir } });
   },
   { bigSize: 200 << 20, pagingCount: 5000, timeout: 300_000 },
 );

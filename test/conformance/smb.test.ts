@@ -3,7 +3,7 @@
 // WebDAV (Apache) accounts as the other side of cross-account copy and move. Then what is
 // particular to SMB: names SMB cannot hold, SMB3 encryption, server-side copy, import parameters.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,46 +11,14 @@ import { createApp } from '../../src-main/app';
 import { parseOptions } from '../../src-main/connectors/registry';
 import smbDefinition, { SmbConnector, type SmbOptions } from '../../src-main/connectors/smb';
 import { startSamba, type Samba } from '../servers/samba';
-import { startApache } from '../servers/apache';
 import { scratchDir } from '../servers/util';
-import { describeStorageConformance, expectCode, textOf } from './storage-suite';
+import { describeStorageConformance, diskServerSetup, expectCode, textOf } from './storage-suite';
 
 describeStorageConformance(
   'smb (Samba smbd via smbclient)',
   async () => {
     const server = await startSamba();
-    const dataDir = scratchDir('conf-smb');
-    const localRoot = scratchDir('conf-smb-local');
-    const app = await createApp({ dataDir, defaultLocalFolder: false });
-    const acc = await app.accounts.connect({
-      service: 'smb',
-      options: { host: server.host, port: server.port, share: server.share, workgroup: server.workgroup, username: server.username, password: server.password },
-    });
-    const local = await app.accounts.connect({ service: 'local', options: { path: localRoot, trashDir: join(dataDir, 'Trash') } });
-    const dav = await startApache();
-    const webdav = await app.accounts.connect({
-      service: 'webdav',
-      options: { protocol: 'http', host: dav.host, port: dav.port, path: '/', username: dav.user, password: dav.password },
-    });
-    return {
-      app,
-      accountId: acc.id,
-      otherAccountIds: [local.id, webdav.id],
-      async seed(folder: string, entries: { name: string; kind: 'file' | 'folder'; content: string }[]) {
-        for (const e of entries) {
-          const target = join(server.shareDir, folder, e.name);
-          if (e.kind === 'folder') mkdirSync(target);
-          else writeFileSync(target, e.content);
-        }
-      },
-      async teardown() {
-        await app.close();
-        await server.stop();
-        await dav.stop();
-        rmSync(dataDir, { recursive: true, force: true });
-        rmSync(localRoot, { recursive: true, force: true });
-      },
-    };
+    return diskServerSetup('smb', { dir: server.shareDir, stop: () => server.stop() }, { service: 'smb', options: { host: server.host, port: server.port, share: server.share, workgroup: server.workgroup, username: server.username, password: server.password } });
   },
   { bigSize: 200 << 20, pagingCount: 5000, timeout: 600_000 },
 );

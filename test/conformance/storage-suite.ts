@@ -18,13 +18,17 @@
  * short on backends where every service upload re-lists the folder.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { App } from '../../src-main/app';
+import { createApp, type App } from '../../src-main/app';
 import { joinPath } from '../../src-main/connectors/shared/paths';
 import type { StorageConnector } from '../../src-main/connectors/types';
 import type { Resource } from '../../src-main/contract';
 import { ServiceError, type ErrorCode } from '../../src-main/errors';
+import { startApache } from '../servers/apache';
+import { scratchDir } from '../servers/util';
 
 export interface ConformanceSetup {
   app: App;
@@ -38,6 +42,47 @@ export interface ConformanceSetup {
    * test is about. `folder` is the upstream path (rawId) of an existing folder.
    */
   seed?(folder: string, entries: { name: string; kind: 'file' | 'folder'; content: string }[]): Promise<void>;
+}
+
+/**
+ * The setup of a connector whose server keeps its files in a folder on this disk (SFTP, SMB):
+ * the account, `local` and WebDAV (Apache) accounts as the other side of cross-account copy
+ * and move, and `seed` writing straight into the server's folder.
+ */
+export async function diskServerSetup(
+  label: string,
+  server: { dir: string; stop(): Promise<void> },
+  account: { service: string; options: Record<string, unknown> },
+): Promise<ConformanceSetup> {
+  const dataDir = scratchDir(`conf-${label}`);
+  const localRoot = scratchDir(`conf-${label}-local`);
+  const app = await createApp({ dataDir, defaultLocalFolder: false });
+  const acc = await app.accounts.connect(account);
+  const local = await app.accounts.connect({ service: 'local', options: { path: localRoot, trashDir: join(dataDir, 'Trash') } });
+  const dav = await startApache();
+  const webdav = await app.accounts.connect({
+    service: 'webdav',
+    options: { protocol: 'http', host: dav.host, port: dav.port, path: '/', username: dav.user, password: dav.password },
+  });
+  return {
+    app,
+    accountId: acc.id,
+    otherAccountIds: [local.id, webdav.id],
+    async seed(folder, entries) {
+      for (const e of entries) {
+        const target = join(server.dir, folder, e.name);
+        if (e.kind === 'folder') mkdirSync(target);
+        else writeFileSync(target, e.content);
+      }
+    },
+    async teardown() {
+      await app.close();
+      await server.stop();
+      await dav.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(localRoot, { recursive: true, force: true });
+    },
+  };
 }
 
 export interface ConformanceOptions {

@@ -4,7 +4,7 @@
 // behind these are in test/transfers/pause-resume.test.ts.)
 import { describe, expect, it } from 'vitest';
 import type { Transfer } from '../../src-main/contract';
-import { transferNotice } from '../../src-main/contract/transfer-notice';
+import { transferNotice } from '../../src-main/contract/transfers';
 import { announceLongTransfers } from '../../src-main/electron/notifications';
 import { EventBus } from '../../src-main/services/events';
 import { SETTING_NOTIFY_AFTER_SECONDS } from '../../src-main/services/settings-keys';

@@ -22,6 +22,8 @@ export const keys = {
   quota: (id: number) => ['quota', id] as const,
   folder: (account: number, folder: string) => ['folder', account, folder] as const,
   transfers: ['transfers'] as const,
+  /** Under ['settings'], which Settings invalidates after each change. */
+  settings: ['settings', 'values'] as const,
   info: ['info'] as const,
   mail: (account: number) => ['mail', account] as const,
   activity: (account: number) => ['activity', account] as const,
@@ -108,6 +110,11 @@ export function useFolder(account: number | null, folder: string) {
     error: query.error,
     refetch: query.refetch,
   };
+}
+
+export function useSettings() {
+  const api = useApi();
+  return useQuery({ queryKey: keys.settings, queryFn: () => api.call('settings.get', {}) });
 }
 
 export function useTransfers() {

@@ -6,20 +6,19 @@
 import { useState } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { errorMessage } from '../../api/client';
-import { useApi, useAppInfo } from '../../api/hooks';
+import { useApi, useAppInfo, useSettings } from '../../api/hooks';
 import { Dialog } from '../../components/Dialog';
 import { formatDate } from '../../components/format';
 import { toastError } from '../../stores/ui';
 
 const KEYS = ['settings', 'apiKeys'] as const;
-const SETTINGS = ['settings', 'values'] as const;
 
 export function SettingsDialog({ onClose }: { onClose(): void }) {
   const api = useApi();
   const qc = useQueryClient();
   const info = useAppInfo();
   const keys = useQuery({ queryKey: KEYS, queryFn: () => api.call('apiKeys.list', {}) });
-  const settings = useQuery({ queryKey: SETTINGS, queryFn: () => api.call('settings.get', {}) });
+  const settings = useSettings();
   const [name, setName] = useState('');
   const [created, setCreated] = useState<{ name: string; key: string } | null>(null);
   const [trackingUrl, setTrackingUrl] = useState<string | null>(null);

@@ -5,6 +5,7 @@
  */
 import { useEffect, useState } from 'react';
 import type { Transfer, TransferAction } from '../../../../src-main/contract';
+import { TRANSFER_VERB } from '../../../../src-main/contract/transfers';
 import { useQueryClient } from '@tanstack/react-query';
 import { keys, useApi, useTransfers } from '../../api/hooks';
 import { formatBytes, formatDuration } from '../../components/format';
@@ -15,7 +16,7 @@ import { actOnWebUpload, forgetFinishedWebUploads } from './web-upload';
 interface Row {
   id: string;
   name: string;
-  direction: string;
+  direction: Transfer['direction'];
   bytesDone: number;
   bytesTotal: number | null;
   state: string;
@@ -45,7 +46,7 @@ function useRows(): Row[] {
       finishedAt: t.finishedAt ? Date.parse(t.finishedAt) : null,
       act: (action: TransferAction) => void api.call(PROCEDURE[action], { id: t.id }).catch((e) => toastError(`Could not ${action} "${t.name}"`, e)),
     })),
-    ...local.map((u) => ({ ...u, direction: 'upload', act: (action: TransferAction) => actOnWebUpload(u.id, action) })),
+    ...local.map((u) => ({ ...u, direction: 'upload' as const, act: (action: TransferAction) => actOnWebUpload(u.id, action) })),
   ];
   return rows.sort((a, b) => b.startedAt - a.startedAt);
 }
@@ -129,7 +130,7 @@ export function TransfersPanel() {
 function TransferRow({ row: r }: { row: Row }) {
   const pct = r.state === 'done' ? 100 : r.bytesTotal ? Math.min(100, (r.bytesDone / r.bytesTotal) * 100) : null;
   const eta = r.bytesTotal && r.speed > 0 ? (r.bytesTotal - r.bytesDone) / r.speed : NaN;
-  const verb = { upload: 'Upload', download: 'Download', copy: 'Copy', move: 'Move' }[r.direction] ?? r.direction;
+  const verb = TRANSFER_VERB[r.direction];
   const amount = `${formatBytes(r.bytesDone)}${r.bytesTotal !== null ? ` of ${formatBytes(r.bytesTotal)}` : ''}`;
   let detail: string;
   if (r.state === 'running') detail = `${amount} · ${formatBytes(r.speed)}/s${Number.isFinite(eta) ? ` · ${formatDuration(eta)} left` : ''}`;

@@ -1,12 +1,11 @@
 /**
- * The end of a long transfer, announced (contract/transfer-notice.ts decides which and how):
+ * The end of a long transfer, announced (contract/transfers.ts decides which and how):
  * a toast while this window has the focus; otherwise, in web mode, a browser notification
  * (the desktop app's main process shows the OS notification itself).
  */
 import { useEffect, useRef } from 'react';
-import { useQuery } from '@tanstack/react-query';
-import { DEFAULT_NOTIFY_AFTER_SECONDS, transferNotice } from '../../../../src-main/contract/transfer-notice';
-import { useApi, useTransfers } from '../../api/hooks';
+import { DEFAULT_NOTIFY_AFTER_SECONDS, transferNotice } from '../../../../src-main/contract/transfers';
+import { useApi, useSettings, useTransfers } from '../../api/hooks';
 import { useUi } from '../../stores/ui';
 
 /** Web mode: asks once for permission to notify (called when the user starts an upload). */
@@ -17,7 +16,7 @@ export async function askToNotify(): Promise<void> {
 
 export function useTransferNotices(): void {
   const api = useApi();
-  const settings = useQuery({ queryKey: ['settings', 'values'], queryFn: () => api.call('settings.get', {}) });
+  const settings = useSettings();
   const server = useTransfers();
   const local = useUi((s) => s.uploads);
   // Transfers seen running in this page: only their endings are announced, not old ones.

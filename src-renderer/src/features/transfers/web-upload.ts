@@ -9,6 +9,7 @@
  * A page reload loses the File, so a big upload continues only while the page is open.
  */
 import type { TransferAction } from '../../../../src-main/contract';
+import { SpeedWindow, transferActions } from '../../../../src-main/contract/transfers';
 import { ApiError, type Api } from '../../api/client';
 import { toastError, useUi, type LocalUpload } from '../../stores/ui';
 
@@ -18,7 +19,6 @@ const MULTIPART_MIN = 5 * 1024 * 1024;
 const PARALLEL_PARTS = 4;
 /** A part keeps being retried while the last success is at most this old. */
 const RETRY_WINDOW_MS = 120_000;
-const SPEED_WINDOW_MS = 5000;
 
 export interface WebUploadTarget {
   account: number;
@@ -55,7 +55,7 @@ class WebUpload {
   private session: { id: number; partSize: number; parallel: boolean } | null = null;
   private readonly confirmed = new Set<number>();
   private readonly inflight = new Map<number, { abort(): void; loaded: number }>();
-  private samples: [number, number][] = [];
+  private readonly speed = new SpeedWindow();
   private running: Promise<void> | null = null;
 
   constructor(
@@ -93,7 +93,7 @@ class WebUpload {
     if (this.running) return this.running;
     if (this.state === 'done' || this.state === 'cancelled') return Promise.resolve();
     this.state = 'running';
-    this.samples = [];
+    this.speed.reset();
     this.patch({ state: 'running', error: null, finishedAt: null });
     this.running = (this.big ? this.runParts() : this.runWhole()).finally(() => (this.running = null));
     return this.running;
@@ -192,10 +192,8 @@ class WebUpload {
       for (const p of this.inflight.values()) done += p.loaded;
     }
     const now = Date.now();
-    this.samples.push([now, done]);
-    while (this.samples.length > 2 && now - this.samples[0][0] > SPEED_WINDOW_MS) this.samples.shift();
-    const [t0, b0] = this.samples[0];
-    this.patch({ bytesDone: Math.min(done, this.file.size), speed: now > t0 ? Math.max(0, ((done - b0) * 1000) / (now - t0)) : 0 });
+    this.speed.add(now, done);
+    this.patch({ bytesDone: Math.min(done, this.file.size), speed: this.speed.bytesPerSecond(now, done) });
   }
 
   private succeed(): void {
@@ -213,16 +211,8 @@ class WebUpload {
   }
 
   private actions(): TransferAction[] {
-    switch (this.state) {
-      case 'running':
-        return this.big ? ['pause', 'cancel'] : ['cancel'];
-      case 'paused':
-        return ['resume', 'cancel'];
-      case 'failed':
-        return ['retry'];
-      default:
-        return [];
-    }
+    // Pausing a small upload would keep nothing: it offers cancel only.
+    return transferActions(this.state, { pausable: this.big, continuable: true });
   }
 
   private patch(p: Partial<LocalUpload>): void {
