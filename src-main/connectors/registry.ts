@@ -47,3 +47,25 @@ export function secretFields(def: ConnectorDefinition): string[] {
     .filter(([, field]) => (z.globalRegistry.get(field as z.ZodType) as { secret?: boolean } | undefined)?.secret)
     .map(([key]) => key);
 }
+
+/**
+ * The options whose change would move an account elsewhere (another server, port, folder,
+ * bucket, ...): every non-secret field whose value differs, plus `endpoint` when a secret
+ * changed the address the connector contacts. Empty when only credentials change.
+ */
+export function locationChanges(def: ConnectorDefinition, current: Record<string, unknown>, next: Record<string, unknown>): string[] {
+  const secrets = new Set(secretFields(def));
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  const keys = new Set([...Object.keys(current), ...Object.keys(next)]);
+  const changed = [...keys].filter((k) => !secrets.has(k) && !same(current[k], next[k]));
+  if (def.endpoint && !changed.length) {
+    let moved: boolean;
+    try {
+      moved = def.endpoint(current) !== def.endpoint(next);
+    } catch {
+      moved = true; // an address that cannot be worked out is not proven unchanged
+    }
+    if (moved) changed.push('endpoint');
+  }
+  return changed;
+}

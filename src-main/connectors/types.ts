@@ -171,6 +171,13 @@ export interface ConnectorDefinition<K extends keyof ConnectorKinds = keyof Conn
   options: z.ZodType<O>;
   /** Maps an import body (spec 1) to options; the result is then validated by `options`. */
   fromImport(body: ImportBody): unknown;
+  /**
+   * The address an instance contacts, for connectors whose secret options can carry one (an
+   * Azure connection string's `BlobEndpoint=`). A credential change that changes it moves the
+   * account, like a changed host; connectors whose address lives only in non-secret options
+   * need not define it.
+   */
+  endpoint?(options: O): string;
   /** The `account` display string for a new account (usually user@host). */
   describe(options: O): string;
   create(options: O, context: ConnectorContext): ConnectorKinds[K];

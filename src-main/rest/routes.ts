@@ -193,7 +193,7 @@ const accountRoutes: Route[] = [
         options: changedOptions(current.service, body),
         tokenExpiry: body.token_expiry === null ? null : timestamp(body.token_expiry, 'token_expiry'),
         refreshTokenExpiry: body.refresh_token_expiry === null ? null : timestamp(body.refresh_token_expiry, 'refresh_token_expiry'),
-      });
+      }, { credentialsOnly: ctx.auth.kind !== 'api_key' });
       return ok(shape.account(ctx.version, a));
     },
   },

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { AccountsTable, type AccountFilter, type AccountRow } from '../cache/queries/accounts';
-import { allConnectors, connectorDefinition, parseOptions, secretFields } from '../connectors/registry';
+import { allConnectors, connectorDefinition, locationChanges, parseOptions, secretFields } from '../connectors/registry';
 import type { ConnectorKinds, StorageConnector } from '../connectors/types';
 import type { Account, ConnectorInfo } from '../contract';
 import type { Db } from '../cache/db';
@@ -101,12 +101,33 @@ export class AccountsService {
     return this.toAccount(row);
   }
 
-  /** Renames, enables/disables, or replaces the connection options (re-verified first). */
-  async update(id: number, changes: { account?: string; active?: boolean; options?: Record<string, unknown>; tokenExpiry?: string | null; refreshTokenExpiry?: string | null }): Promise<Account> {
+  /**
+   * Renames, enables/disables, or replaces the connection options (re-verified first).
+   * `credentialsOnly` (an account's own bearer token or key): options may change only where
+   * they are credentials; anything that moves the account elsewhere is refused before any
+   * connection is made.
+   */
+  async update(
+    id: number,
+    changes: { account?: string; active?: boolean; options?: Record<string, unknown>; tokenExpiry?: string | null; refreshTokenExpiry?: string | null },
+    scope: { credentialsOnly?: boolean } = {},
+  ): Promise<Account> {
     const row = this.row(id);
     const patch: Parameters<AccountsTable['update']>[1] = {};
     if (changes.options) {
-      const merged = { ...this.options(id), ...changes.options };
+      const current = this.options(id);
+      const merged = { ...current, ...changes.options };
+      if (scope.credentialsOnly) {
+        const def = connectorDefinition(row.service);
+        const parsed = def.options.safeParse(merged);
+        const moved = locationChanges(def, current, (parsed.success ? parsed.data : merged) as Record<string, unknown>);
+        if (moved.length) {
+          throw new ServiceError(
+            'forbidden',
+            `An account's own token may change only its credentials; changing ${moved.map((k) => `\`${k}\``).join(', ')} needs an API key.`,
+          );
+        }
+      }
       const { options, instance } = await this.verified(row.service, merged, id);
       await (instance as { close(): Promise<void> }).close();
       patch.options = this.keyring.seal('credentials', Buffer.from(JSON.stringify(options)));

@@ -349,6 +349,11 @@ export default defineConnector({
       container: str(body.container),
     };
   },
+  // A connection string names its own BlobEndpoint (or AccountName and EndpointSuffix).
+  endpoint: (o) => {
+    const url = new URL(clientFor(o).service.url);
+    return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+  },
   describe: (o) => {
     const account = o.accountName ?? /AccountName=([^;]+)/i.exec(o.connectionString ?? '')?.[1] ?? 'azure';
     return `${o.container}@${account}`;
