@@ -11,10 +11,11 @@
  * persisted. The clock and timers are injectable so tests can run the schedule on a fake clock.
  */
 import { createHmac, randomUUID } from 'node:crypto';
-import { Agent, request } from 'undici';
+import { request } from 'undici';
 import type { Db } from '../cache/db';
 import type { SettingsStore } from '../cache/queries/settings';
 import { ServiceError } from '../errors';
+import { guardedAgent, outboundPolicy, readCapped, refusedReason, UNREACHABLE } from '../services/outbound';
 import type { AppendedInfo, ActivityLog } from './log';
 import { webhookBody } from './serialize';
 import { systemClock, type Clock } from './types';
@@ -23,6 +24,8 @@ export const APPLICATION_ID = 'activity.applicationId';
 export const USER_AGENT = 'service-webhook/2.0';
 export const TIMEOUTS = { connectMs: 3050, readMs: 27_000 };
 export const BACKOFF = { firstMs: 1000, maxMs: 15 * 60_000, giveUpAfterMs: 24 * 3600_000 };
+/** Bytes of a receiver's answer read (the test needs only the application id); the rest is never read. */
+export const MAX_ANSWER_BYTES = 4096;
 
 export interface Webhook {
   id: number;
@@ -91,7 +94,8 @@ interface QueueRow {
 const NEVER = Number.MAX_SAFE_INTEGER;
 
 export class WebhooksService {
-  private readonly agent = new Agent({ connect: { timeout: TIMEOUTS.connectMs }, headersTimeout: TIMEOUTS.readMs, bodyTimeout: TIMEOUTS.readMs });
+  // Receivers are reached only where Settings → Network allows (private addresses are not by default).
+  private readonly agent = guardedAgent(() => outboundPolicy(this.settings), { connectTimeoutMs: TIMEOUTS.connectMs, headersTimeoutMs: TIMEOUTS.readMs, bodyTimeoutMs: TIMEOUTS.readMs });
   private timer: unknown = null;
   private pumping: Promise<void> | null = null;
   private closed = false;
@@ -260,11 +264,12 @@ export class WebhooksService {
     if (key) headers['x-service-signature'] = sign(key, body);
     try {
       const res = await request(url, { method: 'POST', headers, body, dispatcher: this.agent });
-      const text = await res.body.text();
+      const text = await readCapped(res.body, MAX_ANSWER_BYTES);
       return { at, status: res.statusCode, body: text, error: null, ok: res.statusCode < 500, durationMs: Math.round(performance.now() - started) };
     } catch (e) {
-      const err = e as Error & { code?: string };
-      return { at, status: null, body: '', error: `${err.code ?? err.name}: ${err.message}`, ok: false, durationMs: Math.round(performance.now() - started) };
+      // A refused target says why; every other failure reads the same (no open/closed port oracle).
+      const refused = refusedReason(e);
+      return { at, status: null, body: '', error: refused ? `refused: ${refused}` : UNREACHABLE, ok: false, durationMs: Math.round(performance.now() - started) };
     }
   }
 

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { activityEvents, activityProcedures } from './activity';
 import { mailEvents, mailProcedures } from './mail';
+import { isAllowListEntry } from './network';
 
 const iso = z.string();
 const id = z.string().min(1).max(8192);
@@ -79,6 +80,10 @@ export const Settings = z.object({
   trackingBaseUrl: z.string().nullable(),
   /** A transfer that ran at least this long is announced when it ends (null: never). */
   notifyAfterSeconds: z.number().int().nullable(),
+  /** Upload from a URL and webhooks may reach private and loopback addresses (self-hosted servers). */
+  allowPrivateNetwork: z.boolean(),
+  /** Host names, addresses and CIDR ranges they may reach although private (e.g. a NAS). */
+  allowedHosts: z.array(z.string()),
 });
 export type Settings = z.infer<typeof Settings>;
 
@@ -183,6 +188,11 @@ export const procedures = {
       retrieveTokens: z.boolean().optional(),
       trackingBaseUrl: z.url({ protocol: /^https?$/ }).nullable().optional(),
       notifyAfterSeconds: z.number().int().min(0).max(86_400).nullable().optional(),
+      allowPrivateNetwork: z.boolean().optional(),
+      allowedHosts: z
+        .array(z.string().trim().max(300).refine(isAllowListEntry, 'a host name, an IP address or a CIDR range such as 192.168.1.0/24'))
+        .max(200)
+        .optional(),
     }),
     output: Settings,
   },

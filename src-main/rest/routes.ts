@@ -6,7 +6,6 @@
  */
 import { Readable } from 'node:stream';
 import sharp from 'sharp';
-import { request as undiciRequest } from 'undici';
 import type { Account, Resource } from '../contract';
 import { connectorDefinition, secretFields } from '../connectors/registry';
 import { ServiceError, toServiceError } from '../errors';
@@ -16,6 +15,7 @@ import { accountOf, accountsOf, requireAccount, requireApiKey } from './auth';
 import { bodyStream, bool, errorBody, int, jsonBody, serviceHeader, str, timestamp, type Ctx, type Route, type Version } from './http';
 import * as shape from './shapes';
 import { SETTING_RETRIEVE_TOKENS } from '../services/settings-keys';
+import { guardedAgent, guardedGet, outboundPolicy } from '../services/outbound';
 import { activityRoutes, webhookRoutes } from './activity';
 import { emailRoutes } from './email';
 
@@ -292,22 +292,22 @@ async function uploadFromUrl(ctx: Ctx, account: number, body: Json, overwrite: b
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ServiceError('invalid_parameters', '`url` must be an http or https URL.');
   // Fail on a bad parent before fetching anything.
   await getKind(ctx, account, parentId, 'folder');
-  let res;
+  // Only the targets Settings → Network allows, checked at each connection and redirect.
+  const agent = guardedAgent(() => outboundPolicy(ctx.app.settings), { headersTimeoutMs: 30_000, bodyTimeoutMs: 60_000 });
   try {
-    res = await undiciRequest(parsed, { method: 'GET', headersTimeout: 30_000, bodyTimeout: 60_000 });
-  } catch (e) {
-    throw new ServiceError('upstream_error', `Could not fetch \`url\`: ${(e as Error).message}`);
+    const res = await guardedGet(parsed, agent);
+    const length = Number(res.headers['content-length']);
+    if (res.statusCode < 200 || res.statusCode > 299) {
+      throw new ServiceError('invalid_parameters', `\`url\` answered HTTP ${res.statusCode}.`);
+    }
+    if (res.headers['content-length'] === undefined || !Number.isSafeInteger(length) || length < 0) {
+      throw new ServiceError('invalid_parameters', 'The response from `url` must carry a Content-Length header.');
+    }
+    // Streamed: memory stays bounded, and undici stops at the declared length.
+    return await ctx.app.storage.upload(account, parentId, name, res.body, { conflict: overwrite ? 'overwrite' : 'rename', size: length });
+  } finally {
+    await agent.destroy().catch(() => {});
   }
-  const length = Number(res.headers['content-length']);
-  if (res.statusCode < 200 || res.statusCode > 299) {
-    await res.body.dump().catch(() => {});
-    throw new ServiceError('invalid_parameters', `\`url\` answered HTTP ${res.statusCode}.`);
-  }
-  if (res.headers['content-length'] === undefined || !Number.isSafeInteger(length) || length < 0) {
-    await res.body.dump({ limit: 0 }).catch(() => {});
-    throw new ServiceError('invalid_parameters', 'The response from `url` must carry a Content-Length header.');
-  }
-  return ctx.app.storage.upload(account, parentId, name, res.body, { conflict: overwrite ? 'overwrite' : 'rename', size: length });
 }
 
 function parseMetadata(raw: string): { parentId: string; name: string } {

@@ -9,7 +9,8 @@ import { basename } from 'node:path';
 import { activityHandlers } from '../activity/handlers';
 import type { App } from '../app';
 import { mailHandlers } from '../mail/handlers';
-import { SETTING_NOTIFY_AFTER_SECONDS, SETTING_RETRIEVE_TOKENS, SETTING_TRACKING_BASE_URL } from './settings-keys';
+import { SETTING_NOTIFY_AFTER_SECONDS, SETTING_OUTBOUND_ALLOWED_HOSTS, SETTING_OUTBOUND_ALLOW_PRIVATE, SETTING_RETRIEVE_TOKENS, SETTING_TRACKING_BASE_URL } from './settings-keys';
+import { outboundPolicy } from './outbound';
 import { procedures, type Handlers, type Settings } from '../contract';
 import { DEFAULT_NOTIFY_AFTER_SECONDS } from '../contract/transfers';
 import { ServiceError, toServiceError } from '../errors';
@@ -111,8 +112,10 @@ export function createHandlers(app: App, platform: Platform): Handlers {
     'apiKeys.create': async ({ name }) => app.apiKeys.create(name),
     'apiKeys.revoke': async ({ id }) => app.apiKeys.revoke(id),
     'settings.get': async () => settingsView(app),
-    'settings.set': async ({ retrieveTokens, trackingBaseUrl, notifyAfterSeconds }) => {
+    'settings.set': async ({ retrieveTokens, trackingBaseUrl, notifyAfterSeconds, allowPrivateNetwork, allowedHosts }) => {
       if (retrieveTokens !== undefined) app.settings.set(SETTING_RETRIEVE_TOKENS, retrieveTokens);
+      if (allowPrivateNetwork !== undefined) app.settings.set(SETTING_OUTBOUND_ALLOW_PRIVATE, allowPrivateNetwork);
+      if (allowedHosts !== undefined) app.settings.set(SETTING_OUTBOUND_ALLOWED_HOSTS, [...new Set(allowedHosts.filter(Boolean))]);
       if (trackingBaseUrl !== undefined) app.settings.set(SETTING_TRACKING_BASE_URL, trackingBaseUrl);
       if (notifyAfterSeconds !== undefined) app.settings.set(SETTING_NOTIFY_AFTER_SECONDS, notifyAfterSeconds);
       return settingsView(app);
@@ -133,6 +136,8 @@ function settingsView(app: App): Settings {
     retrieveTokens: app.settings.get<boolean>(SETTING_RETRIEVE_TOKENS, false),
     trackingBaseUrl: app.settings.get<string | null>(SETTING_TRACKING_BASE_URL, null),
     notifyAfterSeconds: app.settings.get<number | null>(SETTING_NOTIFY_AFTER_SECONDS, DEFAULT_NOTIFY_AFTER_SECONDS),
+    allowPrivateNetwork: outboundPolicy(app.settings).allowPrivate,
+    allowedHosts: outboundPolicy(app.settings).allowedHosts,
   };
 }
 

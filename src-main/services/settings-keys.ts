@@ -6,3 +6,7 @@ export const SETTING_RETRIEVE_TOKENS = 'rest.retrieveTokens';
 export const SETTING_TRACKING_BASE_URL = 'mail.trackingBaseUrl';
 /** Seconds a transfer must have run for its end to be announced (desktop notification); null: never. */
 export const SETTING_NOTIFY_AFTER_SECONDS = 'transfers.notifyAfterSeconds';
+/** Upload from a URL and webhooks may reach every private/loopback address (self-hosted servers). */
+export const SETTING_OUTBOUND_ALLOW_PRIVATE = 'network.allowPrivate';
+/** Host names, addresses and CIDR ranges they may reach although private (e.g. the user's NAS). */
+export const SETTING_OUTBOUND_ALLOWED_HOSTS = 'network.allowedHosts';

@@ -7,6 +7,7 @@ import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BACKOFF } from '../../src-main/activity/webhooks';
+import { SETTING_OUTBOUND_ALLOW_PRIVATE } from '../../src-main/services/settings-keys';
 import { freePort } from '../servers/util';
 import { generated, makeHarness, until, type Harness } from './helpers';
 
@@ -46,6 +47,8 @@ afterEach(async () => {
 
 async function setup(now?: { t: number }) {
   h = await makeHarness({ signingKey: () => KEY, ...(now ? { clock: () => now.t, autoDeliverWebhooks: false } : {}) });
+  // The receivers are on loopback, which webhooks reach only when allowed.
+  h.app.settings.set(SETTING_OUTBOUND_ALLOW_PRIVATE, true);
   const acc = await h.app.accounts.connect({ service: 'memory', options: { store: `hooks-${Math.random()}` } });
   const sub = await h.activity.subscriptions.create(acc.id, {});
   return { h, acc, sub };

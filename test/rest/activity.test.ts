@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SETTING_OUTBOUND_ALLOW_PRIVATE } from '../../src-main/services/settings-keys';
 import { Normaliser } from './golden';
 import { importLocal, isErrorBody, startRest, type CallResult, type RestServer } from './harness';
 
@@ -201,6 +202,8 @@ describe('REST webhook management /v2/webhooks (spec 3, JSON webhook; Tributary 
 
   beforeAll(async () => {
     s = await startRest();
+    // The receiver is on loopback, which webhooks reach only when allowed.
+    s.app.settings.set(SETTING_OUTBOUND_ALLOW_PRIVATE, true);
     answer = s.app.activity.webhooks.applicationId();
     receiver = createServer((req, res) => {
       req.resume();

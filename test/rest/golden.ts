@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import type { Version } from '../../src-main/rest/http';
+import { SETTING_OUTBOUND_ALLOW_PRIVATE } from '../../src-main/services/settings-keys';
 import type { CallOptions, CallResult, RestServer } from './harness';
 
 export interface Step {
@@ -98,6 +99,8 @@ export async function runGolden(opts: GoldenOptions, check: (step: Step, res: Ca
   const n = new Normaliser();
   const out: Recorded[] = [];
   const origin = await startOrigin();
+  // The origin is on loopback, which upload from a URL reaches only when allowed.
+  server.app.settings.set(SETTING_OUTBOUND_ALLOW_PRIVATE, true);
   const { id: acc, token } = await opts.importAccount();
   const s = v === 'v0' ? '' : 'storage/';
   const P = `/${v}/accounts/${acc}/${s}`;

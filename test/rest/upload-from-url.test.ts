@@ -5,6 +5,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { SETTING_OUTBOUND_ALLOW_PRIVATE } from '../../src-main/services/settings-keys';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMoto, type S3Server } from '../servers/s3';
 import { startRest, type RestServer } from './harness';
@@ -19,6 +20,8 @@ let sourceUrl: string;
 beforeAll(async () => {
   moto = await startMoto('from-url');
   s = await startRest();
+  // The source is on loopback, which upload from a URL reaches only when allowed.
+  s.app.settings.set(SETTING_OUTBOUND_ALLOW_PRIVATE, true);
   source = createServer((req, res) => {
     if (req.url === '/big.bin') {
       res.writeHead(200, { 'content-length': String(big.length), 'content-type': 'application/octet-stream' });

@@ -1,7 +1,7 @@
 /**
  * Settings: the localhost REST API (its address, API keys: create, list, revoke — the same keys
- * as `serve keys …`), whether `retrieve_tokens=true` may return credentials, and the public base
- * URL of mail tracking links.
+ * as `serve keys …`), whether `retrieve_tokens=true` may return credentials, which private
+ * addresses upload-from-URL and webhooks may reach, and the public base URL of mail tracking links.
  */
 import { useState } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
@@ -9,6 +9,7 @@ import { errorMessage } from '../../api/client';
 import { useApi, useAppInfo, useSettings } from '../../api/hooks';
 import { Dialog } from '../../components/Dialog';
 import { formatDate } from '../../components/format';
+import { isAllowListEntry } from '../../../../src-main/contract/network';
 import { toastError } from '../../stores/ui';
 
 const KEYS = ['settings', 'apiKeys'] as const;
@@ -25,6 +26,8 @@ export function SettingsDialog({ onClose }: { onClose(): void }) {
   const [notifyAfter, setNotifyAfter] = useState<string | null>(null);
   // Shown at once when toggled; the saved value wins again once it is read back.
   const [retrieveTokens, setRetrieveTokens] = useState<boolean | null>(null);
+  const [allowPrivate, setAllowPrivate] = useState<boolean | null>(null);
+  const [allowedHosts, setAllowedHosts] = useState<string | null>(null);
 
   const run = async (fn: () => Promise<unknown>) => {
     try {
@@ -120,6 +123,49 @@ export function SettingsDialog({ onClose }: { onClose(): void }) {
           />
           Allow <code>retrieve_tokens=true</code> to return account credentials (passwords, keys) to API clients
         </label>
+
+        <h3 className="section-title">Network</h3>
+        <p className="muted small">
+          Upload from a URL and webhooks reach only public addresses unless allowed here: this computer, your local network and cloud metadata
+          addresses are refused by default.
+        </p>
+        <label className="settings-check">
+          <input
+            type="checkbox"
+            checked={allowPrivate ?? settings.data?.allowPrivateNetwork ?? false}
+            disabled={!settings.data}
+            onChange={(e) => {
+              const value = e.target.checked;
+              setAllowPrivate(value);
+              void run(() => api.call('settings.set', { allowPrivateNetwork: value })).then(() => setAllowPrivate(null));
+            }}
+            data-testid="setting-allow-private"
+          />
+          Allow every private and local address (self-hosted servers)
+        </label>
+        <form
+          className="settings-row"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const entries = (allowedHosts ?? settings.data?.allowedHosts.join(', ') ?? '').split(/[\s,]+/).filter(Boolean);
+            const bad = entries.find((x) => !isAllowListEntry(x));
+            if (bad) return toastError('Settings', `"${bad}" is not a host name, an IP address or a CIDR range such as 192.168.1.0/24.`);
+            void run(() => api.call('settings.set', { allowedHosts: entries })).then(() => setAllowedHosts(null));
+          }}
+        >
+          <input
+            className="input input-small"
+            placeholder="nas.local, 192.168.1.0/24"
+            value={allowedHosts ?? settings.data?.allowedHosts.join(', ') ?? ''}
+            onChange={(e) => setAllowedHosts(e.target.value)}
+            aria-label="Private hosts and ranges to allow"
+            data-testid="setting-allowed-hosts"
+          />
+          <button type="submit" className="btn btn-small" data-testid="setting-allowed-hosts-save">
+            Save
+          </button>
+        </form>
+        <p className="muted small">Only these private hosts, addresses or ranges (comma-separated), when not every private address is allowed.</p>
 
         <h3 className="section-title">Transfers</h3>
         <form
