@@ -8,7 +8,9 @@
  * active API key, exact body)). A delivery succeeds on any status below 500 within 3.05 s connect
  * + 27 s read; failures are retried with exponential back-off from 1 s up to 15 min; after 24 h
  * of continuous failure the webhook is paused until new activity arrives. Every attempt is
- * persisted. The clock and timers are injectable so tests can run the schedule on a fake clock.
+ * persisted. Receivers are reached only where the outbound rules allow (services/outbound.ts) and
+ * at most MAX_ANSWER_BYTES of an answer are read. The clock and timers are injectable so tests can
+ * run the schedule on a fake clock.
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import { request } from 'undici';

@@ -158,7 +158,9 @@ export function guardedAgent(policy: () => OutboundPolicy, options: { connectTim
     }
     base(opts, callback);
   };
-  return new Agent({ connect, headersTimeout: options.headersTimeoutMs ?? 30_000, bodyTimeout: options.bodyTimeoutMs ?? 60_000 });
+  // No keep-alive: every request gets a fresh, checked connection, so a policy change (or a
+  // host that now resolves elsewhere) applies to the very next request.
+  return new Agent({ connect, pipelining: 0, headersTimeout: options.headersTimeoutMs ?? 30_000, bodyTimeout: options.bodyTimeoutMs ?? 60_000 });
 }
 
 const MAX_REDIRECTS = 5;

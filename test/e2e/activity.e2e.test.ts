@@ -103,6 +103,16 @@ describe('E2E activity dashboard in Chromium against headless mode (issue 6, ite
   it('adds a webhook after its test POST, refuses one that answers wrongly, shows delivery attempts, deletes (spec 3, Webhooks)', async () => {
     applicationId = (await page.getByTestId('application-id').innerText()).trim();
     expect(applicationId).not.toBe('');
+    // The receiver is on loopback: refused until Settings → Network allows private addresses.
+    await page.getByTestId('webhook-url').fill(`${receiverUrl}/good`);
+    await page.getByTestId('webhook-create').click();
+    await expect.poll(() => page.getByTestId('webhook-status').getAttribute('class')).toContain('error');
+    expect(await page.getByTestId('webhook-status').innerText()).toContain('loopback');
+    expect(posts.length).toBe(0);
+    await page.getByTestId('settings-open').click();
+    await page.getByTestId('setting-allow-private').check();
+    await expect.poll(() => page.getByTestId('setting-allow-private').isChecked()).toBe(true);
+    await page.getByTestId('settings-close').click();
     await page.getByTestId('webhook-url').fill(`${receiverUrl}/bad`);
     await page.getByTestId('webhook-create').click();
     await expect.poll(() => page.getByTestId('webhook-status').getAttribute('class')).toContain('error');

@@ -45,6 +45,14 @@ describe('Settings (issue 3)', () => {
     await expect.poll(async () => (await rest(`/v1/accounts/${account}?retrieve_tokens=true`, secret)).status).toBe(200);
     await page.screenshot({ path: join(RESULTS, 'e2e-settings.png') });
 
+    // Settings → Network: the allow-list of private hosts is saved and shown again.
+    await dialog.getByTestId('setting-allowed-hosts').fill('nas.example.test, 192.168.1.0/24');
+    await dialog.getByTestId('setting-allowed-hosts-save').click();
+    await dialog.getByTestId('settings-close').click();
+    await page.getByTestId('settings-open').click();
+    await expect.poll(() => page.getByTestId('setting-allowed-hosts').inputValue()).toBe('nas.example.test, 192.168.1.0/24');
+    expect(await page.getByTestId('setting-allow-private').isChecked()).toBe(false);
+
     await row.getByTestId('api-key-revoke').click();
     await expect.poll(() => row.getAttribute('data-active')).toBe('false');
     expect((await rest('/v1/accounts', secret)).status).toBe(401);
