@@ -1,6 +1,6 @@
 /**
- * Mail benchmark (issue 5, Bench): header sync of N messages (BENCH_MAIL_N, default 10,000;
- * 100,000 for the issue's large run) from Dovecot into Tributary's cache vs `mbsync` full sync of
+ * Mail benchmark (spec 2): header sync of N messages (BENCH_MAIL_N, default 10,000;
+ * 100,000 for the large run) from Dovecot into Tributary's cache vs `mbsync` full sync of
  * the same mailbox (messages/s, ratio); incremental sync after 100 flag changes; FTS query latency
  * (rare term, common prefix) over the synced set; RSS after sync.
  *   npm run bench mail            BENCH_MAIL_N=100000 npm run bench mail

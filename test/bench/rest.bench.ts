@@ -1,5 +1,5 @@
 /**
- * REST API benchmark (issue 3, Bench): throughput and p99 latency of a file metadata GET and a
+ * REST API benchmark: throughput and p99 latency of a file metadata GET and a
  * folder listing on loopback, with autocannon, and the overhead of the REST path over calling
  * StorageService directly. The server runs in a child process (as a client would see it) over a
  * `memory` account, so the figures are Tributary's own cost, not a disk's or a network's.

@@ -1,5 +1,5 @@
 /**
- * Upload benchmark (issue 4, Bench): one big file (BENCH_SIZE_MB, default 1024) uploaded by
+ * Upload benchmark: one big file (BENCH_SIZE_MB, default 1024) uploaded by
  * Tributary's uploader and by the reference tools, same part size (8 MiB) and concurrency (8),
  * median of 3 runs each, ratio printed (Tributary time / tool time; < 1 means Tributary is faster):
  *   - s3rver and moto: `aws s3 cp`, `rclone copyto` (multipart forced, --s3-no-head)

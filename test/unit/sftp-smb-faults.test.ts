@@ -1,4 +1,5 @@
-// issue 7, faults: wrong password, unknown and changed host key, server killed mid-transfer.
+// SFTP and SMB faults (docs/sftp-smb.md, Errors): wrong password, unknown and changed host
+// key, server killed mid-transfer.
 // Real servers (OpenSSH sshd, Samba smbd) on loopback, killed with SIGKILL by the harness.
 // Every failure must be a clear ServiceError, and an interrupted upload must never leave a
 // partial file under its final name.
