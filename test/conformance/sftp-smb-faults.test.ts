@@ -13,7 +13,7 @@ import { SftpConnector } from '../../src-main/connectors/sftp';
 import { SmbConnector, type SmbOptions } from '../../src-main/connectors/smb';
 import type { StorageConnector } from '../../src-main/connectors/types';
 import { ServiceError } from '../../src-main/errors';
-import { expectCode } from '../conformance/storage-suite';
+import { expectCode } from './storage-suite';
 import { startSamba, type Samba } from '../servers/samba';
 import { startSshd, type Sshd } from '../servers/sshd';
 import { scratchDir } from '../servers/util';
