@@ -10,15 +10,15 @@
  *   trash         delete is permanent; the `trash` folder is not_found
  *   atomicWrites  uploads go to a hidden temporary name, renamed once every byte is in
  *   chunkWriter   multipart sessions spool their parts on disk and write the file on complete
- *   watch         storage behaves the same (activity followers poll instead; that path is
- *                 test/activity/local-follower.test.ts in `poll` mode)
+ *   watch         activity followers poll instead of watching
  *   quota         the account reports no quota
  */
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import * as activityEndpoints from '../../src-main/activity/endpoints';
 import { createApp, type App } from '../../src-main/app';
 import { loadConnectors } from '../../src-main/connectors/all';
 import { connectorDefinition, defineConnector, register } from '../../src-main/connectors/registry';
@@ -112,26 +112,31 @@ describe('storage fallbacks with features switched off (spec 1, Files; Multipart
   let noAtomicService: string;
   let noChunks: number;
   let noQuota: number;
+  let noWatch: number;
+  let noWatchRoot: string;
   const dirs: string[] = [];
 
   beforeAll(async () => {
-    const [atomicId, chunksId, quotaId] = [
+    const [atomicId, chunksId, quotaId, watchId] = [
       await registerVariant('local', 'atomic-writes-only', ['atomicWrites']),
       await registerVariant('local', 'chunk-writer-only', ['chunkWriter']),
       await registerVariant('memory', 'quota-only', ['quota']),
+      await registerVariant('local', 'watch-only', ['watch']),
     ];
     noAtomicService = atomicId;
     const dir = scratchDir('fallbacks');
     dirs.push(dir);
-    app = await createApp({ dataDir: join(dir, 'data'), defaultLocalFolder: false });
+    app = await createApp({ dataDir: join(dir, 'data'), defaultLocalFolder: false, activity: { followers: { pollIntervalMs: 200 } } });
     const local = (service: string) => {
       const root = scratchDir(`fallbacks-${service}`);
       dirs.push(root);
+      if (service === watchId) noWatchRoot = root;
       return app.accounts.connect({ service, options: { path: root, trashDir: join(dir, `Trash-${service}`) } });
     };
     plain = (await local('local')).id;
     noAtomic = (await local(atomicId)).id;
     noChunks = (await local(chunksId)).id;
+    noWatch = (await local(watchId)).id;
     noQuota = (await app.accounts.connect({ service: quotaId, options: { store: `fallbacks-${randomBytes(6).toString('hex')}` } })).id;
   });
   afterAll(async () => {
@@ -182,5 +187,25 @@ describe('storage fallbacks with features switched off (spec 1, Files; Multipart
 
   it('without quota, the account reports none (spec 1, Account: quota)', async () => {
     expect(await app.accounts.quota(noQuota)).toBeNull();
+  });
+
+  it('without watch, activity follows the account by polling (spec 3, Activity sources)', async () => {
+    const status = async (account: number) => {
+      const sub = await app.activity.subscriptions.create(account, {});
+      return () => app.activity.followers.status().find((s) => s.subscription === sub.id);
+    };
+    const watched = await status(plain);
+    await vi.waitFor(() => expect(watched()?.mode).toBe('watching'), { timeout: 10_000, interval: 25 });
+    const polled = await status(noWatch);
+    await vi.waitFor(() => expect(polled()?.lastRunAt ?? null).not.toBeNull(), { timeout: 10_000, interval: 25 });
+    expect(polled()!.mode).toBe('polling');
+    writeFileSync(join(noWatchRoot, 'from-outside.txt'), 'written beside the app');
+    await vi.waitFor(
+      () => {
+        const page = activityEndpoints.listActivity(app.activity, noWatch, 'default', { cursor: 'after-auth' }, 1).body as { objects: { type: string; metadata: { path: string } | null }[] };
+        expect(page.objects.map((a) => [a.type, a.metadata?.path])).toContainEqual(['add', '/from-outside.txt']);
+      },
+      { timeout: 10_000, interval: 50 },
+    );
   });
 });
