@@ -1,6 +1,6 @@
 /**
- * Activity procedures and events for the dashboard (issue 6, item 5), to be merged into
- * contract/index.ts by the lead. zod only. Handlers: one call each into ActivityService
+ * Activity procedures and events for the dashboard (spec 3), spread into the procedures and
+ * events of contract/index.ts. zod only. Handlers: one call each into ActivityService
  * (src-main/activity/index.ts); see docs/activity.md for the mapping.
  */
 import { z } from 'zod';

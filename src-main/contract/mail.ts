@@ -1,6 +1,6 @@
 /**
- * Mail procedures and events of the typed contract (issue 5), for the mailbox UI. zod only.
- * The lead merges `mailProcedures` into `procedures` and `mailEvents` into `events` of
+ * Mail procedures and events of the typed contract (spec 2), for the mailbox UI. zod only.
+ * `mailProcedures` and `mailEvents` are spread into `procedures` and `events` of
  * contract/index.ts; MailService (src-main/mail/service.ts) implements every procedure, one
  * method each (see `mailHandlers` there).
  */

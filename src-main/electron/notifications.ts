@@ -1,5 +1,5 @@
 /**
- * Desktop notifications when a long transfer ends (issue 4, Build 6): the main process watches
+ * Desktop notifications when a long transfer ends: the main process watches
  * `transfers.updated` and, while no Tributary window has the focus, shows the notice that
  * contract/transfers.ts words (the focused renderer shows a toast instead). Electron's
  * Notification comes in as `show`, so this runs (and is tested) without Electron.

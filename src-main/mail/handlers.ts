@@ -1,6 +1,6 @@
 /**
- * The mail procedures of contract/mail.ts, one MailService call each: the lead spreads these
- * into services/handlers.ts when merging `mailProcedures` into the contract.
+ * The mail procedures of contract/mail.ts, one MailService call each, spread into
+ * services/handlers.ts beside the other procedures.
  */
 import type { z } from 'zod';
 import type { mailProcedures } from '../contract/mail';

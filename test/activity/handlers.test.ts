@@ -10,7 +10,7 @@ afterEach(async () => {
   h = undefined;
 });
 
-describe('contract activity.* (dashboard, issue 6 item 5)', () => {
+describe('contract activity.* (dashboard, spec 3)', () => {
   it('each procedure returns its declared output', async () => {
     h = await makeHarness();
     const acc = await h.app.accounts.connect({ service: 'memory', options: { store: 'handlers' } });

@@ -42,7 +42,7 @@ describe('spec 3, Activity: S3 listing diff', () => {
   }, 60_000);
 });
 
-describe('followers: back-off on errors (issue 6, item 2)', () => {
+describe('followers: back-off on errors (spec 3, Activity sources)', () => {
   it('server down → backing-off with doubling interval and the subscription marked inaccessible; back up → polling again', async () => {
     const h2 = await makeHarness({ followers: { pollIntervalMs: 100, maxBackoffMs: 800 } });
     try {

@@ -1,6 +1,6 @@
 /**
  * spec 3, Activity from a WebDAV server, which has no push: the polling walker against a real
- * Apache mod_dav. Files are PUT, MOVEd and DELETEd by curl, from outside the app (issue 6:
+ * Apache mod_dav. Files are PUT, MOVEd and DELETEd by curl, from outside the app (spec 3:
  * "a file PUT on Apache WebDAV by curl → activity within one poll").
  */
 import { execFileSync } from 'node:child_process';

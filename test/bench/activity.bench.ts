@@ -1,5 +1,5 @@
 /**
- * Activity bench (issue 6): change-to-log latency, ingest rate, and one poll over a big tree.
+ * Activity bench (spec 3): change-to-log latency, ingest rate, and one poll over a big tree.
  *   node scripts/run-ts.mjs test/bench/activity.bench.ts
  * Sizes: ACT_LAT_N (latency samples, 100), ACT_INGEST_N (100000), ACT_TREE_FILES (50000),
  * ACT_TREE_FOLDERS (500). Backends: local (chokidar watch), local, S3 and WebDAV (polling

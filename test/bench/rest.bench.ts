@@ -1,5 +1,5 @@
 /**
- * REST API benchmark (issue 3, Bench): throughput and p99 latency of a file metadata GET and a
+ * REST API benchmark: throughput and p99 latency of a file metadata GET and a
  * folder listing on loopback, with autocannon, and the overhead of the REST path over calling
  * StorageService directly. The server runs in a child process (as a client would see it) over a
  * `memory` account, so the figures are Tributary's own cost, not a disk's or a network's.
@@ -15,6 +15,7 @@ import { createApp } from '../../src-main/app';
 import { registerRest, restServices } from '../../src-main/rest';
 import { createHttpServer } from '../../src-main/server/http';
 import { scratchDir } from '../servers/util';
+import { RATIO_LABEL, timeRatio } from './ratio';
 
 interface CannonResult {
   requests: { average: number };
@@ -133,9 +134,9 @@ export async function main(args: string[]): Promise<number> {
       directList.push(direct.directListUs);
     }
     const line = (name: string, d: number, r: number) =>
-      console.log(`| ${name} | ${d.toFixed(0)} | ${r.toFixed(0)} | ${(r - d).toFixed(0)} | ${(r / d).toFixed(2)}× |`);
+      console.log(`| ${name} | ${d.toFixed(0)} | ${r.toFixed(0)} | ${(r - d).toFixed(0)} | ${timeRatio(r, d)} |`);
     console.log(`\nREST vs direct StorageService call, sequential, median of ${ROUNDS} alternated rounds (µs per request):`);
-    console.log('| request | direct | REST | overhead | ratio |');
+    console.log(`| request | direct | REST | overhead | REST vs direct call ${RATIO_LABEL} |`);
     console.log('|---|---|---|---|---|');
     line('metadata GET', median(directGet), median(restGet));
     line('folder listing (100 of 200)', median(directList), median(restList));

@@ -8,7 +8,7 @@
  *   npm run bench sftp-smb    (or node scripts/run-ts.mjs test/bench/sftp-smb.bench.ts)
  *   BENCH_SIZE_MB (default 1024), BENCH_LIST_ENTRIES (default 100000)
  * Downloads go to a null sink (or /dev/null) for every tool. Prints MB/s, entries/s and
- * Tributary's ratio to each tool (>1 = Tributary faster).
+ * Tributary's speed ÷ each tool's (>1 = Tributary faster).
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -21,6 +21,7 @@ import { createApp, type App } from '../../src-main/app';
 import { startSamba } from '../servers/samba';
 import { startSshd } from '../servers/sshd';
 import { hasBinary, scratchDir } from '../servers/util';
+import { RATIO_LABEL, speedRatio } from './ratio';
 
 const SIZE_MB = Number(process.env.BENCH_SIZE_MB ?? 1024);
 const ENTRIES = Number(process.env.BENCH_LIST_ENTRIES ?? 100_000);
@@ -119,12 +120,11 @@ function spawnTimed(cmd: string, args: string[], env: NodeJS.ProcessEnv = proces
 function print(title: string, rows: Row[]): void {
   const fmt = (n: number | null, unit: string) => (n === null ? '—' : `${n >= 100 ? n.toFixed(0) : n.toFixed(1)} ${unit}`);
   const ours = rows[0]!;
-  const ratio = (a: number | null, b: number | null) => (a === null || b === null ? '—' : `${(a / b).toFixed(2)}×`);
   console.log(`\n${title}`);
-  console.log('tool                 upload        download      list            | Tributary ÷ tool: up / down / list');
+  console.log(`tool                 upload        download      list            | up / down / list ${RATIO_LABEL}`);
   for (const r of rows) {
     const line = `${r.tool.padEnd(20)} ${fmt(r.uploadMBs, 'MB/s').padEnd(13)} ${fmt(r.downloadMBs, 'MB/s').padEnd(13)} ${fmt(r.listEntriesPerS, 'entries/s').padEnd(15)}`;
-    console.log(r === ours ? line : `${line} | ${ratio(ours.uploadMBs, r.uploadMBs)} / ${ratio(ours.downloadMBs, r.downloadMBs)} / ${ratio(ours.listEntriesPerS, r.listEntriesPerS)}${r.note ? `  (${r.note})` : ''}`);
+    console.log(r === ours ? line : `${line} | ${speedRatio(ours.uploadMBs, r.uploadMBs)} / ${speedRatio(ours.downloadMBs, r.downloadMBs)} / ${speedRatio(ours.listEntriesPerS, r.listEntriesPerS)}${r.note ? `  (${r.note})` : ''}`);
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * Issue 2 bench: time from starting `serve` to the first listing painted in the browser, and
+ * Startup bench: time from starting `serve` to the first listing painted in the browser, and
  * the server's RSS after browsing a folder of 100,000 entries (BENCH_ENTRIES), with the time
  * until every entry is listed. Figures only; the peer here is the same machine's `ls`.
  *   npm run bench startup

@@ -1,7 +1,7 @@
 /**
- * Upload benchmark (issue 4, Bench): one big file (BENCH_SIZE_MB, default 1024) uploaded by
+ * Upload benchmark: one big file (BENCH_SIZE_MB, default 1024) uploaded by
  * Tributary's uploader and by the reference tools, same part size (8 MiB) and concurrency (8),
- * median of 3 runs each, ratio printed (Tributary time / tool time; < 1 means Tributary is faster):
+ * median of 3 runs each, ratio printed as Tributary's speed ÷ the tool's (>1 = Tributary faster):
  *   - s3rver and moto: `aws s3 cp`, `rclone copyto` (multipart forced, --s3-no-head)
  *   - Azurite: the SDK's own BlockBlobClient.uploadFile
  *   - local folder: `cp`
@@ -21,6 +21,7 @@ import { Uploader } from '../../src-main/uploads/uploader';
 import { startAzurite } from '../servers/azurite';
 import { motoBinary, startMoto, startS3rver, type S3Server } from '../servers/s3';
 import { scratchDir } from '../servers/util';
+import { RATIO_LABEL, timeRatio } from './ratio';
 
 const MiB = 1024 * 1024;
 const PART = 8 * MiB;
@@ -203,12 +204,12 @@ export async function main(args: string[] = []): Promise<number> {
     }
     rows.push({ target: 'local', tool: 'tributary', runs: trib }, { target: 'local', tool: 'cp', runs: cp });
 
-    console.log('\n| target | tool | median | runs | MiB/s | tributary ÷ tool |');
+    console.log(`\n| target | tool | median | runs | MiB/s | ${RATIO_LABEL} |`);
     console.log('|---|---|---|---|---|---|');
     for (const row of rows) {
       const m = median(row.runs);
       const ours = median(rows.find((r) => r.target === row.target && r.tool === 'tributary')!.runs);
-      const ratio = row.tool === 'tributary' ? '' : (ours / m).toFixed(2);
+      const ratio = row.tool === 'tributary' ? '' : timeRatio(ours, m);
       console.log(`| ${row.target} | ${row.tool} | ${fmt(m)} | ${row.runs.map(fmt).join(', ')} | ${(sizeMb / (m / 1000)).toFixed(0)} | ${ratio} |`);
     }
     console.log(

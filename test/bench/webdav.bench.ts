@@ -2,7 +2,8 @@
  * WebDAV benchmark: upload and download of one big file and the listing of one huge folder,
  * against the same Apache mod_dav_fs (test/servers/apache.ts), by Tributary (StorageService
  * over the webdav connector), rclone 1.60 (environment-only config) and curl (the floor:
- * one HTTP request, no parsing). Prints MB/s, entries/s and Tributary's ratio to each.
+ * one HTTP request, no parsing). Prints MB/s, entries/s and Tributary's speed ÷ each tool's
+ * (>1 = Tributary faster).
  *   npm run bench webdav    (or node scripts/run-ts.mjs test/bench/webdav.bench.ts)
  *   BENCH_SIZE_MB (default 1024), BENCH_LIST_ENTRIES (default 100000), BENCH_READ_RUNS (default 2)
  * Downloads go to a null sink for every tool, so the figures are network + server + client.
@@ -16,6 +17,7 @@ import { pipeline } from 'node:stream/promises';
 import { createApp } from '../../src-main/app';
 import { startApache } from '../servers/apache';
 import { hasBinary, scratchDir } from '../servers/util';
+import { RATIO_LABEL, speedRatio } from './ratio';
 
 const SIZE_MB = Number(process.env.BENCH_SIZE_MB ?? 1024);
 const ENTRIES = Number(process.env.BENCH_LIST_ENTRIES ?? 100_000);
@@ -129,9 +131,9 @@ export async function main(): Promise<Row[]> {
     console.log(`\n${'tool'.padEnd(10)} ${'up MB/s'.padStart(9)} ${'down MB/s'.padStart(9)} ${'list e/s'.padStart(9)}`);
     for (const r of rows) console.log(`${r.tool.padEnd(10)} ${f(r.uploadMBs)} ${f(r.downloadMBs)} ${f(r.listEntriesPerS)}`);
     const [t, rc, cu] = rows as [Row, Row, Row];
-    const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
-    console.log(`\ntributary / rclone: up ${ratio(t.uploadMBs, rc.uploadMBs)}, down ${ratio(t.downloadMBs, rc.downloadMBs)}, list ${ratio(t.listEntriesPerS, rc.listEntriesPerS)}`);
-    console.log(`tributary / curl:   up ${ratio(t.uploadMBs, cu.uploadMBs)}, down ${ratio(t.downloadMBs, cu.downloadMBs)}, list ${ratio(t.listEntriesPerS, cu.listEntriesPerS)}`);
+    console.log(`\n${RATIO_LABEL}`);
+    console.log(`vs rclone: up ${speedRatio(t.uploadMBs, rc.uploadMBs)}, down ${speedRatio(t.downloadMBs, rc.downloadMBs)}, list ${speedRatio(t.listEntriesPerS, rc.listEntriesPerS)}`);
+    console.log(`vs curl:   up ${speedRatio(t.uploadMBs, cu.uploadMBs)}, down ${speedRatio(t.downloadMBs, cu.downloadMBs)}, list ${speedRatio(t.listEntriesPerS, cu.listEntriesPerS)}`);
     return rows;
   } finally {
     await app.close();

@@ -1,5 +1,5 @@
 /**
- * The mail conformance suite (issue 5): one suite for every mail connector, run against its real
+ * The mail conformance suite (spec 2): one suite for every mail connector, run against its real
  * server. The server side is driven over plain IMAP by a second client ("another device") and by
  * real delivery (LMTP / SMTP), never mocked. Sections cite spec 2.
  */

@@ -43,7 +43,7 @@ describe('sftp specifics', () => {
   const connect = (options: Record<string, unknown>) =>
     app.accounts.connect({ service: 'sftp', options: { host: server.host, port: server.port, root: server.dataDir, ...options } });
 
-  // issue 7: host-key verification, trust on first use
+  // docs/sftp-smb.md: host-key verification, trust on first use
   it('records the host key on first connect, as ssh-keygen prints it', async () => {
     await connect({ username: server.username, password: server.password });
     const file = join(dataDir, 'connectors', 'sftp', 'known_hosts.json');
@@ -52,7 +52,7 @@ describe('sftp specifics', () => {
     expect(known[`[${server.host}]:${server.port}`].fingerprint).toBe(server.hostKeyFingerprint);
   });
 
-  // issue 7: private-key login (root with an ed25519 key), pinned fingerprint accepted
+  // docs/sftp-smb.md: private-key login (root with an ed25519 key), pinned fingerprint accepted
   it('logs in with a private key and a matching pinned fingerprint', async () => {
     const acc = await connect({ username: 'root', privateKey: server.rootPrivateKey, hostKeyFingerprint: `SHA256:${server.hostKeyFingerprint}` });
     const c = await app.accounts.storage(acc.id);
@@ -61,7 +61,7 @@ describe('sftp specifics', () => {
     expect(app.accounts.get(acc.id).settings).not.toHaveProperty('privateKey');
   });
 
-  // issue 7: server-side copy where the server offers it (OpenSSH ≥ 9.0 announces copy-data)
+  // docs/sftp-smb.md: server-side copy where the server offers it (OpenSSH ≥ 9.0 announces copy-data)
   it('copies on the server with copy-data', async () => {
     const acc = await connect({ username: server.username, password: server.password });
     const c = await app.accounts.storage(acc.id);
@@ -74,7 +74,7 @@ describe('sftp specifics', () => {
     expect(readFileSync(join(server.dataDir, 'copy-dst.bin')).equals(data)).toBe(true);
   });
 
-  // issue 7: offset writes for multipart, parts in parallel and out of order, then resumed
+  // spec 1, Multipart upload: offset writes for multipart, parts in parallel and out of order, then resumed
   it('writes parts by offset into a hidden temp file and renames it on complete', async () => {
     const acc = await connect({ username: server.username, password: server.password });
     const c: StorageConnector = await app.accounts.storage(acc.id);

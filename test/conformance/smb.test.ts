@@ -62,7 +62,7 @@ describe('smb specifics', () => {
     expect(readFileSync(join(server.shareDir, 'semi;colon ü', 'a;b 文件.txt'), 'utf8')).toBe('semi');
   });
 
-  // issue 7, limits: SMB3 encryption on request (the npm SMB libraries cannot do it)
+  // docs/sftp-smb.md, limits: SMB3 encryption on request (the npm SMB libraries cannot do it)
   it('works with SMB3 encryption and signing required', async () => {
     for (const protection of ['encrypt', 'sign'] as const) {
       const secure = new SmbConnector(opts({ protection }));

@@ -1,5 +1,5 @@
 /**
- * End to end, in real Chromium against headless mode: the activity dashboard (issue 6, item 5).
+ * End to end, in real Chromium against headless mode: the activity dashboard (spec 3).
  * Open it from the header, subscribe the local account, drop a file into the local folder from
  * outside the app (fs.writeFile) and see the `add` appear live; pause and resume; add a webhook
  * whose test POST is answered with the application id (and one that answers wrongly, with the
@@ -23,7 +23,7 @@ import { RESULTS, ensureBuilt, launchChromium, startServe, stopChild } from './h
 
 
 
-describe('E2E activity dashboard in Chromium against headless mode (issue 6, item 5)', () => {
+describe('E2E activity dashboard in Chromium against headless mode (spec 3)', () => {
   let scratch: string;
   let localFolder: string;
   let serve: { child: ChildProcess; url: string };
@@ -146,7 +146,7 @@ describe('E2E activity dashboard in Chromium against headless mode (issue 6, ite
     await expect.poll(() => page.getByTestId('track-activity').isChecked()).toBe(!before);
   });
 
-  it('filters the stream, charts it per minute, shows the cursor, and opens a file from it (issue 6, Dashboard)', async () => {
+  it('filters the stream, charts it per minute, shows the cursor, and opens a file from it (spec 3, Activity)', async () => {
     const rows = page.locator('[data-testid=activity-row]');
     await rows.first().waitFor();
     // The chart counts what the stream holds for the last half hour; the card shows the cursor.

@@ -1,8 +1,8 @@
 /**
- * The "connect account" form is generated from each connector's options schema (issue 2,
- * Build 7). Checked against every registered connector, through the same JSON Schema the
- * renderer receives from `connectors.list`: every option becomes a field, secret options
- * become password inputs, and a field is required only when the user must fill it.
+ * The "connect account" form is generated from each connector's options schema
+ * (docs/connectors.md). Checked against every registered connector, through the same JSON Schema
+ * the renderer receives from `connectors.list`: every option becomes a field, secret options become
+ * password inputs, and a field is required only when the user must fill it.
  */
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +16,7 @@ type FieldsOf = (schema: Record<string, unknown>) => { key: string; label: strin
 const RENDERER_SCHEMA = '../../src-renderer/src/features/accounts/schema.ts';
 let fieldsOf: FieldsOf;
 
-describe('connect-account form from connector schemas (issue 2, Build 7)', () => {
+describe('connect-account form from connector schemas (docs/connectors.md)', () => {
   let dir: string;
   let app: App;
 

@@ -1,7 +1,7 @@
 /**
  * End to end, in real Chromium (Debian's, via playwright-core) against headless mode
  * (`node out/main/serve.js`), through the built web UI only — the same renderer Electron shows.
- * Issue 2 (Foundation), "Tests that must exist": first-run local account visible; connect the
+ * spec 1, Files and Folders: first-run local account visible; connect the
  * Apache WebDAV account through the form; create a folder; drop a file onto the list (a real
  * `drop` event carrying a DataTransfer); see it with its size; rename it; download it and
  * compare bytes; delete it; a screenshot is kept in test-results/.
@@ -72,7 +72,7 @@ async function fileRoundTrip(page: Page, label: string, onDisk?: (folder: string
   if (onDisk) expect(existsSync(onDisk(folder, renamed))).toBe(false);
 }
 
-describe('E2E file browser in Chromium against headless mode (issue 2, Tests: end-to-end)', () => {
+describe('E2E file browser in Chromium against headless mode (spec 1, Files and Folders)', () => {
   let scratch: string;
   let localFolder: string;
   let serve: { child: ChildProcess; url: string };

@@ -1,5 +1,5 @@
 /**
- * HTML safety of the reading pane (issue 5, item 5: "HTML safety"), in real Chromium against
+ * HTML safety of the reading pane (docs/ui.md, "Message HTML"), in real Chromium against
  * headless mode. A hostile message — <script>, onerror=, svg onload, meta refresh, <link>,
  * @import, <iframe>, a remote <img> and CSS url() pointing at a local HTTP server this test
  * runs — is opened: nothing executes (no dialog, no console message, no title or window.name
@@ -52,7 +52,7 @@ function hostileHtml(base: string): string {
 </body></html>`;
 }
 
-describe('HTML safety of message rendering, in Chromium (issue 5, item 5: HTML safety)', () => {
+describe('HTML safety of message rendering, in Chromium (docs/ui.md: Message HTML)', () => {
   let scratch: string;
   let serve: { child: ChildProcess; url: string };
   let dovecot: DovecotServer;

@@ -3,7 +3,7 @@
  * a real app (memory backend), called through the function that `ipcMain.handle('rpc', …)`
  * receives, with hand-built sender frames. Proves the sender check, contract parsing of input,
  * RpcResult answers, and that events reach only windows showing our page.
- * Issue 2, Build 1 ("the IPC handler checks the sender") and Build 2 (contract over IPC).
+ * The IPC handler checks the sender, and the contract is the same over IPC as over WebSocket.
  */
 import { rmSync } from 'node:fs';
 import type { BrowserWindow, IpcMain } from 'electron';
@@ -20,7 +20,7 @@ const OUR_URL = 'app://tributary/index.html';
 const trusted = (url: string) => url.startsWith('app://tributary/');
 const frame = (url: string, parent: unknown = null) => ({ senderFrame: { url, parent } });
 
-describe('Electron IPC: rpc channel and event forwarding (issue 2, Build 1–2)', () => {
+describe('Electron IPC: rpc channel and event forwarding (src-main/contract over IPC)', () => {
   let dir: string;
   let app: App;
   let invoke: Invoke;

@@ -1,5 +1,5 @@
 /**
- * End to end, in real Chromium against headless mode: the mailbox (issue 5, item 5). A real
+ * End to end, in real Chromium against headless mode: the mailbox (spec 2). A real
  * Dovecot (IMAP + LMTP) and an SMTP relay that delivers to it (test/servers); the account is
  * connected through the generated form; a message is opened, replied to with an attachment
  * uploaded through the web UI, and the reply arrives in the same inbox live (IDLE → mail.changed
@@ -34,7 +34,7 @@ const BULK = 260;
 
 const mailRow = (page: Page, subject: string) => page.locator(`[data-testid=mail-row][data-subject="${subject}"]`);
 
-describe('E2E mailbox in Chromium against headless mode (issue 5, item 5: Mailbox UI)', () => {
+describe('E2E mailbox in Chromium against headless mode (spec 2; docs/ui.md, Mailbox)', () => {
   let scratch: string;
   let serve: { child: ChildProcess; url: string };
   let dovecot: DovecotServer;
@@ -73,8 +73,8 @@ describe('E2E mailbox in Chromium against headless mode (issue 5, item 5: Mailbo
     page = await context.newPage();
     page.on('pageerror', (e) => pageErrors.push(e.message));
     page.on('console', (m) => {
-      // The message frame inherits the window's CSP, which (until the UI_CSP change asked of the
-      // lead, docs/ui.md "Message HTML") refuses the message's inline styles; html-safety.e2e
+      // The message frame inherits the window's CSP, which may refuse the message's inline
+      // styles (docs/ui.md, "Message HTML"); html-safety.e2e
       // covers the frame. Everything else must be clean.
       if (m.location().url === 'about:srcdoc' && m.text().startsWith('Applying inline style violates')) return;
       if (m.type() === 'error') pageErrors.push(m.text());
@@ -200,7 +200,7 @@ describe('E2E mailbox in Chromium against headless mode (issue 5, item 5: Mailbo
     await expect.poll(() => compose.getByTestId('compose-to').inputValue()).toContain('bob@example.test');
   });
 
-  it('sends rich text: the HTML arrives and renders in the sandboxed frame (issue 5 item 5: plain or rich text)', async () => {
+  it('sends rich text: the HTML arrives and renders in the sandboxed frame (spec 2, Messages: plain or rich text)', async () => {
     const open = page.getByTestId('compose-window');
     if (await open.count()) await open.getByTestId('compose-close').click();
     await page.getByTestId('compose').click();
@@ -220,7 +220,7 @@ describe('E2E mailbox in Chromium against headless mode (issue 5, item 5: Mailbo
     await expect.poll(() => page.frameLocator('[data-testid=mail-frame]').locator('b').first().innerText()).toBe('bold part');
   });
 
-  it('labels a message, lists a label across folders, removes the label (spec 2, Labels; issue 5 item 5: label tree)', async () => {
+  it('labels a message, lists a label across folders, removes the label (spec 2, Labels: label tree)', async () => {
     // 'Rich hello' is open from the previous test.
     await page.getByTestId('label-add').click();
     await page.getByTestId('label-input').fill('Important');
@@ -235,7 +235,7 @@ describe('E2E mailbox in Chromium against headless mode (issue 5, item 5: Mailbo
     await mailRow(page, 'Rich hello').waitFor();
   });
 
-  it('lists a large folder virtualized, newest first, fetching further pages as it scrolls (issue 5 item 5: virtualized list)', async () => {
+  it('lists a large folder virtualized, newest first, fetching further pages as it scrolls (docs/ui.md: virtualized list)', async () => {
     await page.locator('[data-testid=mail-folder][data-name=Bulk]').click();
     await mailRow(page, `Bulk ${String(BULK - 1).padStart(3, '0')}`).waitFor({ timeout: 20_000 });
     expect(await page.locator('[data-testid=mail-row]').first().getAttribute('data-subject')).toBe(`Bulk ${String(BULK - 1).padStart(3, '0')}`);
@@ -258,7 +258,7 @@ describe('E2E mailbox in Chromium against headless mode (issue 5, item 5: Mailbo
     await mailRow(page, `Re: ${subject}`).waitFor();
   });
 
-  it('moves with j/k, marks unread with u, deletes to Trash with # (issue 5 item 5: keyboard shortcuts)', async () => {
+  it('moves with j/k, marks unread with u, deletes to Trash with # (docs/ui.md: keyboard shortcuts)', async () => {
     const compose = page.getByTestId('compose-window');
     if (await compose.count()) await compose.getByTestId('compose-close').click();
     await mailRow(page, `Re: ${subject}`).click();

@@ -8,7 +8,7 @@ import { contentType, rendererFile } from '../../src-main/electron/renderer-file
 
 const ROOT = join(sep, 'opt', 'tributary', 'out', 'renderer');
 
-describe('app:// renderer files (issue 2, Build 1: renderer isolation)', () => {
+describe('app:// renderer files (renderer isolation)', () => {
   it('maps the root to index.html and assets below the folder', () => {
     expect(rendererFile(ROOT, '/')).toBe(join(ROOT, 'index.html'));
     expect(rendererFile(ROOT, '/assets/index-abc.js')).toBe(join(ROOT, 'assets', 'index-abc.js'));

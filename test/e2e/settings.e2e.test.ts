@@ -1,7 +1,7 @@
 /**
- * Settings in Chromium against headless mode (issue 3: API keys "created, listed and revoked in
- * Settings"): a key created in the dialog authenticates REST calls until it is revoked there;
- * the retrieve_tokens switch gates `retrieve_tokens=true` (spec 1, Retrieve an account).
+ * Settings in Chromium against headless mode (spec 1, Authentication: API keys created, listed and
+ * revoked in Settings): a key created in the dialog authenticates REST calls until it is revoked
+ * there; the retrieve_tokens switch gates `retrieve_tokens=true` (spec 1, Retrieve an account).
  */
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -18,7 +18,7 @@ beforeAll(async () => {
 
 afterAll(() => app?.close());
 
-describe('Settings (issue 3)', () => {
+describe('Settings (spec 1, Authentication: API keys)', () => {
   it('an API key created in Settings works over REST until it is revoked there; retrieve_tokens is switched there', async () => {
     const origin = new URL(app.url).origin;
     const rest = (path: string, key: string) => fetch(`${origin}${path}`, { headers: { authorization: `APIKey ${key}` } });

@@ -1,9 +1,9 @@
 /**
- * Issue 4 ("Big files"), end to end in Chromium against headless mode: connect an S3 bucket
- * (s3rver) through the form, drop a 60 MB file onto a folder of it, watch the transfers panel
- * show progress, and see the file appear with its size; the object in the bucket is
- * byte-identical. The browser's upload is throttled (Chromium network emulation) so progress
- * is observable rather than over in an instant.
+ * Big files (spec 1, Multipart upload), end to end in Chromium against headless mode: connect an S3
+ * bucket (s3rver) through the form, drop a 60 MB file onto a folder of it, watch the transfers
+ * panel show progress, and see the file appear with its size; the object in the bucket is
+ * byte-identical. The browser's upload is throttled (Chromium network emulation) so progress is
+ * observable rather than over in an instant.
  */
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
@@ -43,7 +43,7 @@ afterAll(async () => {
   await s3?.stop();
 });
 
-describe('a big file into S3 from the browser (issue 4, Build 6: Transfers UI)', () => {
+describe('a big file into S3 from the browser (spec 1, Multipart upload; Transfers UI)', () => {
   it('connects the bucket through the form, uploads 60 MB with visible progress, and the object is byte-identical', async () => {
     // spec 1, Import an account (s3): the generated form, with "Test connection" first.
     await page.getByTestId('connect-account').click();

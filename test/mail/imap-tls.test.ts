@@ -1,4 +1,4 @@
-// The `imap` connector over TLS and STARTTLS with a custom CA (issue 5 item 1), against Dovecot
+// The `imap` connector over TLS and STARTTLS with a custom CA (docs/mail.md), against Dovecot
 // with a self-signed certificate; SMTP through the plain relay (§2B).
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Property-based fuzzing of the REST API (issue 3, Tests; spec 1, Errors and Limits): random
+ * Property-based fuzzing of the REST API (spec 1, Errors and Limits): random
  * methods, paths built from real and junk segments, headers, query values and bodies. Whatever
  * arrives, the server answers (no hang), never with a server failure, and every error below
  * /v0, /v1, /v2 is the documented body with `Content-Type: application/json`.

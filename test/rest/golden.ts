@@ -1,5 +1,5 @@
 /**
- * The golden scenario: every REST route of issue 3 in one version, against one account, with
+ * The golden scenario: every REST route of spec 1 in one version, against one account, with
  * each response normalised (ids, timestamps, tokens) so the JSON can be compared with the
  * committed golden file test/rest/golden/<backend>-<version>.json.
  */

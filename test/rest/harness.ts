@@ -1,5 +1,5 @@
 /**
- * A live Tributary REST server for the tests: a fresh app in a scratch data dir, the lead's
+ * A live Tributary REST server for the tests: a fresh app in a scratch data dir, the app's
  * createHttpServer (Host guard, limits) with registerRest, one API key, and a tiny client.
  */
 import { mkdirSync, rmSync } from 'node:fs';

@@ -1,5 +1,5 @@
 // spec 1, Upload a file (from a URL): "Any size is accepted and a multipart upload is used
-// automatically when required and supported" (issue 4, item 4). Against moto, whose ETag of a
+// automatically when required and supported" (spec 1). Against moto, whose ETag of a
 // multipart object is md5-of-part-md5s followed by "-<parts>".
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';

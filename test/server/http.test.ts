@@ -1,5 +1,5 @@
 // The local server of both modes: Host guard (DNS rebinding), UI token, the contract over a
-// WebSocket, browser upload/download. (issue 2, Build 1–2)
+// WebSocket, browser upload/download.
 import { Readable } from 'node:stream';
 import { request } from 'undici';
 import WebSocket from 'ws';

@@ -1,4 +1,4 @@
-// The two commands (issue 2, Build 1): `npm start` falls back to headless with a one-line
+// The two commands (README, "Run it"): `npm start` falls back to headless with a one-line
 // explanation where no Electron binary is installed; `serve` prints the UI URL on one line,
 // takes --port/--data-dir/--local-folder/--api-key, serves the REST API with that key, and
 // stops cleanly on SIGTERM.
@@ -73,7 +73,7 @@ describe('serve and start', () => {
     expect(r.stderr).toContain('--port must be 0–65535');
   });
 
-  it('serve keys: create prints the secret once, list shows it, revoke deactivates it (issue 3: keys by CLI)', () => {
+  it('serve keys: create prints the secret once, list shows it, revoke deactivates it (spec 1, Authentication: keys by CLI)', () => {
     const dataDir = scratchDir('keys');
     const cli = (...args: string[]) => spawnSync(process.execPath, [join(root, 'out/main/serve.js'), 'keys', ...args, '--data-dir', dataDir], { encoding: 'utf8' });
     const created = cli('create', 'deploy script');

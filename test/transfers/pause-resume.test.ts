@@ -1,4 +1,4 @@
-// Issue 4, Build 6 (Transfers UI: pause, resume, cancel, retry; large downloads streamed to disk
+// Transfers (docs/uploads.md: pause, resume, cancel, retry; large downloads streamed to disk
 // and resumable with HTTP ranges), over real servers: uploads into moto (S3 multipart, whose
 // ListParts / ListMultipartUploads show what is upstream) and downloads from s3rver (ranged GETs).
 // Pausing keeps the confirmed parts / the partial file, also across a restart of the app;
@@ -56,7 +56,7 @@ function upstreamUploads(server: S3Server) {
   return c.send(new ListMultipartUploadsCommand({ Bucket: server.bucket })).then((r) => r.Uploads ?? []).finally(() => c.destroy());
 }
 
-describe('pausing and resuming an upload (issue 4, Build 6; spec 1, Multipart upload)', () => {
+describe('pausing and resuming an upload (spec 1, Multipart upload)', () => {
   it('pause keeps the confirmed parts, survives a restart of the app, and resume sends only the rest: byte-identical', async () => {
     const dataDir = join(work, 'up-data');
     const data = randomBytes(40 * MiB + 11);
@@ -154,7 +154,7 @@ describe('pausing and resuming an upload (issue 4, Build 6; spec 1, Multipart up
   }, 90_000);
 });
 
-describe('resumable downloads to disk (issue 4, Build 6: "resumable with HTTP ranges")', () => {
+describe('resumable downloads to disk (spec 1, Files: Download with byte ranges)', () => {
   async function seed(app: App, account: number, name: string, data: Buffer) {
     return app.storage.upload(account, 'root', name, Readable.from([data]), { conflict: 'overwrite', size: data.length });
   }

@@ -1,4 +1,4 @@
-// Credentials at rest (issue 2, Build 6): a 0600 key file headless, an OS-keychain-wrapped key
+// Credentials at rest: a 0600 key file headless, an OS-keychain-wrapped key
 // in Electron, and no silent loss of stored credentials when the keychain comes or goes.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';

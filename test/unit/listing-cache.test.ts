@@ -1,4 +1,4 @@
-// Cached folder listings for instant browse (issue 2, Build 6), and paging over one snapshot
+// Cached folder listings for instant browse, and paging over one snapshot
 // (spec 1 Folders: list contents with paging).
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// The migration ladder (issue 2, Build 6): each step applies on the database the previous
+// The migration ladder (src-main/cache/db.ts): each step applies on the database the previous
 // steps left, tables are STRICT, and re-opening a migrated database changes nothing.
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// The transfers service's states and actions (issue 4, Build 6: pause, resume, cancel, retry,
+// The transfers service's states and actions (docs/uploads.md: pause, resume, cancel, retry,
 // "clear finished"), the rule that announces the end of a long transfer, and the desktop
 // announcer that shows it only while no window has the focus. (The real uploads and downloads
 // behind these are in test/transfers/pause-resume.test.ts.)

@@ -1,11 +1,11 @@
 import type { Db } from '../db';
 
 /**
- * Pausable transfers (issue 4, Build 6): an upload job may be `paused` (kept, with its multipart
- * session, until the user resumes it, also after a restart), so upload_jobs is rebuilt with the
- * wider state check (SQLite cannot alter a CHECK). Downloads get their own durable rows: the
- * remote file's validators when the download started (a changed file is not continued) and the
- * partial file beside the target that a ranged read continues.
+ * Pausable transfers: an upload job may be `paused` (kept, with its multipart session, until the
+ * user resumes it, also after a restart), so upload_jobs is rebuilt with the wider state check
+ * (SQLite cannot alter a CHECK). Downloads get their own durable rows: the remote file's validators
+ * when the download started (a changed file is not continued) and the partial file beside the
+ * target that a ranged read continues.
  */
 export function up(db: Db): void {
   db.exec(`

@@ -6,7 +6,7 @@
  *
  * atomicWrites: Apache mod_dav_fs writes a PUT into a hidden `.davfs.tmp*` file and renames it
  * on success, so a client or server dying mid-PUT leaves nothing under the final name (checked
- * with a killed client and a SIGKILLed server, test/unit/bad-input.test.ts).
+ * with a killed client and a SIGKILLed server, test/storage/bad-input.test.ts).
  */
 import { Readable } from 'node:stream';
 import { Pool } from 'undici';

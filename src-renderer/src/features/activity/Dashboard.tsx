@@ -1,5 +1,5 @@
 /**
- * The activity dashboard (issue 6): per account its subscription (create, pause, resume,
+ * The activity dashboard (spec 3): per account its subscription (create, pause, resume,
  * delete; type and monitored resources) and follower state, a live stream of activity
  * (pushed `activity.appended` events fetch what is new after the last cursor), webhooks with
  * their delivery attempts, and the track-activity setting.

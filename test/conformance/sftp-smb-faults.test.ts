@@ -1,4 +1,5 @@
-// issue 7, faults: wrong password, unknown and changed host key, server killed mid-transfer.
+// SFTP and SMB faults (docs/sftp-smb.md, Errors): wrong password, unknown and changed host
+// key, server killed mid-transfer.
 // Real servers (OpenSSH sshd, Samba smbd) on loopback, killed with SIGKILL by the harness.
 // Every failure must be a clear ServiceError, and an interrupted upload must never leave a
 // partial file under its final name.
@@ -12,7 +13,7 @@ import { SftpConnector } from '../../src-main/connectors/sftp';
 import { SmbConnector, type SmbOptions } from '../../src-main/connectors/smb';
 import type { StorageConnector } from '../../src-main/connectors/types';
 import { ServiceError } from '../../src-main/errors';
-import { expectCode } from '../conformance/storage-suite';
+import { expectCode } from './storage-suite';
 import { startSamba, type Samba } from '../servers/samba';
 import { startSshd, type Sshd } from '../servers/sshd';
 import { scratchDir } from '../servers/util';

@@ -1,0 +1,116 @@
+// The migration steps 0200, 0210, 0400 and 0500 (src-main/cache/migrations/): each is applied
+// on a database holding data written at the version before it, which must survive the step
+// unchanged, and the new tables keep their constraints and cascade with the account.
+import { describe, expect, it } from 'vitest';
+import { migrate, openDb, type Db } from '../../src-main/cache/db';
+
+/** A database at `version` with one account (id 1), as a user upgrading from there has. */
+function dbAt(version: number): Db {
+  const db = openDb(':memory:', { upTo: version });
+  expect(db.pragma('user_version', { simple: true })).toBe(version);
+  db.prepare("INSERT INTO accounts (service, account, options, created, modified) VALUES ('memory', 'a', x'00', 'c', 'm')").run();
+  return db;
+}
+
+const count = (db: Db, table: string) => db.prepare(`SELECT count(*) FROM ${table}`).pluck().get();
+
+describe('migration steps keep the data of the version before them', () => {
+  // spec 1, Multipart upload / Multipart session
+  it('0200-multipart: accounts, listings, keys and links survive; sessions and parts cascade', () => {
+    const db = dbAt(110);
+    db.prepare("INSERT INTO entries (account_id, path, parent, name, kind, size, seen_at) VALUES (1, '/a.txt', '/', 'a.txt', 'file', 3, 's')").run();
+    db.prepare("INSERT INTO api_keys (name, key_hash, prefix, created, modified) VALUES ('k', 'h', 'p', 'c', 'm')").run();
+    db.prepare("INSERT INTO links (id, token, account_id, file_id, created, modified) VALUES ('l1', 'tok', 1, 'f', 'c', 'm')").run();
+    const before = {
+      entries: db.prepare('SELECT * FROM entries').all(),
+      keys: db.prepare('SELECT * FROM api_keys').all(),
+      links: db.prepare('SELECT * FROM links').all(),
+    };
+    migrate(db, 200);
+    expect(db.pragma('user_version', { simple: true })).toBe(200);
+    expect({ entries: db.prepare('SELECT * FROM entries').all(), keys: db.prepare('SELECT * FROM api_keys').all(), links: db.prepare('SELECT * FROM links').all() }).toEqual(before);
+
+    const session = db.prepare(
+      "INSERT INTO multipart_sessions (account_id, parent_path, name, path, overwrite, size, part_size, parallel, mode, created, updated) VALUES (1, '/', 'big.bin', '/big.bin', 0, 20, 10, 1, ?, 'c', 'u')",
+    );
+    session.run('spool');
+    expect(() => session.run('other')).toThrow(/CHECK/);
+    const part = db.prepare("INSERT INTO multipart_parts (session_id, part_number, size, created) VALUES (1, ?, 10, 'c')");
+    part.run(1);
+    part.run(2);
+    expect(() => part.run(1)).toThrow(/UNIQUE|PRIMARY KEY/);
+    expect(() => part.run(10_001)).toThrow(/CHECK/);
+    db.prepare('DELETE FROM accounts').run();
+    expect([count(db, 'multipart_sessions'), count(db, 'multipart_parts'), count(db, 'entries'), count(db, 'links')]).toEqual([0, 0, 0, 0]);
+    db.close();
+  });
+
+  // docs/uploads.md, The uploader: a new process resumes every job still `running`
+  it('0210-upload-jobs: an open multipart session and its parts survive; upload_jobs checks its states', () => {
+    const db = dbAt(200);
+    db.prepare(
+      "INSERT INTO multipart_sessions (account_id, parent_path, name, path, overwrite, size, part_size, parallel, mode, writer_state, created, updated) VALUES (1, '/', 'big.bin', '/big.bin', 0, 20, 10, 1, 'native', '{\"uploadId\":\"u1\"}', 'c', 'u')",
+    ).run();
+    db.prepare("INSERT INTO multipart_parts (session_id, part_number, size, etag, created) VALUES (1, 1, 10, 'e1', 'c')").run();
+    const before = [db.prepare('SELECT * FROM multipart_sessions').all(), db.prepare('SELECT * FROM multipart_parts').all()];
+    migrate(db, 210);
+    expect(db.pragma('user_version', { simple: true })).toBe(210);
+    expect([db.prepare('SELECT * FROM multipart_sessions').all(), db.prepare('SELECT * FROM multipart_parts').all()]).toEqual(before);
+
+    const job = db.prepare(
+      "INSERT INTO upload_jobs (account_id, parent_id, name, local_path, size, mtime_ms, overwrite, session_id, state, verified, created, updated) VALUES (1, 'root', 'big.bin', '/tmp/big.bin', 20, 1, 0, 1, ?, ?, 'c', 'u')",
+    );
+    job.run('running', null);
+    job.run('done', 'multipart-etag');
+    expect(() => job.run('paused', null)).toThrow(/CHECK/); // admitted only from 0520 on
+    expect(() => job.run('done', 'crc32')).toThrow(/CHECK/);
+    expect(db.prepare("SELECT name, session_id, state FROM upload_jobs WHERE state = 'running'").all()).toEqual([{ name: 'big.bin', session_id: 1, state: 'running' }]);
+    db.prepare('DELETE FROM accounts').run();
+    expect(count(db, 'upload_jobs')).toBe(0);
+    db.close();
+  });
+
+  // spec 3, Subscription / Activity / JSON webhook
+  it('0400-activity: the mail cache survives; one subscription per account, activity cascades', () => {
+    const db = dbAt(300);
+    db.prepare("INSERT INTO mail_folders (account_id, path, name, delimiter, uidvalidity) VALUES (1, 'INBOX', 'INBOX', '/', 7)").run();
+    const folders = db.prepare('SELECT * FROM mail_folders').all();
+    const upload = db.prepare(
+      "INSERT INTO upload_jobs (account_id, parent_id, name, local_path, size, mtime_ms, overwrite, state, created, updated) VALUES (1, 'root', 'f', '/tmp/f', 1, 1, 0, 'failed', 'c', 'u')",
+    );
+    upload.run();
+    migrate(db, 400);
+    expect(db.pragma('user_version', { simple: true })).toBe(400);
+    expect(db.prepare('SELECT * FROM mail_folders').all()).toEqual(folders);
+    expect(db.prepare('SELECT name, state FROM upload_jobs').all()).toEqual([{ name: 'f', state: 'failed' }]);
+
+    const subscribe = db.prepare("INSERT INTO activity_subscriptions (account_id, subscription_type, expiry, created, modified) VALUES (1, ?, 'e', 'c', 'm')");
+    subscribe.run('changes');
+    expect(() => subscribe.run('crawl')).toThrow(/UNIQUE/);
+    expect(db.prepare('SELECT crawl_type, monitored_resources, active, is_default FROM activity_subscriptions').get()).toEqual({ crawl_type: 'external', monitored_resources: '[]', active: 1, is_default: 1 });
+    const record = db.prepare("INSERT INTO activity (account_id, subscription_id, type, kind, path, recorded_at) VALUES (1, 1, ?, 'file', '/a', 'r')");
+    record.run('add');
+    expect(() => record.run('touch')).toThrow(/CHECK/);
+    db.prepare("INSERT INTO activity_webhooks (url, format, account_id, created) VALUES ('http://127.0.0.1:1/h', 'json', 1, 'c')").run();
+    db.prepare("INSERT INTO activity_webhook_attempts (webhook_id, kind, at, ok, duration_ms) VALUES (1, 'test', 'a', 1, 3)").run();
+    db.prepare('DELETE FROM accounts').run();
+    expect(['activity_subscriptions', 'activity', 'activity_webhooks', 'activity_webhook_attempts'].map((t) => count(db, t))).toEqual([0, 0, 0, 0]);
+    db.close();
+  });
+
+  // spec 3, JSON webhook: signatures need the key itself; older keys keep authenticating
+  it('0500-api-key-secrets: existing keys keep their hash and state, with no sealed copy', () => {
+    const db = dbAt(400);
+    const key = db.prepare("INSERT INTO api_keys (name, key_hash, prefix, active, created, modified, last_used) VALUES (?, ?, 'p', ?, 'c', 'm', ?)");
+    key.run('old', 'h1', 1, 'yesterday');
+    key.run('revoked', 'h2', 0, null);
+    const before = db.prepare('SELECT * FROM api_keys ORDER BY id').all() as Record<string, unknown>[];
+    migrate(db, 500);
+    expect(db.pragma('user_version', { simple: true })).toBe(500);
+    expect(db.prepare('SELECT * FROM api_keys ORDER BY id').all()).toEqual(before.map((k) => ({ ...k, sealed: null })));
+    db.prepare("INSERT INTO api_keys (name, key_hash, prefix, sealed, created, modified) VALUES ('new', 'h3', 'p', x'0102', 'c', 'm')").run();
+    expect(db.prepare("SELECT hex(sealed) FROM api_keys WHERE name = 'new'").pluck().get()).toBe('0102');
+    expect(() => db.prepare("UPDATE api_keys SET sealed = 'text' WHERE name = 'new'").run()).toThrow(/cannot store TEXT value in BLOB/);
+    db.close();
+  });
+});
