@@ -1,6 +1,6 @@
 /**
- * Handlers of the `activity.*` procedures (contract/activity.ts) over ActivityService, for the
- * lead to spread into services/handlers.ts once the contract is merged.
+ * Handlers of the `activity.*` procedures (contract/activity.ts) over ActivityService, spread
+ * into services/handlers.ts beside the other procedures.
  */
 import type { z } from 'zod';
 import type { activityProcedures } from '../contract/activity';

@@ -1,5 +1,5 @@
 /**
- * The activity backend (issue 6): subscriptions, followers, the activity log and webhooks, wired
+ * The activity backend (spec 3): subscriptions, followers, the activity log and webhooks, wired
  * together over the app's database, settings, accounts and storage. The REST routes call the
  * functions of endpoints.ts (one service call plus one serializer each); the dashboard calls
  * the `activity.*` procedures of contract/activity.ts.
