@@ -5,17 +5,17 @@
  */
 import type { FileProvider } from '../services/storage';
 import { standaloneFile } from '../services/storage';
+import { isMessageFile } from './ids';
 import type { MailService } from './service';
 
 export function mailFiles(mail: MailService): FileProvider {
   const resource = (account: number, file: { id: string; name: string; mimeType: string; size: number | null }) =>
     standaloneFile({ id: file.id, account, name: file.name, size: file.size, mimeType: file.mimeType, parent: null, rawId: file.id });
   return {
-    // Mail file ids decode to "r\n…" (raw message) or "a\n…" (attachment); see MailService.isMailFile.
-    owns: (upstreamId) => upstreamId.startsWith('r\n') || upstreamId.startsWith('a\n'),
-    get: async (account, id) => resource(account, (await mail.openFile(account, id)).file),
+    owns: isMessageFile,
+    get: async (account, id) => resource(account, (await mail.messages.openFile(account, id)).file),
     open: async (account, id) => {
-      const { file, stream } = await mail.openFile(account, id);
+      const { file, stream } = await mail.messages.openFile(account, id);
       return { resource: resource(account, file), stream };
     },
   };

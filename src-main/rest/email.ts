@@ -5,7 +5,8 @@
  * endpoints `/t/o/{token}` and `/t/c/{token}` (no auth: the signed token is the capability).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { SendAttachment, SendInput } from '../mail/service';
+import type { MailPage } from '../contract/mail';
+import type { SendAttachment, SendInput } from '../mail/outgoing';
 import { toV1Folder, toV1Label, toV1List, toV1Message, toV1MessageList, type V1Context } from '../mail/serialize';
 import { connectorDefinition } from '../connectors/registry';
 import { ServiceError } from '../errors';
@@ -48,7 +49,7 @@ function labelsParam(ctx: Ctx): string[] | undefined {
   return list as string[];
 }
 
-function messagePage(ctx: Ctx, account: number, p: Awaited<ReturnType<Ctx['app']['mail']['listMessages']>>): Json {
+function messagePage(ctx: Ctx, account: number, p: MailPage): Json {
   return toV1MessageList({ ...p, page: p.page || '1' }, v1Context(ctx, account));
 }
 
@@ -126,7 +127,7 @@ export const emailRoutes: Route[] = [
     async handler(ctx) {
       const account = mailAccount(ctx);
       const q = ctx.query;
-      const p = await ctx.app.mail.listMessages(account, {
+      const p = await ctx.app.mail.messages.list(account, {
         page: pageParam(q.page),
         page_size: q.page_size,
         folder_id: q.folder_id || undefined,
@@ -145,7 +146,7 @@ export const emailRoutes: Route[] = [
     summary: 'Search messages from the local index: q, page, page_size 1-1000 (spec 2, Search)',
     async handler(ctx) {
       const account = mailAccount(ctx);
-      const p = await ctx.app.mail.search(account, { q: ctx.query.q, page: pageParam(ctx.query.page), page_size: ctx.query.page_size });
+      const p = await ctx.app.mail.messages.search(account, { q: ctx.query.q, page: pageParam(ctx.query.page), page_size: ctx.query.page_size });
       return ok(messagePage(ctx, account, p));
     },
   },
@@ -160,7 +161,7 @@ export const emailRoutes: Route[] = [
       const tracking = trackingParam(ctx, account, body.tracking);
       const files = await attachments(ctx, account, body.attachments);
       try {
-        const m = await ctx.app.mail.send(account, { ...(body as unknown as SendInput), tracking }, files);
+        const m = await ctx.app.mail.outgoing.send(account, { ...(body as unknown as SendInput), tracking }, files);
         return created(toV1Message(m, v1Context(ctx, account)));
       } finally {
         // A send refused before it read them leaves the opened files to close.
@@ -175,7 +176,7 @@ export const emailRoutes: Route[] = [
     summary: 'Retrieve a message with its body (spec 2, Messages)',
     async handler(ctx) {
       const account = mailAccount(ctx);
-      return ok(toV1Message(await ctx.app.mail.getMessage(account, ctx.params.id!), v1Context(ctx, account)));
+      return ok(toV1Message(await ctx.app.mail.messages.get(account, ctx.params.id!), v1Context(ctx, account)));
     },
   },
   {
@@ -186,7 +187,7 @@ export const emailRoutes: Route[] = [
     async handler(ctx) {
       const account = mailAccount(ctx);
       const body = await jsonBody(ctx.req);
-      return ok(toV1Message(await ctx.app.mail.updateMessage(account, ctx.params.id!, { label_names: body.label_names }), v1Context(ctx, account)));
+      return ok(toV1Message(await ctx.app.mail.messages.update(account, ctx.params.id!, { label_names: body.label_names }), v1Context(ctx, account)));
     },
   },
   // ---- labels (IMAP keywords) ----
@@ -196,7 +197,7 @@ export const emailRoutes: Route[] = [
     versions: V1,
     summary: 'List labels (spec 2, Labels)',
     async handler(ctx) {
-      const labels = await ctx.app.mail.listLabels(mailAccount(ctx));
+      const labels = await ctx.app.mail.labels.list(mailAccount(ctx));
       return ok(toV1List(labels, toV1Label, '1', null));
     },
   },
@@ -208,7 +209,7 @@ export const emailRoutes: Route[] = [
     async handler(ctx) {
       const account = mailAccount(ctx);
       const body = await jsonBody(ctx.req);
-      return created(toV1Label(await ctx.app.mail.createLabel(account, body.name)));
+      return created(toV1Label(await ctx.app.mail.labels.create(account, body.name)));
     },
   },
   {
@@ -217,7 +218,7 @@ export const emailRoutes: Route[] = [
     versions: V1,
     summary: 'Retrieve a label (spec 2, Labels)',
     async handler(ctx) {
-      return ok(toV1Label(await ctx.app.mail.getLabel(mailAccount(ctx), ctx.params.id!)));
+      return ok(toV1Label(await ctx.app.mail.labels.get(mailAccount(ctx), ctx.params.id!)));
     },
   },
   {
@@ -228,7 +229,7 @@ export const emailRoutes: Route[] = [
     async handler(ctx) {
       const account = mailAccount(ctx);
       const body = await jsonBody(ctx.req);
-      return ok(toV1Label(await ctx.app.mail.renameLabel(account, ctx.params.id!, body.name)));
+      return ok(toV1Label(await ctx.app.mail.labels.rename(account, ctx.params.id!, body.name)));
     },
   },
   {
@@ -237,7 +238,7 @@ export const emailRoutes: Route[] = [
     versions: V1,
     summary: 'Delete a label from every message (spec 2, Labels)',
     async handler(ctx) {
-      await ctx.app.mail.deleteLabel(mailAccount(ctx), ctx.params.id!);
+      await ctx.app.mail.labels.delete(mailAccount(ctx), ctx.params.id!);
       return { status: 204 };
     },
   },
@@ -248,7 +249,7 @@ export const emailRoutes: Route[] = [
     versions: V1,
     summary: 'List folders, every level (spec 2, Folders)',
     async handler(ctx) {
-      const folders = await ctx.app.mail.listFolders(mailAccount(ctx));
+      const folders = await ctx.app.mail.folders.list(mailAccount(ctx));
       return ok(toV1List(folders, toV1Folder, '1', null));
     },
   },
@@ -260,7 +261,7 @@ export const emailRoutes: Route[] = [
     async handler(ctx) {
       const account = mailAccount(ctx);
       const body = await jsonBody(ctx.req);
-      return created(toV1Folder(await ctx.app.mail.createFolder(account, body.name)));
+      return created(toV1Folder(await ctx.app.mail.folders.create(account, body.name)));
     },
   },
   {
@@ -269,7 +270,7 @@ export const emailRoutes: Route[] = [
     versions: V1,
     summary: 'Retrieve a folder (spec 2, Folders)',
     async handler(ctx) {
-      return ok(toV1Folder(await ctx.app.mail.getFolder(mailAccount(ctx), ctx.params.id!)));
+      return ok(toV1Folder(await ctx.app.mail.folders.get(mailAccount(ctx), ctx.params.id!)));
     },
   },
   {
@@ -280,7 +281,7 @@ export const emailRoutes: Route[] = [
     async handler(ctx) {
       const account = mailAccount(ctx);
       const body = await jsonBody(ctx.req);
-      return ok(toV1Folder(await ctx.app.mail.renameFolder(account, ctx.params.id!, body.name)));
+      return ok(toV1Folder(await ctx.app.mail.folders.rename(account, ctx.params.id!, body.name)));
     },
   },
   {
@@ -289,7 +290,7 @@ export const emailRoutes: Route[] = [
     versions: V1,
     summary: 'Delete a folder and its messages (spec 2, Folders)',
     async handler(ctx) {
-      await ctx.app.mail.deleteFolder(mailAccount(ctx), ctx.params.id!);
+      await ctx.app.mail.folders.delete(mailAccount(ctx), ctx.params.id!);
       return { status: 204 };
     },
   },

@@ -14,7 +14,8 @@ import { join } from 'node:path';
 import { ImapFlow } from 'imapflow';
 import nodemailer from 'nodemailer';
 import { createApp } from '../../src-main/app';
-import { MailService, ftsQuery } from '../../src-main/mail/service';
+import { ftsQuery } from '../../src-main/mail/messages';
+import { MailService } from '../../src-main/mail/service';
 import { startDovecot } from '../servers/dovecot';
 import { scratchDir } from '../servers/util';
 import { RATIO_LABEL, timeRatio } from './ratio';
@@ -94,7 +95,7 @@ async function child(port: number, lmtpPort: number): Promise<void> {
   // A keyword new to this run: a real change on every run against the same mailbox.
   await ext.messageFlagsAdd(uids.join(','), [`run${process.pid}`], { uid: true });
   await ext.logout();
-  const inbox = (await mail.listFolders(account)).find((f) => f.specialUse === 'inbox')!;
+  const inbox = (await mail.folders.list(account)).find((f) => f.specialUse === 'inbox')!;
   t = performance.now();
   const stats = await mail.sync(account, inbox.id);
   const incrementalMs = performance.now() - t;
@@ -109,11 +110,11 @@ async function child(port: number, lmtpPort: number): Promise<void> {
     }
     return { ms: median(runs), hits };
   };
-  const rare = time(() => mail.searchRows(account, ftsQuery('xylophonic'), 101).length);
-  const prefix = time(() => mail.searchRows(account, ftsQuery('prop*'), 101).length);
+  const rare = time(() => mail.messages.searchRows(account, ftsQuery('xylophonic'), 101).length);
+  const prefix = time(() => mail.messages.searchRows(account, ftsQuery('prop*'), 101).length);
   const list = time(() => app.db.prepare('SELECT count(*) FROM mail_messages').pluck().get() as number);
   t = performance.now();
-  const page = await mail.listMessages(account, { after: '1970-01-01T00:00:00Z', page_size: 100, bodies: false });
+  const page = await mail.messages.list(account, { after: '1970-01-01T00:00:00Z', page_size: 100, bodies: false });
   const listMs = performance.now() - t;
   void list;
   global.gc?.();
@@ -122,7 +123,7 @@ async function child(port: number, lmtpPort: number): Promise<void> {
   if (page.objects.length !== 100) throw new Error(`list returned ${page.objects.length}`);
   // IDLE latency: LMTP delivery → the message is in the cache and mail.changed was emitted.
   const live = new MailService({ db: app.db, accounts: app.accounts, events: app.events, keyring: app.keyring, prefetchBodies: 0 });
-  await live.listFolders(account);
+  await live.folders.list(account);
   const lmtp = nodemailer.createTransport({ host: '127.0.0.1', port: lmtpPort, lmtp: true, ignoreTLS: true });
   const idleRuns: number[] = [];
   for (let k = 0; k < 5; k++) {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import imap from '../../src-main/connectors/imap';
 import { parseOptions, secretFields } from '../../src-main/connectors/registry';
 import type { ConnectorDefinition } from '../../src-main/connectors/types';
-import { parsePageSize, parseDate, ftsQuery } from '../../src-main/mail/service';
+import { parsePageSize, parseDate, ftsQuery } from '../../src-main/mail/messages';
 
 describe('imap connector definition', () => {
   const def = imap as unknown as ConnectorDefinition;

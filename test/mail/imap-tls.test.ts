@@ -35,7 +35,7 @@ describe('imap connector: TLS, STARTTLS, custom CA', () => {
   it('implicit TLS with the server certificate as custom CA syncs the mailbox', async () => {
     const acc = await app.accounts.connect({ service: 'imap', options: { ...base(), port: dovecot.tls!.imapsPort, tls: 'tls', ca: dovecot.tls!.ca } });
     await mail.sync(acc.id);
-    const page = await mail.listMessages(acc.id, { bodies: false });
+    const page = await mail.messages.list(acc.id, { bodies: false });
     expect(page.objects.map((m) => m.subject)).toEqual(['over tls']);
   });
 
