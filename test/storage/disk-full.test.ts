@@ -49,9 +49,9 @@ function fill(dir: string): string {
   return ballast;
 }
 
-async function upload(accountId: number, name: string, body: Buffer) {
+async function upload(accountId: number, name: string, body: Buffer, parent = 'root') {
   return server.call('POST', `/v1/accounts/${accountId}/storage/files/`, {
-    headers: { 'x-service-metadata': JSON.stringify({ parent_id: 'root', name }) },
+    headers: { 'x-service-metadata': JSON.stringify({ parent_id: parent, name }) },
     raw: body,
   });
 }
@@ -107,6 +107,13 @@ describe('a full data disk (SQLite): 201-and-there or 507-and-absent, and activi
         expect(existsSync(join(folder, a.name))).toBe(false);
       }
     }
+    // The data disk itself cannot take a file: an upload to the `ephemeral` area (kept in the
+    // data folder) is 507 and leaves nothing behind.
+    const ephemeral = await upload(account, 'ephemeral.bin', Buffer.alloc(32 * 1024, 1), 'ephemeral');
+    expect(ephemeral.status).toBe(507);
+    expect(isErrorBody(ephemeral.json, 507)).toBe(true);
+    expect(ephemeral.json.error_code).toBe('insufficient_storage');
+    expect(readdirSync(join(dataDisk, mode), { recursive: true }).filter((p) => String(p).endsWith('content'))).toEqual([]);
     // A listing answers what is on disk, though the cache cannot take it.
     const listing = await server.call('GET', `/v1/accounts/${account}/storage/folders/root/contents?page_size=100`);
     expect(listing.status).toBe(200);
