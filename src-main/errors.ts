@@ -26,6 +26,7 @@ export const ERROR_STATUS = {
   upstream_error: 502,
   upstream_auth_failed: 502,
   service_not_available: 503,
+  insufficient_storage: 507,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -53,10 +54,20 @@ export class ServiceError extends Error {
 
 export const isServiceError = (e: unknown): e is ServiceError => e instanceof ServiceError;
 
-/** Wraps anything thrown into a ServiceError; unknown failures become internal_error. */
+/** A full disk or exhausted quota, as Node (`ENOSPC`, `EDQUOT`) or SQLite (`SQLITE_FULL`) reports it. */
+export function isDiskFull(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL';
+}
+
+/**
+ * Wraps anything thrown into a ServiceError; a full disk (Tributary's own data folder, or any
+ * file it writes) is insufficient_storage, other unknown failures internal_error.
+ */
 export function toServiceError(e: unknown): ServiceError {
   if (e instanceof ServiceError) return e;
   const message = e instanceof Error ? e.message : String(e);
+  if (isDiskFull(e)) return new ServiceError('insufficient_storage', `Not enough disk space: ${message}`, {}, { cause: e });
   return new ServiceError('internal_error', message || 'Internal error', {}, { cause: e });
 }
 

@@ -265,6 +265,7 @@ class Follower {
   private stopped = false;
   private failures = 0;
   private running: Promise<void> | null = null;
+  private retryTimer: NodeJS.Timeout | null = null;
   private watchQueue: Promise<void> = Promise.resolve();
   private readonly snap: Snapshot;
 
@@ -294,12 +295,12 @@ class Follower {
       const roots = await this.deps.subs.monitoredPaths(this.sub);
       this.watcher = await c.features.watch(
         // Batches are applied one at a time, in the order the watcher reported them.
-        (raw) => void (this.watchQueue = this.watchQueue.then(() => this.onWatch(c, roots, raw)).catch((e) => void (this.status.error = toServiceError(e).message))),
+        (raw) => void (this.watchQueue = this.watchQueue.then(() => this.onWatch(c, roots, raw)).catch((e) => this.failed(e))),
         (e) => this.onWatchError(e),
       );
       // A change made between that walk and the watch being ready was reported to neither:
       // walk once more, in line with the watch's batches (both skip what the snapshot knows).
-      this.watchQueue = this.watchQueue.then(() => this.runOnce()).catch((e) => void (this.status.error = toServiceError(e).message));
+      this.watchQueue = this.watchQueue.then(() => this.runOnce()).catch((e) => this.failed(e));
       this.watchedConnector = c;
       this.status.mode = 'watching';
       this.status.intervalMs = null;
@@ -324,9 +325,38 @@ class Follower {
 
   private afterRun(): void {
     if (this.stopped || this.status.mode === 'done' || this.status.mode === 'watching') return;
-    const delay = this.failures ? Math.min(this.opts.pollIntervalMs * 2 ** this.failures, this.opts.maxBackoffMs) : this.opts.pollIntervalMs;
+    const delay = this.delay();
     this.status.intervalMs = delay;
     this.schedule(delay);
+  }
+
+  private delay(): number {
+    return this.failures ? Math.min(this.opts.pollIntervalMs * 2 ** this.failures, this.opts.maxBackoffMs) : this.opts.pollIntervalMs;
+  }
+
+  /**
+   * A walk or a watched batch could not be recorded (the data disk is full, the backend failed):
+   * the status says why, and the snapshot has not moved. A watching follower then walks again
+   * after the back-off (the walk against the snapshot finds what the lost batch held) until
+   * one succeeds; a polling one does so on its next poll.
+   */
+  private failed(e: unknown): void {
+    this.failures++;
+    this.status.error = toServiceError(e).message;
+    try {
+      this.deps.subs.markAccessible(this.sub.id, false);
+    } catch {
+      // The database itself may be what failed; the status above still tells.
+    }
+    this.deps.emit(this.sub, { count: 0 });
+    if (this.status.mode !== 'watching' || this.stopped || this.retryTimer) return;
+    const delay = this.delay();
+    this.status.nextRunAt = new Date(this.deps.clock() + delay).toISOString();
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.watchQueue = this.watchQueue.then(() => this.runOnce()).catch((e2) => this.failed(e2));
+    }, delay);
+    this.retryTimer.unref?.();
   }
 
   private async tick(): Promise<void> {
@@ -348,16 +378,15 @@ class Follower {
         if (crawl) this.deps.subs.markCrawlDone(this.sub.id);
         this.deps.subs.markAccessible(this.sub.id, true);
       });
-      if (info) this.deps.emit(this.sub, info);
+      const recovered = this.status.error !== null;
       this.failures = 0;
       this.status.error = null;
       if (crawl) this.status.mode = 'done';
       else if (this.status.mode === 'backing-off') this.status.mode = 'polling';
+      if (info || recovered) this.deps.emit(this.sub, info ?? { count: 0 });
     } catch (e) {
-      this.failures++;
-      this.status.error = toServiceError(e).message;
-      if (this.status.mode !== 'watching') this.status.mode = 'backing-off';
-      this.deps.subs.markAccessible(this.sub.id, false);
+      if (this.status.mode !== 'watching' && this.status.mode !== 'done') this.status.mode = 'backing-off';
+      this.failed(e);
     } finally {
       this.status.lastRunAt = new Date(this.deps.clock()).toISOString();
     }
@@ -440,6 +469,7 @@ class Follower {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
     this.status.mode = 'stopped';
     this.status.nextRunAt = null;
     await this.running?.catch(() => {});
@@ -506,7 +536,11 @@ export class FollowerManager {
           f.status.mode = 'backing-off';
           f.status.error = toServiceError(e).message;
           f.status.intervalMs = delay;
-          this.deps.subs.markAccessible(id, false);
+          try {
+            this.deps.subs.markAccessible(id, false);
+          } catch {
+            // A full data disk: the status above still tells, and the retry below still runs.
+          }
           const t = setTimeout(() => {
             if (this.followers.get(id) !== f || this.closed) return;
             this.followers.delete(id);

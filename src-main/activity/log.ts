@@ -156,7 +156,12 @@ export class ActivityLog {
     } else {
       state = decodeCursor(accountId, q.cursor);
     }
-    this.db.transaction(() => this.purge(accountId))();
+    try {
+      this.db.transaction(() => this.purge(accountId))();
+    } catch {
+      // Retention could not be written (a full data disk): reading must not fail for that; the
+      // next append or read purges.
+    }
     const mark = this.db.prepare('SELECT purged_through AS p FROM activity_watermarks WHERE account_id = ?').get(accountId) as { p: number } | undefined;
     const start = Math.max(state.s, mark?.p ?? 0);
     const where = ['account_id = ?', 'seq > ?'];

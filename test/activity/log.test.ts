@@ -129,4 +129,17 @@ describe('spec 3, Service-side retention', () => {
     const page = h.activity.log.list(acc.id, sub.id, {});
     expect(page.records.map((r) => r.path)).toEqual(['/gen/file-3.txt', '/gen/file-4.txt', '/gen/file-5.txt']);
   });
+  it('reading does not fail while retention cannot be written (a full data disk); it is applied once it can', async () => {
+    let now = Date.parse('2026-11-20T00:00:00Z');
+    const { h, acc, sub } = await setup(() => now);
+    h.activity.log.append(sub.id, acc.id, generated(3, 0));
+    now += 25 * 3600_000;
+    h.app.db.pragma('query_only = ON'); // every write fails, as on a full disk
+    try {
+      expect(h.activity.log.list(acc.id, sub.id, {}).total).toBe(3);
+    } finally {
+      h.app.db.pragma('query_only = OFF');
+    }
+    expect(h.activity.log.list(acc.id, sub.id, {}).total).toBe(0);
+  });
 });

@@ -5,7 +5,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { createApp, type App } from '../../src-main/app';
+import { createApp, type App, type AppOptions } from '../../src-main/app';
 import { registerRest, restServices } from '../../src-main/rest';
 import { createHttpServer } from '../../src-main/server/http';
 import { scratchDir } from '../servers/util';
@@ -35,9 +35,9 @@ export interface CallResult {
   json: any;
 }
 
-export async function startRest(): Promise<RestServer> {
+export async function startRest(options: Pick<AppOptions, 'activity'> & { dataDir?: string } = {}): Promise<RestServer> {
   const dir = scratchDir('rest');
-  const app = await createApp({ dataDir: join(dir, 'data'), defaultLocalFolder: false });
+  const app = await createApp({ dataDir: options.dataDir ?? join(dir, 'data'), defaultLocalFolder: false, activity: options.activity });
   const apiKey = 'test-api-key-0123456789';
   restServices(app).apiKeys.ensure(apiKey);
   const http = await createHttpServer(app, { host: '127.0.0.1', port: 0, uiToken: 'ui-token-for-tests-0123456789', plugins: [registerRest] });

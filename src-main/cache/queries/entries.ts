@@ -1,7 +1,12 @@
 /**
  * Cached folder listings: what each folder held when last listed, so browsing is instant and
  * `recent` and search can answer from what Tributary has seen.
+ *
+ * It is only a cache: a write that fails (the data disk is full) never fails the operation that
+ * changed the files. The rows it could not update are dropped, or, when even that cannot be
+ * written, remembered as stale in memory and not served until the folder is listed again.
  */
+import { parentOf } from '../../connectors/shared/paths';
 import type { Entry } from '../../connectors/types';
 import { nowIso, type Db } from '../db';
 
@@ -32,6 +37,9 @@ export function rowToEntry(r: EntryRow): Entry {
 }
 
 export class EntriesTable {
+  /** Per account, folders whose cached rows (theirs and below) may be stale and are not served. */
+  private readonly stale = new Map<number, Set<string>>();
+
   constructor(private readonly db: Db) {}
 
   /** Replaces the cached children of `parent` with `entries`, in one transaction. */
@@ -42,28 +50,70 @@ export class EntriesTable {
     const mark = this.db.prepare(
       'INSERT INTO folder_listings (account_id, path, listed_at) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET listed_at = excluded.listed_at',
     );
-    this.db.transaction(() => {
-      del.run(accountId, parent);
-      for (const e of entries) ins.run(toParams(accountId, parent, e, seen));
-      mark.run(accountId, parent, seen);
-    })();
+    const wasStale = this.stale.get(accountId)?.has(parent) ?? false;
+    this.bestEffort(accountId, parent, () => {
+      this.db.transaction(() => {
+        // Listings below a folder marked stale were not dropped when it was marked.
+        if (wasStale) this.dropListings(accountId, parent);
+        del.run(accountId, parent);
+        for (const e of entries) ins.run(toParams(accountId, parent, e, seen));
+        mark.run(accountId, parent, seen);
+      })();
+      this.stale.get(accountId)?.delete(parent);
+    });
   }
 
   upsert(accountId: number, parent: string, entry: Entry): void {
-    this.insertStatement().run(toParams(accountId, parent, entry, nowIso()));
+    this.bestEffort(accountId, parent, () => this.insertStatement().run(toParams(accountId, parent, entry, nowIso())));
   }
 
   /** Forgets an entry and, for a folder, everything below it. */
   forget(accountId: number, path: string): void {
     const below = path === '/' ? '/%' : `${escapeLike(path)}/%`;
-    this.db.transaction(() => {
-      this.db.prepare("DELETE FROM entries WHERE account_id = ? AND (path = ? OR path LIKE ? ESCAPE '\\')").run(accountId, path, below);
-      this.db.prepare("DELETE FROM folder_listings WHERE account_id = ? AND (path = ? OR path LIKE ? ESCAPE '\\')").run(accountId, path, below);
-    })();
+    this.bestEffort(accountId, parentOf(path), () =>
+      this.db.transaction(() => {
+        this.db.prepare("DELETE FROM entries WHERE account_id = ? AND (path = ? OR path LIKE ? ESCAPE '\\')").run(accountId, path, below);
+        this.dropListings(accountId, path);
+      })(),
+    );
   }
 
-  /** The cached listing, or undefined when the folder was never listed. */
+  /** Marks the listings of `folder` and below as not cached (its rows then go unused). */
+  private dropListings(accountId: number, folder: string): void {
+    const below = folder === '/' ? '/%' : `${escapeLike(folder)}/%`;
+    this.db.prepare("DELETE FROM folder_listings WHERE account_id = ? AND (path = ? OR path LIKE ? ESCAPE '\\')").run(accountId, folder, below);
+  }
+
+  /**
+   * Runs a cache write; when it fails, the cached listing of `folder` (and below) is dropped so
+   * that it is not served stale, in memory when the database cannot take even that.
+   */
+  private bestEffort(accountId: number, folder: string, write: () => void): void {
+    try {
+      write();
+    } catch (e) {
+      console.warn(`[cache] could not update the cached listing of ${folder} (account ${accountId}): ${(e as Error)?.message ?? e}`);
+      let set = this.stale.get(accountId);
+      if (!set) this.stale.set(accountId, (set = new Set()));
+      set.add(folder);
+      try {
+        this.dropListings(accountId, folder);
+      } catch {
+        /* remembered in memory above */
+      }
+    }
+  }
+
+  private isStale(accountId: number, path: string): boolean {
+    const set = this.stale.get(accountId);
+    if (!set?.size) return false;
+    for (const folder of set) if (folder === '/' || path === folder || path.startsWith(`${folder}/`)) return true;
+    return false;
+  }
+
+  /** The cached listing, or undefined when the folder was never listed (or may be stale). */
   listing(accountId: number, parent: string): { entries: Entry[]; listedAt: string } | undefined {
+    if (this.isStale(accountId, parent)) return undefined;
     const mark = this.db.prepare('SELECT listed_at FROM folder_listings WHERE account_id = ? AND path = ?').get(accountId, parent) as
       | { listed_at: string }
       | undefined;
@@ -73,6 +123,7 @@ export class EntriesTable {
   }
 
   get(accountId: number, path: string): Entry | undefined {
+    if (this.isStale(accountId, parentOf(path))) return undefined;
     const row = this.db.prepare('SELECT * FROM entries WHERE account_id = ? AND path = ?').get(accountId, path) as EntryRow | undefined;
     return row && rowToEntry(row);
   }

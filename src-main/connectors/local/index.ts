@@ -26,6 +26,8 @@ const MAX_PARTS = 10_000;
 const HIDDEN = /^\.tributary-[0-9a-f]{8,}\.(tmp|part|upload)$/;
 /** An unlink followed this soon by an add of the same inode and size is one rename/move. */
 const RENAME_WINDOW_MS = 150;
+/** How often a watch whose root folder was deleted looks for it to be created again. */
+const ROOT_RECHECK_MS = 250;
 
 const options = z.object({
   path: z
@@ -50,6 +52,9 @@ function fsError(e: unknown, path: string): ServiceError {
   switch (code) {
     case 'ENOENT':
       return new ServiceError('not_found', `"${path}" was not found.`, {}, { cause: e });
+    case 'ELOOP':
+      // A symlink loop leads nowhere, like a broken link (which listings leave out too).
+      return new ServiceError('not_found', `"${path}" is a loop of symbolic links.`, {}, { cause: e });
     case 'EEXIST':
       return new ServiceError('naming_conflict', `"${name}" already exists.`, {}, { cause: e });
     case 'ENOTEMPTY':
@@ -62,18 +67,64 @@ function fsError(e: unknown, path: string): ServiceError {
     case 'EPERM':
     case 'EROFS':
       return new ServiceError('forbidden', `Permission denied for "${path}".`, {}, { cause: e });
+    case 'ENXIO':
+    case 'ENODEV':
+    case 'ERR_FS_CP_FIFO_PIPE':
+    case 'ERR_FS_CP_SOCKET':
+    case 'ERR_FS_CP_UNKNOWN':
+      return specialFile(path, e);
     case 'ENOSPC':
     case 'EDQUOT':
+      return new ServiceError('insufficient_storage', `Not enough disk space for "${name}".`, {}, { cause: e });
     case 'EFBIG':
-      return new ServiceError('payload_too_large', `Not enough space for "${name}".`, {}, { cause: e });
+      return new ServiceError('payload_too_large', `"${name}" is too large for this file system.`, {}, { cause: e });
     case 'ENAMETOOLONG':
       return new ServiceError('invalid_parameters', `The name "${name}" is too long for this file system.`, {}, { cause: e });
     case 'EINVAL':
       return new ServiceError('invalid_parameters', `Invalid operation on "${path}".`, {}, { cause: e });
+    case 'EBUSY':
+    case 'ETXTBSY':
+      return new ServiceError('conflict', `"${path}" is in use.`, {}, { cause: e });
+    case 'EMFILE':
+    case 'ENFILE':
+    case 'EAGAIN':
+      return new ServiceError('service_not_available', `Too many files are open to reach "${path}" now; try again.`, { retryAfter: 1 }, { cause: e });
+    case 'EIO':
+    case 'ESTALE':
+    case 'ETIMEDOUT':
+      return new ServiceError('upstream_error', `The disk failed to read or write "${path}".`, {}, { cause: e });
     default:
       return new ServiceError('internal_error', `File system error on "${path}": ${(e as Error)?.message ?? e}`, {}, { cause: e });
   }
 }
+
+/** What a file that is neither a regular file nor a folder is, for messages. */
+function specialKind(st: Stats): string {
+  if (st.isFIFO()) return 'a named pipe (FIFO)';
+  if (st.isSocket()) return 'a socket';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+  return 'not a regular file';
+}
+
+/**
+ * FIFOs, sockets and devices are never opened, copied or moved: opening a FIFO blocks until a
+ * writer appears (a thread of the shared I/O pool, forever), and devices have no end.
+ */
+function specialFile(path: string, cause?: unknown, st?: Stats): ServiceError {
+  const what = st ? specialKind(st) : 'a special file (named pipe, socket or device)';
+  return new ServiceError('forbidden', `"${path}" is ${what}; only regular files and folders can be read, copied or moved.`, {}, { cause });
+}
+
+const isSpecial = (st: Stats) => !st.isFile() && !st.isDirectory() && !st.isSymbolicLink();
+
+/** fs.cp of a folder leaves out the special files inside it (listings do not show them either). */
+const COPY_OPTIONS = {
+  recursive: true,
+  errorOnExist: true,
+  force: false,
+  preserveTimestamps: true,
+  filter: (source: string) => lstat(source).then((st) => !isSpecial(st), () => true),
+};
 
 function entryOf(path: string, st: Stats, raw?: Record<string, unknown>): Entry {
   const folder = st.isDirectory();
@@ -188,11 +239,19 @@ export class LocalConnector implements StorageConnector {
 
   async stat(path: string): Promise<Entry> {
     const abs = await this.safe(path);
+    return entryOf(path, await this.usable(abs, path));
+  }
+
+  /** stat() of a regular file or folder; special files are refused (see specialFile). */
+  private async usable(abs: string, path: string): Promise<Stats> {
+    let st: Stats;
     try {
-      return entryOf(path, await stat(abs));
+      st = await stat(abs);
     } catch (e) {
       throw fsError(e, path);
     }
+    if (isSpecial(st)) throw specialFile(path, undefined, st);
+    return st;
   }
 
   async list(path: string): Promise<Entry[]> {
@@ -214,7 +273,7 @@ export class LocalConnector implements StorageConnector {
           try {
             if (d.isSymbolicLink() && !this.inside(await realpath(child), rootReal)) return undefined; // leads out: not ours to show
             const st = await stat(child);
-            if (!st.isFile() && !st.isDirectory()) return undefined; // sockets, fifos, devices
+            if (isSpecial(st)) return undefined; // sockets, fifos, devices: see specialFile
             return entryOf(joinPath(path, d.name), st);
           } catch {
             return undefined; // vanished meanwhile, or a broken link
@@ -228,16 +287,23 @@ export class LocalConnector implements StorageConnector {
 
   async read(path: string, opts: { start?: number; end?: number } = {}): Promise<Readable> {
     const abs = await this.safe(path);
+    await this.usable(abs, path);
     let handle: FileHandle;
     try {
-      handle = await open(abs, fsc.O_RDONLY);
+      // O_NONBLOCK: should a FIFO take the file's place after the check above, opening it
+      // returns at once instead of waiting for a writer; fstat below then refuses it.
+      handle = await open(abs, fsc.O_RDONLY | fsc.O_NONBLOCK | fsc.O_NOCTTY);
     } catch (e) {
       throw fsError(e, path);
     }
-    const st = await handle.stat();
-    if (st.isDirectory()) {
+    const st = await handle.stat().catch(async (e) => {
       await handle.close();
-      throw new ServiceError('invalid_parameters', `"${path}" is a folder.`);
+      throw fsError(e, path);
+    });
+    if (!st.isFile()) {
+      await handle.close();
+      if (st.isDirectory()) throw new ServiceError('invalid_parameters', `"${path}" is a folder.`);
+      throw specialFile(path, undefined, st);
     }
     return handle.createReadStream({ start: opts.start, end: opts.end, autoClose: true, highWaterMark: MiB });
   }
@@ -287,8 +353,8 @@ export class LocalConnector implements StorageConnector {
     const src = await this.safe(from);
     const dest = await this.safe(to);
     if (to === from || to.startsWith(from + '/')) throw new ServiceError('invalid_parameters', 'A folder cannot be moved into itself.');
+    await this.usable(src, from);
     try {
-      await lstat(src);
       // rename() silently replaces files: `to` must not exist (the service picks free names).
       if (await lstat(dest).then(() => true, () => false)) throw new ServiceError('naming_conflict', `"${baseName(to)}" already exists.`);
       if (move) {
@@ -297,11 +363,11 @@ export class LocalConnector implements StorageConnector {
         } catch (e) {
           if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
           // Another device below the root (a mount point): copy, then remove the source.
-          await cp(src, dest, { recursive: true, errorOnExist: true, force: false, preserveTimestamps: true });
+          await cp(src, dest, COPY_OPTIONS);
           await rm(src, { recursive: true });
         }
       } else {
-        await cp(src, dest, { recursive: true, errorOnExist: true, force: false, preserveTimestamps: true });
+        await cp(src, dest, COPY_OPTIONS);
       }
     } catch (e) {
       throw fsError(e, (e as NodeJS.ErrnoException).path === dest ? to : from);
@@ -346,7 +412,7 @@ export class LocalConnector implements StorageConnector {
       try {
         await rename(abs, join(files, name)).catch(async (e) => {
           if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
-          await cp(abs, join(files, name), { recursive: true, errorOnExist: true, force: false, preserveTimestamps: true });
+          await cp(abs, join(files, name), COPY_OPTIONS);
           await rm(abs, { recursive: true });
         });
       } catch (e) {
@@ -423,6 +489,7 @@ export class LocalConnector implements StorageConnector {
       ignored: (p: string) => HIDDEN.test(baseName(p.split(sep).join('/'))),
     });
     const added = (abs: string, st: Stats | undefined, kind: 'file' | 'folder') => {
+      if (st && isSpecial(st)) return; // not shown, so not activity either
       const path = this.toUpstream(abs);
       const size = kind === 'file' && st ? st.size : 0;
       if (st) known.set(path, { ino: st.ino, size, kind });
@@ -447,12 +514,32 @@ export class LocalConnector implements StorageConnector {
     watcher.on('add', (p, st) => added(p, st, 'file'));
     watcher.on('addDir', (p, st) => (p === this.root ? undefined : added(p, st, 'folder')));
     watcher.on('change', (p, st) => {
+      if (st && isSpecial(st)) return;
       const path = this.toUpstream(p);
       if (st) known.set(path, { ino: st.ino, size: st.size, kind: 'file' });
       emit({ type: 'update', path, kind: 'file', entry: st ? entryOf(path, st) : undefined });
     });
     watcher.on('unlink', (p) => removed(p, 'file'));
-    watcher.on('unlinkDir', (p) => removed(p, 'folder'));
+    // The root itself deleted: its watch died with it (chokidar does not notice a new folder of
+    // that name), so look for it again until it is back, then watch it anew.
+    let rootGone: NodeJS.Timeout | undefined;
+    const rewatchRoot = () => {
+      if (rootGone) return;
+      rootGone = setInterval(() => {
+        void stat(this.root).then(
+          (st) => {
+            if (!st.isDirectory() || !rootGone) return;
+            clearInterval(rootGone);
+            rootGone = undefined;
+            watcher.unwatch(this.root);
+            watcher.add(this.root);
+          },
+          () => {},
+        );
+      }, ROOT_RECHECK_MS);
+      rootGone.unref();
+    };
+    watcher.on('unlinkDir', (p) => (p === this.root ? rewatchRoot() : removed(p, 'folder')));
     watcher.on('error', (e) => onError(e instanceof Error ? e : new Error(String(e))));
     await new Promise<void>((res) => watcher.once('ready', () => res()));
     ready = true;
@@ -461,6 +548,8 @@ export class LocalConnector implements StorageConnector {
         this.watchers.delete(handle);
         for (const h of [...unlinked.values(), ...addedHalf.values()]) clearTimeout(h.timer);
         if (flushTimer) clearTimeout(flushTimer);
+        if (rootGone) clearInterval(rootGone);
+        rootGone = undefined;
         await watcher.close();
       },
     };
