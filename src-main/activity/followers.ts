@@ -51,19 +51,6 @@ export interface FollowerStatus {
   error: string | null;
 }
 
-/** One message change reported by the mail sync engine (src-main/mail/). */
-export interface MailChange {
-  type: 'add' | 'update' | 'delete';
-  /** Mailbox path, e.g. INBOX. */
-  folder: string;
-  uid: number;
-  /** Our message id when known (the metadata `id`). */
-  id?: string;
-  subject?: string;
-  size?: number;
-  date?: string;
-}
-
 interface SnapRow {
   path: string;
   parent: string;

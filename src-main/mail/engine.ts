@@ -16,8 +16,10 @@ import { MailSync, type SyncStats } from './sync';
 /** A message change as the sync engine reports it to the activity log. */
 export interface MailChange {
   type: 'add' | 'update' | 'delete';
+  /** Mailbox path, e.g. INBOX. */
   folder: string;
   uid: number;
+  /** Our message id when known (the metadata `id`). */
   id?: string;
   subject?: string;
   size?: number;
