@@ -5,7 +5,7 @@
  */
 import type { ActivityService } from './index';
 import type { ListQuery } from './log';
-import { activityList, activityV1, activityV2, eventsLatest, subscription, subscriptionList } from './serialize';
+import { activityList, activityV1, activityV2, eventsLatest, subscription, subscriptionList } from '../rest/shapes/activity';
 import type { MonitoredResource, SubscriptionType } from './subscriptions';
 import { ServiceError } from '../errors';
 

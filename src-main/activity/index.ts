@@ -11,7 +11,7 @@ import type { EventBus } from '../services/events';
 import type { StorageService } from '../services/storage';
 import { DEFAULT_FOLLOWER_OPTIONS, FollowerManager, type FollowerOptions, type MailChange } from './followers';
 import { ActivityLog, RETENTION } from './log';
-import type { SerializeContext } from './serialize';
+import type { SerializeContext } from '../rest/shapes/activity';
 import { SubscriptionsService } from './subscriptions';
 import { systemClock, type Clock } from './types';
 import { WebhooksService, type Timers } from './webhooks';

@@ -1,6 +1,6 @@
 /**
  * MailService: spec 2 (email) for mail accounts, answered from the local cache that MailSync
- * keeps current. Each spec 2 endpoint is one method here plus one serializer (serialize.ts).
+ * keeps current. Each spec 2 endpoint is one method here plus one serializer (rest/shapes/mail.ts).
  *
  * Ids are opaque and authenticated (IdCodec, same key as storage ids), each carrying the
  * account and what it names: `f` folder path; `m` folder, UIDVALIDITY and UID of a message;

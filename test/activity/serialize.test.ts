@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import * as ep from '../../src-main/activity/endpoints';
-import { activityV1, activityV2, eventBusEvent, messageBusMessages, pubSubMessage, webhookBody } from '../../src-main/activity/serialize';
+import { activityV1, activityV2, eventBusEvent, messageBusMessages, pubSubMessage, webhookBody } from '../../src-main/rest/shapes/activity';
 import type { ActivityRecord } from '../../src-main/activity/types';
 import { makeHarness, type Harness } from './helpers';
 

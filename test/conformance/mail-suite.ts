@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
 import { mailHandlers } from '../../src-main/mail/handlers';
 import { MailService, type MailChangeRecord } from '../../src-main/mail/service';
-import { toV1Message, toV1MessageList } from '../../src-main/mail/serialize';
+import { toV1Message, toV1MessageList } from '../../src-main/rest/shapes/mail';
 import { scratchDir } from '../servers/util';
 
 export interface MailServerUnderTest {

@@ -5,10 +5,10 @@
  * `StorageService.toResource` and then `storageObject` (spec 1 file/folder object), never by hand,
  * so it matches what the storage endpoints return.
  */
-import { resource as wireResource } from '../rest/shapes';
-import type { Entry } from '../connectors/types';
-import type { Resource } from '../contract';
-import type { ActivityRecord, EntrySnapshot, V1Type } from './types';
+import { resource as wireResource } from './storage';
+import type { Entry } from '../../connectors/types';
+import type { Resource } from '../../contract';
+import type { ActivityRecord, EntrySnapshot, V1Type } from '../../activity/types';
 
 /** Builds the contract Resource of an entry: `app.storage.toResource` in the app. */
 export type ToResource = (accountId: number, entry: Entry) => Resource;
