@@ -16,7 +16,7 @@ import type { Db } from '../cache/db';
 import type { SettingsStore } from '../cache/queries/settings';
 import { ServiceError } from '../errors';
 import type { AppendedInfo, ActivityLog } from './log';
-import { webhookBody } from '../rest/shapes/activity';
+import { webhookBody } from './notifications';
 import { systemClock, type Clock } from './types';
 
 export const APPLICATION_ID = 'activity.applicationId';

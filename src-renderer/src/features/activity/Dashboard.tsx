@@ -9,6 +9,7 @@ import { useVirtualizer } from '@tanstack/react-virtual';
 import { useQueries, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import type { Account } from '../../../../src-main/contract';
 import type { ActivityItem, ActivitySubscription } from '../../../../src-main/contract/activity';
+import { v2Event } from '../../../../src-main/contract/activity-v2';
 import type { Api } from '../../api/client';
 import { errorMessage } from '../../api/client';
 import { keys, useAccounts, useApi, useConnectors } from '../../api/hooks';
@@ -40,22 +41,6 @@ async function readStream(api: Api, qc: QueryClient, account: number): Promise<S
     cursor = page.cursor;
   }
   return { items: items.slice(-STREAM_KEEP), cursor };
-}
-
-/** The v2 rendering of an activity (docs/activity.md: v1 and v2 objects). */
-export function v2Of(item: ActivityItem): { category: string; type: string; subtype: string | null } {
-  const category = item.kind === 'message' ? 'email' : 'storage';
-  const map: Record<ActivityItem['type'], [string, string | null]> = {
-    add: ['add', null],
-    update: ['update', null],
-    delete: ['delete', null],
-    rename: ['update', 'rename'],
-    move: ['update', 'move'],
-    copy: ['add', 'copy'],
-    restore: ['update', 'untrash'],
-  };
-  const [type, subtype] = map[item.type];
-  return { category, type, subtype };
 }
 
 const clock = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
@@ -279,7 +264,7 @@ function ActivityStream({ accounts }: { accounts: Account[] }) {
     return rows.filter(
       (r) =>
         (!accountFilter || String(r.account) === accountFilter) &&
-        (!typeFilter || v2Of(r).type === typeFilter || r.type === typeFilter) &&
+        (!typeFilter || v2Event(r).type === typeFilter || r.type === typeFilter) &&
         (!needle || r.path.toLowerCase().includes(needle) || (r.previousPath ?? '').toLowerCase().includes(needle)),
     );
   }, [rows, accountFilter, typeFilter, text]);
@@ -337,7 +322,7 @@ function ActivityStream({ accounts }: { accounts: Account[] }) {
         <div style={{ height: virtual.getTotalSize(), position: 'relative' }}>
           {virtual.getVirtualItems().map((v) => {
             const r = shown[v.index]!;
-            const v2 = v2Of(r);
+            const v2 = v2Event(r);
             return (
               <button
                 type="button"
