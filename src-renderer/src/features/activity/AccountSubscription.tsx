@@ -8,6 +8,7 @@ import { ConfirmDialog } from '../../components/Dialog';
 import { formatDate } from '../../components/format';
 import { ServiceIcon } from '../../components/Icons';
 import { toastError } from '../../stores/ui';
+import './activity.css';
 
 /** "watching", "polling every 60 s", "backing off (8 s)", "error": what the follower is doing. */
 function followerState(status: { mode: string; intervalMs: number | null } | null): string {

@@ -1,4 +1,5 @@
 import type { ActivityItem } from '../../../../src-main/contract/activity';
+import './activity.css';
 
 const CHART_MINUTES = 30;
 

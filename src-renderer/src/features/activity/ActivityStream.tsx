@@ -15,6 +15,7 @@ import { keys, useApi } from '../../api/hooks';
 import { formatDate } from '../../components/format';
 import { toastError, useUi } from '../../stores/ui';
 import { ActivityChart } from './ActivityChart';
+import './activity.css';
 
 const STREAM_KEEP = 500;
 

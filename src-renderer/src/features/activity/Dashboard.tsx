@@ -9,6 +9,7 @@ import { toastError } from '../../stores/ui';
 import { AccountSubscription } from './AccountSubscription';
 import { ActivityStream } from './ActivityStream';
 import { Webhooks } from './Webhooks';
+import './activity.css';
 
 export function ActivityDashboard() {
   const api = useApi();

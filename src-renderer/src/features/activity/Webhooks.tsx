@@ -6,6 +6,7 @@ import { errorMessage } from '../../api/client';
 import { keys, useApi } from '../../api/hooks';
 import { formatDate } from '../../components/format';
 import { toastError } from '../../stores/ui';
+import './activity.css';
 
 export function Webhooks({ applicationId, accounts }: { applicationId: string; accounts: Account[] }) {
   const api = useApi();

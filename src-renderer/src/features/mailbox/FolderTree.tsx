@@ -2,6 +2,7 @@
 import { useMemo } from 'react';
 import type { MailFolder } from '../../../../src-main/contract/mail';
 import { ArchiveIcon, DraftIcon, FlagIcon, InboxIcon, JunkIcon, SendIcon, SmallFolderIcon, SmallTrashIcon } from '../../components/Icons';
+import './mailbox.css';
 
 export function FolderTree(props: {
   folders: MailFolder[];

@@ -16,6 +16,7 @@ import { FolderTree } from './FolderTree';
 import { folderOrder, groupThreads, useMailFolders, useMailLabels, useMessages, useOpenFolder } from './mailQueries';
 import { Reader } from './Reader';
 import { ThreadList } from './ThreadList';
+import './mailbox.css';
 
 export function Mailbox({ account }: { account: Account }) {
   const api = useApi();

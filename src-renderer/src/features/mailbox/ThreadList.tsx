@@ -4,6 +4,7 @@ import { useVirtualizer } from '@tanstack/react-virtual';
 import { formatDate } from '../../components/format';
 import { FlagIcon, PaperclipIcon } from '../../components/Icons';
 import { shortPerson, type Thread } from './mailQueries';
+import './mailbox.css';
 
 const ROW_HEIGHT = 64;
 

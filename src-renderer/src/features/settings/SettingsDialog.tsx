@@ -10,6 +10,7 @@ import { useApi, useAppInfo, useSettings } from '../../api/hooks';
 import { Dialog } from '../../components/Dialog';
 import { formatDate } from '../../components/format';
 import { toastError } from '../../stores/ui';
+import './settings.css';
 
 const KEYS = ['settings', 'apiKeys'] as const;
 
