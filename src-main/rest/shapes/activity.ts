@@ -56,7 +56,8 @@ function target(ctx: SerializeContext, r: ActivityRecord, s: EntrySnapshot | nul
 
 /** spec 3, Activity v2. */
 export function activityV2(ctx: SerializeContext, r: ActivityRecord): Record<string, unknown> {
-  // Email tracking (spec 3) is an access to a sent message; a click carries the Hyperlink.
+  // Email tracking (spec 3) is an access to a sent message; a click also carries its Hyperlink
+  // (`metadata` below).
   const event = v2Event(r);
   const who = ctx.actor?.(r.accountId) ?? { name: null, id: null, email: null };
   const current = r.metadata ?? r.previousMetadata;
