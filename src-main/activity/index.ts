@@ -1,8 +1,8 @@
 /**
  * The activity backend (spec 3): subscriptions, followers, the activity log and webhooks, wired
- * together over the app's database, settings, accounts and storage. The REST routes call the
- * functions of endpoints.ts (one service call plus one serializer each); the dashboard calls
- * the `activity.*` procedures of contract/activity.ts.
+ * together over the app's database, settings, accounts and storage. The REST routes
+ * (rest/activity.ts) make one service call each and render it with rest/shapes/activity.ts; the
+ * dashboard calls the `activity.*` procedures of contract/activity.ts.
  */
 import type { Db } from '../cache/db';
 import type { SettingsStore } from '../cache/queries/settings';
@@ -13,7 +13,7 @@ import type { MailChange } from '../mail/engine';
 import { DEFAULT_FOLLOWER_OPTIONS, type FollowerOptions } from './follower';
 import { FollowerManager } from './followers';
 import { ActivityLog, RETENTION } from './log';
-import type { SerializeContext } from './serialize';
+import type { SerializeContext } from './types';
 import { SubscriptionsService } from './subscriptions';
 import { systemClock, type Clock } from './types';
 import { WebhooksService, type Timers } from './webhooks';

@@ -11,7 +11,7 @@ import { ServiceError } from '../errors';
 import type { AccountsService } from '../services/accounts';
 import type { StorageService } from '../services/storage';
 import type { ActivityLog } from './log';
-import type { SubscriptionView } from './serialize';
+import type { SubscriptionView } from './types';
 import { systemClock, type Clock } from './types';
 
 export type SubscriptionType = 'changes' | 'crawl' | 'analytics';

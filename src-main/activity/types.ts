@@ -1,4 +1,10 @@
-/** Shapes shared by the activity modules: what a follower records and what the log stores. */
+/**
+ * Shapes shared by the activity modules: what a follower records, what the log stores, what a
+ * subscription shows, and what rendering an activity needs from the app.
+ */
+import type { Entry } from '../connectors/types';
+import type { Resource } from '../contract';
+
 export const V1_TYPES = ['add', 'delete', 'update', 'rename', 'move', 'copy', 'restore'] as const;
 export type V1Type = (typeof V1_TYPES)[number];
 
@@ -55,6 +61,35 @@ export interface ActivityRecord {
   link: HyperlinkInfo | null;
   occurredAt: string | null;
   recordedAt: string;
+}
+
+/** A subscription as it is shown: the contract ActivitySubscription and the REST subscription object. */
+export interface SubscriptionView {
+  id: number;
+  account: number;
+  subscriptionType: 'changes' | 'crawl' | 'analytics';
+  crawlType: string;
+  monitoredResources: { resource: string; user?: string }[];
+  active: boolean;
+  disableReason: string | null;
+  isDefault: boolean;
+  expiry: string;
+  lastCursor: string | null;
+  lastCursorUpdatedAt: string | null;
+  upstreamCheckpoint: string | null;
+  created: string;
+  modified: string;
+  api: 'storage' | 'email';
+}
+
+/** Builds the contract Resource of an entry: `app.storage.toResource` in the app. */
+export type ToResource = (accountId: number, entry: Entry) => Resource;
+
+/** What rendering an activity needs from the app (ActivityService.serializeContext). */
+export interface SerializeContext {
+  toResource: ToResource;
+  /** The account as an actor (v2): its display name and upstream user id. */
+  actor?: (accountId: number) => { name: string | null; id: string | null; email: string | null };
 }
 
 export type Clock = () => number;

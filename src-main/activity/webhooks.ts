@@ -19,7 +19,7 @@ import type { SettingsStore } from '../cache/queries/settings';
 import { ServiceError } from '../errors';
 import { guardedAgent, outboundPolicy, readCapped, refusedReason, UNREACHABLE } from '../services/outbound';
 import type { AppendedInfo, ActivityLog } from './log';
-import { webhookBody } from './serialize';
+import { webhookBody } from './notifications';
 import { systemClock, type Clock } from './types';
 
 export const APPLICATION_ID = 'activity.applicationId';

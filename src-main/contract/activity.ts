@@ -31,13 +31,16 @@ export const ActivitySubscription = z.object({
 });
 export type ActivitySubscription = z.infer<typeof ActivitySubscription>;
 
-/** One activity for the live stream: the v2 rendering plus the v1 type and log position. */
+/** One activity for the live stream: what its v2 rendering needs (contract/activity-v2.ts), the v1 type and log position. */
 export const ActivityItem = z.object({
   seq: z.number().int(),
   account: accountId,
   subscription: z.number().int(),
   type: z.enum(['add', 'delete', 'update', 'rename', 'move', 'copy', 'restore']),
+  api: z.enum(['storage', 'email']),
   kind: z.enum(['file', 'folder', 'message']),
+  /** Email tracking (spec 3): an open or a click of a sent message, v2 `access`. */
+  subtype: z.enum(['email_open', 'email_click']).nullable(),
   path: z.string(),
   previousPath: z.string().nullable(),
   /** Resource id to open the file/folder (null for deletes and messages). */

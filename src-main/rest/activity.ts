@@ -1,23 +1,103 @@
 /**
  * The activity API (spec 3): subscriptions and their activity in v1 and v2, the legacy v1
  * `/events` routes, and webhook management under `/v2/webhooks` (a Tributary extension, API key
- * only). Each route resolves the account and calls one function of activity/endpoints.ts (or
- * one WebhooksService method); validation of cursors, page sizes and dates is the service's.
+ * only). Each route resolves the account and calls one endpoint function below (or one
+ * WebhooksService method): one service call plus one serializer of shapes/activity.ts, returning
+ * the HTTP status and JSON body; validation of cursors, page sizes and dates is the service's.
  */
-import * as endpoints from '../activity/endpoints';
+import type { ActivityService } from '../activity';
+import type { ListQuery } from '../activity/log';
+import type { MonitoredResource, SubscriptionType } from '../activity/subscriptions';
 import type { DeliveryAttempt, Webhook } from '../activity/webhooks';
 import { ServiceError } from '../errors';
 import { accountOf, requireAccount, requireApiKey } from './auth';
-import { bool, jsonBody, type Ctx, type Route, type Version } from './http';
+import { bool, jsonBody, type Ctx, type Result, type Route, type Version } from './http';
+import { activityList, activityV1, activityV2, eventsLatest, subscription, subscriptionList } from './shapes/activity';
 
 const V12: Version[] = ['v1', 'v2'];
 const V1: Version[] = ['v1'];
 const V2: Version[] = ['v2'];
 
-const num = (ctx: Ctx): 1 | 2 => (ctx.version === 'v2' ? 2 : 1);
+/** The activity API's version as its serializers take it. */
+type ApiVersion = 1 | 2;
+const num = (ctx: Ctx): ApiVersion => (ctx.version === 'v2' ? 2 : 1);
+
+// ---- endpoints: the account resolved and authorized, the query string as parsed ---------------
+
+/** Reads an activity query; `page_size` may arrive as a string from the query string. */
+export function activityQuery(q: Record<string, unknown>): ListQuery {
+  const str = (k: string) => {
+    const v = q[k];
+    if (v === undefined) return undefined;
+    if (typeof v !== 'string') throw new ServiceError('invalid_parameters', `\`${k}\` must be a string.`);
+    return v;
+  };
+  const ps = q.page_size;
+  const pageSize = ps === undefined ? undefined : typeof ps === 'number' ? ps : /^\d+$/.test(String(ps)) ? Number(ps) : NaN;
+  return { cursor: str('cursor'), from: str('from'), until: str('until'), pageSize };
+}
+
+function subscriptionBody(body: unknown) {
+  const b = (body ?? {}) as Record<string, unknown>;
+  if (typeof b !== 'object' || Array.isArray(b)) throw new ServiceError('invalid_parameters', 'The body must be a JSON object.');
+  if (b.internal_state !== undefined && typeof b.internal_state !== 'string') throw new ServiceError('invalid_parameters', '`internal_state` must be a string.');
+  return {
+    active: b.active as boolean | undefined,
+    subscriptionType: b.subscription_type as SubscriptionType | undefined,
+    monitoredResources: b.monitored_resources as MonitoredResource[] | undefined,
+    internalState: b.internal_state as string | undefined,
+  };
+}
+
+/** GET /v{1,2}/accounts/{account_id}/subscriptions */
+export function listSubscriptions(a: ActivityService, account: number, v: ApiVersion): Result {
+  return { status: 200, body: subscriptionList(a.subscriptions.list(account).map((s) => subscription(s, { withCursor: false, version: v }))) };
+}
+
+/** POST /v{1,2}/accounts/{account_id}/subscriptions */
+export async function createSubscription(a: ActivityService, account: number, body: unknown, v: ApiVersion): Promise<Result> {
+  return { status: 201, body: subscription(await a.subscriptions.create(account, subscriptionBody(body)), { withCursor: true, version: v }) };
+}
+
+/** GET /v{1,2}/accounts/{account_id}/subscriptions/{subscription_id} */
+export function getSubscription(a: ActivityService, account: number, sub: string, v: ApiVersion): Result {
+  return { status: 200, body: subscription(a.subscriptions.get(account, sub), { withCursor: true, version: v }) };
+}
+
+/** PATCH /v{1,2}/accounts/{account_id}/subscriptions/{subscription_id} */
+export function updateSubscription(a: ActivityService, account: number, sub: string, body: unknown, v: ApiVersion): Result {
+  return { status: 200, body: subscription(a.subscriptions.update(account, sub, subscriptionBody(body)), { withCursor: true, version: v }) };
+}
+
+/** DELETE /v{1,2}/accounts/{account_id}/subscriptions/{subscription_id}: 204, activity removed. */
+export function deleteSubscription(a: ActivityService, account: number, sub: string): Result {
+  a.subscriptions.delete(account, sub);
+  return { status: 204, body: null };
+}
+
+/** GET /v{1,2}/accounts/{account_id}/subscriptions/{subscription_id}/activity */
+export function listActivity(a: ActivityService, account: number, sub: string, query: Record<string, unknown>, v: ApiVersion): Result {
+  const s = a.subscriptions.get(account, sub);
+  const page = a.log.list(account, s.id, activityQuery(query));
+  const render = v === 1 ? activityV1 : activityV2;
+  return { status: 200, body: activityList(page.records.map((r) => render(a.serializeContext, r)), page.cursor, page.total) };
+}
+
+/** GET /v1/accounts/{account_id}/events (legacy: one implicit subscription per account). */
+export function listEvents(a: ActivityService, account: number, query: Record<string, unknown>): Result {
+  a.subscriptions.list(account);
+  const page = a.log.list(account, null, activityQuery(query));
+  return { status: 200, body: activityList(page.records.map((r) => activityV1(a.serializeContext, r)), page.cursor, page.total, 'events') };
+}
+
+/** GET /v1/accounts/{account_id}/events/latest */
+export function latestEvents(a: ActivityService, account: number): Result {
+  const subs = a.subscriptions.list(account);
+  return { status: 200, body: eventsLatest(a.log.latestCursor(account), subs[0] ? a.subscriptions.upstreamCheckpoint(subs[0].id) : null) };
+}
 
 /** A subscription body with `active` read as every REST boolean is (true/True/1, false/False/0). */
-async function subscriptionBody(ctx: Ctx): Promise<Record<string, unknown>> {
+async function requestSubscriptionBody(ctx: Ctx): Promise<Record<string, unknown>> {
   const body = await jsonBody(ctx.req);
   return body.active === undefined ? body : { ...body, active: bool(body.active, 'active') };
 }
@@ -35,7 +115,7 @@ export const activityRoutes: Route[] = [
     versions: V12,
     summary: 'List subscriptions (spec 3, Subscriptions)',
     async handler(ctx) {
-      return endpoints.listSubscriptions(ctx.app.activity, accountOf(ctx, ctx.params.account!), num(ctx));
+      return listSubscriptions(ctx.app.activity, accountOf(ctx, ctx.params.account!), num(ctx));
     },
   },
   {
@@ -45,7 +125,7 @@ export const activityRoutes: Route[] = [
     summary: 'Create the subscription: active, subscription_type, monitored_resources, internal_state; one per account (spec 3, Subscriptions)',
     async handler(ctx) {
       const account = accountOf(ctx, ctx.params.account!);
-      return endpoints.createSubscription(ctx.app.activity, account, await subscriptionBody(ctx), num(ctx));
+      return createSubscription(ctx.app.activity, account, await requestSubscriptionBody(ctx), num(ctx));
     },
   },
   {
@@ -55,7 +135,7 @@ export const activityRoutes: Route[] = [
     summary: 'Retrieve a subscription (id or `default`) with last_cursor (spec 3, Subscriptions)',
     async handler(ctx) {
       const account = accountOf(ctx, ctx.params.account!);
-      return endpoints.getSubscription(ctx.app.activity, account, subscriptionParam(ctx.params.subscription), num(ctx));
+      return getSubscription(ctx.app.activity, account, subscriptionParam(ctx.params.subscription), num(ctx));
     },
   },
   {
@@ -66,7 +146,7 @@ export const activityRoutes: Route[] = [
     async handler(ctx) {
       const account = accountOf(ctx, ctx.params.account!);
       const sub = subscriptionParam(ctx.params.subscription);
-      return endpoints.updateSubscription(ctx.app.activity, account, sub, await subscriptionBody(ctx), num(ctx));
+      return updateSubscription(ctx.app.activity, account, sub, await requestSubscriptionBody(ctx), num(ctx));
     },
   },
   {
@@ -76,7 +156,7 @@ export const activityRoutes: Route[] = [
     summary: 'Delete a subscription and its activity (spec 3, Subscriptions)',
     async handler(ctx) {
       const account = accountOf(ctx, ctx.params.account!);
-      return endpoints.deleteSubscription(ctx.app.activity, account, subscriptionParam(ctx.params.subscription));
+      return deleteSubscription(ctx.app.activity, account, subscriptionParam(ctx.params.subscription));
     },
   },
   {
@@ -86,7 +166,7 @@ export const activityRoutes: Route[] = [
     summary: 'List activity: cursor (or after-auth), page_size 1-1000, from, until (spec 3, Activity list)',
     async handler(ctx) {
       const account = accountOf(ctx, ctx.params.account!);
-      return endpoints.listActivity(ctx.app.activity, account, subscriptionParam(ctx.params.subscription), ctx.query, num(ctx));
+      return listActivity(ctx.app.activity, account, subscriptionParam(ctx.params.subscription), ctx.query, num(ctx));
     },
   },
   {
@@ -95,7 +175,7 @@ export const activityRoutes: Route[] = [
     versions: V1,
     summary: 'Legacy events: cursor, page_size, from, until (spec 3, Legacy events endpoints)',
     async handler(ctx) {
-      return endpoints.listEvents(ctx.app.activity, accountOf(ctx, ctx.params.account!), ctx.query);
+      return listEvents(ctx.app.activity, accountOf(ctx, ctx.params.account!), ctx.query);
     },
   },
   {
@@ -104,7 +184,7 @@ export const activityRoutes: Route[] = [
     versions: V1,
     summary: 'Latest event cursor and upstream cursor (spec 3, Legacy events endpoints)',
     async handler(ctx) {
-      return endpoints.latestEvents(ctx.app.activity, accountOf(ctx, ctx.params.account!));
+      return latestEvents(ctx.app.activity, accountOf(ctx, ctx.params.account!));
     },
   },
 ];

@@ -7,7 +7,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { MailPage } from '../contract/mail';
 import type { SendAttachment, SendInput } from '../mail/outgoing';
-import { toV1Folder, toV1Label, toV1List, toV1Message, toV1MessageList, type V1Context } from '../mail/serialize';
+import { toV1Folder, toV1Label, toV1List, toV1Message, toV1MessageList, type V1Context } from './shapes/mail';
 import { connectorDefinition } from '../connectors/registry';
 import { ServiceError } from '../errors';
 import { accountOf } from './auth';

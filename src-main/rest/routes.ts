@@ -2,7 +2,7 @@
  * Every REST route of spec 1 (accounts, account keys, files, folders, convert_id, recent,
  * search, links, legacy permissions), plus spec 2 email (email.ts) and spec 3 activity
  * (activity.ts), declared once and served in v0, v1 and v2: handlers call
- * the services and hand service objects to the version mappers in shapes.ts.
+ * the services and hand service objects to the version mappers in shapes/storage.ts.
  */
 import { Readable } from 'node:stream';
 import sharp from 'sharp';
@@ -13,7 +13,7 @@ import { MAX_ID_LENGTH } from '../ids';
 import type { LinkChanges } from '../services/links';
 import { accountOf, accountsOf, requireAccount, requireApiKey } from './auth';
 import { bodyStream, bool, errorBody, int, jsonBody, serviceHeader, str, timestamp, type Ctx, type Route, type Version } from './http';
-import * as shape from './shapes';
+import * as shape from './shapes/storage';
 import { SETTING_RETRIEVE_TOKENS } from '../services/settings-keys';
 import { guardedAgent, guardedGet, outboundPolicy } from '../services/outbound';
 import { activityRoutes, webhookRoutes } from './activity';

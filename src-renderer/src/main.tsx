@@ -3,8 +3,10 @@ import { createRoot } from 'react-dom/client';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { createApi } from './api/client';
 import { ApiContext } from './api/hooks';
-import { App } from './App';
+// The global sheet and the shared controls first: every feature's own sheet comes after them.
 import './styles.css';
+import './components/controls.css';
+import { App } from './App';
 
 const root = createRoot(document.getElementById('root')!);
 const api = createApi();

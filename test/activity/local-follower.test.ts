@@ -6,7 +6,7 @@
 import { appendFileSync, mkdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import * as ep from '../../src-main/activity/endpoints';
+import * as ep from '../../src-main/rest/activity';
 import { scratchDir } from '../servers/util';
 import { makeHarness, until, type Harness } from './helpers';
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SMTPServer } from 'smtp-server';
 import { startDovecot, type DovecotServer } from '../servers/dovecot';
 import { freePort } from '../servers/util';
-import * as ep from '../../src-main/activity/endpoints';
+import * as ep from '../../src-main/rest/activity';
 import { makeHarness, type Harness } from './helpers';
 
 let dove: DovecotServer;

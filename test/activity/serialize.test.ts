@@ -3,8 +3,9 @@
  * legacy events shapes, and the event-bus / publish-subscribe / message-bus messages.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import * as ep from '../../src-main/activity/endpoints';
-import { activityV1, activityV2, eventBusEvent, messageBusMessages, pubSubMessage, webhookBody } from '../../src-main/activity/serialize';
+import * as ep from '../../src-main/rest/activity';
+import { eventBusEvent, messageBusMessages, pubSubMessage, webhookBody } from '../../src-main/activity/notifications';
+import { activityV1, activityV2 } from '../../src-main/rest/shapes/activity';
 import type { ActivityRecord } from '../../src-main/activity/types';
 import { makeHarness, type Harness } from './helpers';
 

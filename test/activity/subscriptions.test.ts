@@ -1,7 +1,7 @@
 /** spec 3, Subscription + States and transitions, through the endpoint functions REST will call. */
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import * as ep from '../../src-main/activity/endpoints';
+import * as ep from '../../src-main/rest/activity';
 import { SUBSCRIPTION_LIFETIME_MS, TRACK_ACTIVITY } from '../../src-main/activity/subscriptions';
 import { generated, makeHarness, until, type Harness } from './helpers';
 

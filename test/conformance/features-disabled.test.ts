@@ -18,7 +18,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import * as activityEndpoints from '../../src-main/activity/endpoints';
+import * as activityEndpoints from '../../src-main/rest/activity';
 import { createApp, type App } from '../../src-main/app';
 import { loadConnectors } from '../../src-main/connectors/all';
 import { connectorDefinition, defineConnector, register } from '../../src-main/connectors/registry';

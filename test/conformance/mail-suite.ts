@@ -14,7 +14,7 @@ import { mailHandlers } from '../../src-main/mail/handlers';
 import type { MailMessage } from '../../src-main/contract/mail';
 import type { MailChange } from '../../src-main/mail/engine';
 import { MailService } from '../../src-main/mail/service';
-import { toV1Message, toV1MessageList } from '../../src-main/mail/serialize';
+import { toV1Message, toV1MessageList } from '../../src-main/rest/shapes/mail';
 import { scratchDir } from '../servers/util';
 
 export interface MailServerUnderTest {

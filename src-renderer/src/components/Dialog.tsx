@@ -3,6 +3,7 @@
  * closes on Escape, which is exactly the accessible behaviour we want.
  */
 import { useEffect, useRef, type ReactNode } from 'react';
+import './dialog.css';
 
 export function Dialog(props: { title: string; onClose(): void; children: ReactNode; testId?: string; wide?: boolean }) {
   const ref = useRef<HTMLDialogElement>(null);

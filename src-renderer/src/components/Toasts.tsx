@@ -1,4 +1,5 @@
 import { useUi } from '../stores/ui';
+import './toasts.css';
 
 /** Error and info messages; errors carry the service's own message text. */
 export function Toasts() {

@@ -13,6 +13,7 @@ import { ServiceIcon } from '../../components/Icons';
 import { useUi } from '../../stores/ui';
 import { fieldsOf } from './schema';
 import { readOptions, SchemaFields } from './SchemaForm';
+import './accounts.css';
 
 type Status = { kind: 'idle' } | { kind: 'busy'; what: string } | { kind: 'ok'; message: string } | { kind: 'error'; message: string };
 

@@ -12,6 +12,7 @@ import { MoreIcon, PlusIcon, ServiceIcon } from '../../components/Icons';
 import { toastError, useUi } from '../../stores/ui';
 import { dropItems, hasItems, isCopyGesture, readItems } from '../files/dnd';
 import { ConnectDialog } from './ConnectDialog';
+import './accounts.css';
 
 export function Sidebar() {
   const accounts = useAccounts();

@@ -2,6 +2,7 @@
 import { Dialog } from '../../components/Dialog';
 import { useApi } from '../../api/hooks';
 import { runUpload, useConflicts } from './upload';
+import './files.css';
 
 export function ConflictDialog() {
   const api = useApi();

@@ -10,6 +10,7 @@ import { formatBytes, formatDate } from '../../components/format';
 import { DownloadIcon, FileIcon, FolderIcon, UploadIcon } from '../../components/Icons';
 import { useUi, type SortKey } from '../../stores/ui';
 import { hasFiles, hasItems, isCopyGesture, ITEMS_MIME, readItems, type DraggedItems } from './dnd';
+import './files.css';
 
 const ROW_HEIGHT = 36;
 

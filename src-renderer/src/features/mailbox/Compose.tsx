@@ -14,6 +14,7 @@ import { PaperclipIcon } from '../../components/Icons';
 import { useUi } from '../../stores/ui';
 import { hasFiles } from '../files/dnd';
 import { formatPerson, parseRecipients, useContacts } from './mailQueries';
+import './mailbox.css';
 
 export interface ComposeInit {
   mode: 'new' | 'reply' | 'replyAll' | 'forward';

@@ -11,6 +11,7 @@ import { Dialog } from '../../components/Dialog';
 import { formatDate } from '../../components/format';
 import { isAllowListEntry } from '../../../../src-main/contract/network';
 import { toastError } from '../../stores/ui';
+import './settings.css';
 
 const KEYS = ['settings', 'apiKeys'] as const;
 

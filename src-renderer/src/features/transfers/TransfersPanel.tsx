@@ -12,6 +12,7 @@ import { formatBytes, formatDuration } from '../../components/format';
 import { TransfersIcon } from '../../components/Icons';
 import { toastError, useUi } from '../../stores/ui';
 import { actOnWebUpload, forgetFinishedWebUploads } from './web-upload';
+import './transfers.css';
 
 interface Row {
   id: string;

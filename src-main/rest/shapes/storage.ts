@@ -4,10 +4,10 @@
  * `page`/`next_page` paging, `type` + `api` on every object; v2 `raw.id` instead of `raw_id`,
  * `enabled`/`disable_reason` instead of `active`/`deactivation_code`.
  */
-import type { Account, Resource } from '../contract';
-import type { AccountKey } from '../services/api-keys';
-import type { Link } from '../services/links';
-import type { Version } from './http';
+import type { Account, Resource } from '../../contract';
+import type { AccountKey } from '../../services/api-keys';
+import type { Link } from '../../services/links';
+import type { Version } from '../http';
 
 type Json = Record<string, unknown>;
 

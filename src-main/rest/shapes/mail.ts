@@ -2,7 +2,7 @@
  * Serializers from MailService objects to the spec 2 (email API v1) wire objects. Pure
  * functions: the REST layer calls one method of MailService and one of these per endpoint.
  */
-import type { MailFile, MailFolder, MailLabel, MailMessage, MailPage, MailPerson } from '../contract/mail';
+import type { MailFile, MailFolder, MailLabel, MailMessage, MailPage, MailPerson } from '../../contract/mail';
 
 export interface V1Context {
   /** URL of a file under the storage API, e.g. `${base}/v1/accounts/${account}/storage/files/${id}`. */

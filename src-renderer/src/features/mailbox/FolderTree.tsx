@@ -1,0 +1,103 @@
+/** The folder tree of a mailbox (special folders first, nested by the server's delimiter, unread counts) and its labels. */
+import { useMemo } from 'react';
+import type { MailFolder } from '../../../../src-main/contract/mail';
+import { ArchiveIcon, DraftIcon, FlagIcon, InboxIcon, JunkIcon, SendIcon, SmallFolderIcon, SmallTrashIcon } from '../../components/Icons';
+import './mailbox.css';
+
+export function FolderTree(props: {
+  folders: MailFolder[];
+  labels: string[];
+  loading: boolean;
+  error: string | null;
+  current: string | null;
+  currentLabel: string | null;
+  onOpen(id: string): void;
+  onOpenLabel(name: string): void;
+}) {
+  // Nest by the server's delimiter; special folders first, the rest by name.
+  const rows = useMemo(() => {
+    const depth = (f: MailFolder) => (f.delimiter ? f.name.split(f.delimiter).length - 1 : 0);
+    const special = props.folders.filter((f) => f.specialUse);
+    const other = props.folders.filter((f) => !f.specialUse).sort((a, b) => a.name.localeCompare(b.name));
+    return [...special.map((f) => ({ f, depth: 0 })), ...other.map((f) => ({ f, depth: depth(f) }))];
+  }, [props.folders]);
+  return (
+    <nav className="mail-folders" aria-label="Folders" data-testid="mail-folders">
+      {props.loading && <div className="sidebar-note">Loading folders…</div>}
+      {props.error && (
+        <div className="sidebar-note error" role="alert">
+          {props.error}
+        </div>
+      )}
+      <ul>
+        {rows.map(({ f, depth }) => (
+          <li key={f.id}>
+            <button
+              type="button"
+              className={`mail-folder${props.current === f.id ? ' active' : ''}${f.unread ? ' has-unread' : ''}`}
+              style={{ paddingLeft: 10 + depth * 14 }}
+              aria-current={props.current === f.id ? 'true' : undefined}
+              onClick={() => props.onOpen(f.id)}
+              data-testid="mail-folder"
+              data-name={f.name}
+              data-special={f.specialUse ?? ''}
+            >
+              <span className="mail-folder-icon" aria-hidden="true">
+                {folderIcon(f.specialUse)}
+              </span>
+              <span className="mail-folder-name">{f.specialUse === 'inbox' ? 'Inbox' : f.leaf}</span>
+              {f.unread > 0 && (
+                <span className="mail-unread" data-testid="mail-folder-unread" aria-label={`${f.unread} unread`}>
+                  {f.unread}
+                </span>
+              )}
+            </button>
+          </li>
+        ))}
+      </ul>
+      {props.labels.length > 0 && (
+        <>
+          <div className="mail-folders-title">Labels</div>
+          <ul>
+            {props.labels.map((name) => (
+              <li key={name}>
+                <button
+                  type="button"
+                  className={`mail-folder${props.currentLabel === name ? ' active' : ''}`}
+                  aria-current={props.currentLabel === name ? 'true' : undefined}
+                  onClick={() => props.onOpenLabel(name)}
+                  data-testid="mail-label"
+                  data-name={name}
+                >
+                  <span className="mail-folder-icon label-dot" aria-hidden="true" />
+                  <span className="mail-folder-name">{name}</span>
+                </button>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+    </nav>
+  );
+}
+
+function folderIcon(use: MailFolder['specialUse']) {
+  switch (use) {
+    case 'inbox':
+      return <InboxIcon />;
+    case 'sent':
+      return <SendIcon />;
+    case 'drafts':
+      return <DraftIcon />;
+    case 'trash':
+      return <SmallTrashIcon />;
+    case 'junk':
+      return <JunkIcon />;
+    case 'archive':
+      return <ArchiveIcon />;
+    case 'flagged':
+      return <FlagIcon size={16} />;
+    default:
+      return <SmallFolderIcon />;
+  }
+}
