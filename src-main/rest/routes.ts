@@ -680,7 +680,8 @@ const linkRoutes: Route[] = [
 // ---- multipart uploads and upload URLs (src-main/uploads) ----------------------------------------
 
 function multipartId(value: string | undefined): number {
-  if (!value || !/^\d{1,15}$/.test(value)) throw new ServiceError('not_found', 'No multipart session has this id.');
+  // Canonical decimal only: "07" is not session 7.
+  if (!value || !/^[1-9]\d{0,14}$/.test(value)) throw new ServiceError('not_found', 'No multipart session has this id.');
   return Number(value);
 }
 
