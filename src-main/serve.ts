@@ -40,6 +40,7 @@ async function main(): Promise<void> {
     process.exit(2);
   });
   const options = parseServeOptions(process.argv.slice(2));
+  for (const warning of options.warnings) console.warn(warning);
   const app = await createApp({ dataDir: options.dataDir, defaultLocalFolder: options.localFolder });
   if (options.apiKey) app.apiKeys.ensure(options.apiKey);
   const here = dirname(fileURLToPath(import.meta.url));
