@@ -8,6 +8,8 @@ import { z } from 'zod';
 import { activityEvents, activityProcedures } from './activity';
 import { mailEvents, mailProcedures } from './mail';
 
+export { WS_MAX_MESSAGE_BYTES } from './limits';
+
 const iso = z.string();
 const id = z.string().min(1).max(8192);
 const accountId = z.number().int().positive();

@@ -14,7 +14,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { App } from '../app';
 import type { Resource } from '../contract';
 import { RENDERER_CSP } from '../csp';
-import { WsClientMessage, type WsServerMessage } from '../contract';
+import { WS_MAX_MESSAGE_BYTES, WsClientMessage, type WsServerMessage } from '../contract';
 import { ServiceError, toServiceError } from '../errors';
 import { int } from '../rest/http';
 import { createHandlers, dispatch, type Platform } from '../services/handlers';
@@ -191,9 +191,14 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
     });
   }
 
-  // The contract over a WebSocket: same procedures and events as Electron's IPC.
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 1 << 20 });
+  // The contract over a WebSocket: same procedures and events as Electron's IPC. A socket's
+  // errors (a frame over the size limit, invalid UTF-8, a reserved opcode or bit: ws closes the
+  // socket with 1009, 1007 or 1002 and then emits `error`) end that socket, never the process.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: WS_MAX_MESSAGE_BYTES });
+  wss.on('error', () => {});
   server.server.on('upgrade', (request, socket, head) => {
+    // Node takes its own error listener off an upgraded socket: a reset must not be uncaught.
+    socket.on('error', () => socket.destroy());
     const url = new URL(request.url ?? '/', 'http://localhost');
     const refuse = (status: number, text: string) => {
       socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
@@ -208,14 +213,29 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
     const send = (m: WsServerMessage) => ws.readyState === ws.OPEN && ws.send(JSON.stringify(m));
     const off = app.events.onAny((name, payload) => send({ type: 'event', name, payload }));
     ws.on('close', off);
+    ws.on('error', () => ws.terminate());
     ws.on('message', async (data) => {
-      let message;
+      let raw: unknown;
       try {
-        message = WsClientMessage.parse(JSON.parse(String(data)));
+        raw = JSON.parse(String(data));
       } catch {
         return ws.close(1007, 'Malformed message');
       }
-      send({ type: 'result', id: message.id, result: await dispatch(handlers, message.procedure, message.input) });
+      const message = WsClientMessage.safeParse(raw);
+      if (!message.success) {
+        // A call we can answer (it has an id) gets an error result; anything else ends the socket.
+        const id = (raw as { id?: unknown } | null)?.id;
+        if (typeof id !== 'number') return ws.close(1007, 'Malformed message');
+        return send({ type: 'result', id, result: { ok: false, error: { code: 'bad_request', message: 'A call is {type: "call", id, procedure, input}.', status: 400 } } });
+      }
+      const { id, procedure, input } = message.data;
+      const result = await dispatch(handlers, procedure, input);
+      try {
+        send({ type: 'result', id, result });
+      } catch (e) {
+        // An answer JSON cannot carry still answers.
+        send({ type: 'result', id, result: { ok: false, error: { code: 'internal_error', message: toServiceError(e).message, status: 500 } } });
+      }
     });
   }
 

@@ -154,7 +154,8 @@ async function withTransfer<T>(app: App, direction: 'move' | 'copy', account: nu
 /** Parses input with the contract, runs the handler, and shapes the result for any transport. */
 export async function dispatch(handlers: Handlers, procedure: string, input: unknown) {
   try {
-    const def = (procedures as Record<string, { input: { parse(v: unknown): unknown } }>)[procedure];
+    // Own keys only: "constructor" or "__proto__" are not procedures.
+    const def = Object.hasOwn(procedures, procedure) ? (procedures as Record<string, { input: { parse(v: unknown): unknown } }>)[procedure] : undefined;
     if (!def) throw new ServiceError('not_found', `Unknown procedure "${procedure}".`);
     let parsed: unknown;
     try {
