@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import fastifyStatic from '@fastify/static';
@@ -66,6 +67,9 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
     keepAliveTimeout: 10_000,
     routerOptions: { maxParamLength: 10_000 }, // ids are up to 8192 characters
     genReqId: newRequestId,
+    // Node would answer a request without Host with a bare 400 of its own; the Host guard
+    // below answers it with the documented body instead.
+    http: { requireHostHeader: false },
     // Requests refused before any route runs (a malformed %-escape in the URL) still get the
     // documented error body.
     frameworkErrors: (error, _request, reply) => void sendError(reply, new ServiceError('bad_request', error.message)),
@@ -74,11 +78,17 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
     clientErrorHandler: (error: NodeJS.ErrnoException, socket) => {
       if (!socket.writable) return socket.destroy();
       const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-      const body = JSON.stringify({ status_code: status, error_code: 'bad_request', message: 'The request could not be read.', id: newRequestId() });
+      const body = errorBody(status, 'bad_request', 'The request could not be read.', newRequestId());
       socket.end(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
     },
   });
+  // An Expect header other than 100-continue: Node's own answer would be a bare 417.
+  server.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    const body = errorBody(417, 'bad_request', `Expect: ${request.headers.expect} is not supported; only 100-continue is.`, newRequestId());
+    response.writeHead(417, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' }).end(body);
+  });
   server.addHook('onRequest', async (request, reply) => {
+    if (!request.headers.host) return sendError(reply, new ServiceError('bad_request', 'The request has no Host header.'));
     if (!isAllowedHost(request.headers.host, hosts)) {
       return sendError(reply, new ServiceError('forbidden', 'This server only answers requests addressed to localhost.'));
     }
@@ -256,6 +266,11 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
       await server.close();
     },
   };
+}
+
+/** The documented error body, for answers written below fastify (no reply object exists). */
+function errorBody(status: number, code: string, message: string, id: string): string {
+  return JSON.stringify({ status_code: status, error_code: code, message, id });
 }
 
 /** The `id` of an error body: names one failure in logs and bug reports. */
