@@ -80,4 +80,6 @@ export const USAGE = `Usage: npm run serve -- [options]   (or: node out/main/ser
 
        npm run serve -- keys list | create NAME | revoke ID  [--data-dir DIR]
                      manage REST API keys (the same keys as Settings)
+       npm run serve -- ui-token rotate  [--data-dir DIR]
+                     a new web UI link: the old token is refused from now on
 `;

@@ -19,13 +19,17 @@ import { WS_MAX_MESSAGE_BYTES, WsClientMessage, type WsServerMessage } from '../
 import { ServiceError, toServiceError } from '../errors';
 import { int } from '../rest/http';
 import { createHandlers, dispatch, type Platform } from '../services/handlers';
+import { localAccess, type UiTokenSource } from './access';
 import { allowedHosts, isAllowedHost, isSameOrigin, tokenMatches } from './guard';
 
 export interface HttpServerOptions {
   host: string;
   port: number;
-  /** Secret that the web UI presents (in its URL, then on every call). */
-  uiToken: string;
+  /**
+   * Secret that the web UI presents (in its URL, then on every call): fixed (tests), or the
+   * app's rotatable token (LocalAccess).
+   */
+  uiToken: string | UiTokenSource;
   /** Folder of the built renderer (out/renderer); the UI is not served without it. */
   rendererDir?: string;
   /** More routes, e.g. the REST API: each registers on the server before it listens. */
@@ -104,9 +108,12 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
 
   const platform: Platform = { mode: 'headless', version: process.env.npm_package_version ?? '0.1.0', ...options.platform };
   const handlers = createHandlers(app, platform);
+  const source = options.uiToken;
+  const currentToken = typeof source === 'string' ? () => source : () => source.current();
+  const access = localAccess(app);
   const uiToken = (request: FastifyRequest) => {
     const q = request.query as Record<string, unknown>;
-    if (!tokenMatches(request.headers['x-tributary-token'] ?? q.token, options.uiToken)) {
+    if (!tokenMatches(request.headers['x-tributary-token'] ?? q.token, currentToken())) {
       throw new ServiceError('unauthorized', 'The web UI token is missing or wrong; open the URL Tributary printed.');
     }
   };
@@ -152,18 +159,18 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
     });
   });
 
-  // The browser's download: Range for resuming, with validators (ETag, Last-Modified) so that
-  // a resumed download (If-Range) never splices bytes of two versions of the file.
-  server.get('/app/download', async (request, reply) => {
-    uiToken(request);
-    const q = request.query as Record<string, string | undefined>;
-    const account = Number(q.account);
-    const id = q.id ?? '';
+  // The browser's download, by a one-use ticket (contract `files.downloadTicket`), so neither
+  // the UI token nor a reusable URL lands in the browser's download history. Range for
+  // resuming, with validators (ETag, Last-Modified) so that a resumed download (If-Range) never
+  // splices bytes of two versions of the file; see LocalAccess.redeem for what a used ticket
+  // still serves.
+  server.get('/app/download/:ticket', async (request, reply) => {
+    const ifRange = typeof request.headers['if-range'] === 'string' ? request.headers['if-range'] : undefined;
     let range = parseRange(request.headers.range);
+    const { account, id, used } = access.redeem((request.params as { ticket: string }).ticket, { range: range !== undefined, ifRange });
     if (range) {
       // A ranged request needs the file's current version first: is the range still valid?
       const file = await app.storage.get(account, id);
-      const ifRange = request.headers['if-range'];
       if (ifRange && ifRange !== downloadEtag(account, file) && ifRange !== httpDate(file.modified)) range = undefined;
       if (range && file.size !== null && range.start >= file.size) {
         reply.header('Content-Range', `bytes */${file.size}`);
@@ -173,10 +180,14 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
     const { resource, stream } = await app.storage.download(account, id, range);
     const size = resource.size;
     const lastModified = httpDate(resource.modified);
+    const etag = downloadEtag(account, resource);
+    used(etag);
     reply.header('Content-Type', resource.mimeType ?? 'application/octet-stream');
     reply.header('Content-Disposition', `attachment; filename*=UTF-8''${encodeURIComponent(resource.name)}`);
     reply.header('Accept-Ranges', 'bytes');
-    reply.header('ETag', downloadEtag(account, resource));
+    reply.header('ETag', etag);
+    reply.header('Cache-Control', 'no-store');
+    reply.header('X-Content-Type-Options', 'nosniff');
     if (lastModified) reply.header('Last-Modified', lastModified);
     if (range && size !== null) {
       const end = Math.min(range.end ?? size - 1, size - 1);
@@ -215,16 +226,33 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
     };
     if (url.pathname !== '/ws') return refuse(404, 'Not Found');
     if (!isAllowedHost(request.headers.host, hosts) || !isSameOrigin(request.headers.origin, request.headers.host)) return refuse(403, 'Forbidden');
-    if (!tokenMatches(url.searchParams.get('token'), options.uiToken)) return refuse(401, 'Unauthorized');
-    wss.handleUpgrade(request, socket, head, (ws) => serveSocket(ws));
+    const given = url.searchParams.get('token');
+    if (!tokenMatches(given, currentToken())) return refuse(401, 'Unauthorized');
+    wss.handleUpgrade(request, socket, head, (ws) => serveSocket(ws, given!));
   });
 
-  function serveSocket(ws: WebSocket) {
+  // A socket opened with a token that has since been rotated away (here, or by the CLI in
+  // another process) is closed: 4001 tells the page to get the new link.
+  const stillAuthorised = (ws: WebSocket, token: string) => {
+    if (tokenMatches(token, currentToken())) return true;
+    ws.close(4001, 'The UI token was rotated');
+    return false;
+  };
+  let offRotate = () => {};
+  if (typeof source !== 'string') {
+    // After the answer to the rotating call went out.
+    offRotate = source.onRotate(() => setImmediate(() => wss.clients.forEach((ws) => stillAuthorised(ws, socketTokens.get(ws) ?? ''))));
+  }
+  const socketTokens = new WeakMap<WebSocket, string>();
+
+  function serveSocket(ws: WebSocket, token: string) {
+    socketTokens.set(ws, token);
     const send = (m: WsServerMessage) => ws.readyState === ws.OPEN && ws.send(JSON.stringify(m));
-    const off = app.events.onAny((name, payload) => send({ type: 'event', name, payload }));
+    const off = app.events.onAny((name, payload) => stillAuthorised(ws, token) && send({ type: 'event', name, payload }));
     ws.on('close', off);
     ws.on('error', () => ws.terminate());
     ws.on('message', async (data) => {
+      if (!stillAuthorised(ws, token)) return;
       let raw: unknown;
       try {
         raw = JSON.parse(String(data));
@@ -259,8 +287,11 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
     server,
     url,
     port,
-    uiUrl: `${url}/?token=${options.uiToken}`,
+    get uiUrl() {
+      return `${url}/?token=${currentToken()}`;
+    },
     async close() {
+      offRotate();
       for (const client of wss.clients) client.terminate();
       wss.close();
       await server.close();

@@ -9,6 +9,7 @@ import { basename } from 'node:path';
 import { activityHandlers } from '../activity/handlers';
 import type { App } from '../app';
 import { mailHandlers } from '../mail/handlers';
+import { localServerHandlers } from '../server/handlers';
 import { SETTING_NOTIFY_AFTER_SECONDS, SETTING_RETRIEVE_TOKENS, SETTING_TRACKING_BASE_URL } from './settings-keys';
 import { procedures, type Handlers, type Settings } from '../contract';
 import { DEFAULT_NOTIFY_AFTER_SECONDS } from '../contract/transfers';
@@ -124,6 +125,7 @@ export function createHandlers(app: App, platform: Platform): Handlers {
     'transfers.retry': async ({ id }) => (transfers.retry(id), {}),
     'transfers.clearFinished': async () => (transfers.clearFinished(), {}),
     ...mailHandlers(app.mail, storage),
+    ...localServerHandlers(app, platform),
     ...activityHandlers(app.activity),
   };
 }

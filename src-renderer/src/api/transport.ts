@@ -115,8 +115,12 @@ export class WsTransport implements Transport {
       // Whatever was waiting fails now and is not re-sent later: a mutation the user was told
       // had failed must not happen behind their back after a reconnect.
       this.queue = [];
+      // 4001: the UI token was rotated (Settings or `serve ui-token rotate`); this page's token is dead.
+      if (e.code === 4001) this.closed = true;
       const message =
-        e.code === 1009
+        e.code === 4001
+          ? 'This link to Tributary is no longer valid (a new web UI link was made). Open Tributary with the new link.'
+          : e.code === 1009
           ? 'That request was too large for Tributary (over 1 MiB); the connection was reset.'
           : this.everOpened
             ? 'The connection to Tributary was lost. Reconnecting…'
