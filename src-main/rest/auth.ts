@@ -6,7 +6,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { ServiceError } from '../errors';
-import { serviceHeader, type Auth, type Ctx, type RestDeps, type Version } from './http';
+import { DECIMAL_ID, serviceHeader, type Auth, type Ctx, type RestDeps, type Version } from './http';
 
 const MAX_TOKENS = 50;
 
@@ -59,7 +59,7 @@ export function accountsOf(ctx: Ctx, segment: string, multi: boolean): number[] 
       ids.push(...ctx.auth.accounts);
       continue;
     }
-    if (!/^\d{1,15}$/.test(p)) throw new ServiceError('invalid_parameters', 'An account id is a whole number or `me`.');
+    if (!DECIMAL_ID.test(p)) throw new ServiceError('invalid_parameters', 'An account id is a whole number (no leading zeros) or `me`.');
     ids.push(Number(p));
   }
   const unique = [...new Set(ids)];

@@ -13,7 +13,7 @@ import { ServiceError, toServiceError } from '../errors';
 import { MAX_ID_LENGTH } from '../ids';
 import type { LinkChanges } from '../services/links';
 import { accountOf, accountsOf, requireAccount, requireApiKey } from './auth';
-import { bodyStream, bool, errorBody, int, jsonBody, serviceHeader, str, timestamp, type Ctx, type Route, type Version } from './http';
+import { bodyStream, bool, DECIMAL_ID, errorBody, int, jsonBody, serviceHeader, str, timestamp, type Ctx, type Route, type Version } from './http';
 import * as shape from './shapes';
 import { SETTING_RETRIEVE_TOKENS } from '../services/settings-keys';
 import { activityRoutes, webhookRoutes } from './activity';
@@ -213,7 +213,7 @@ const accountRoutes: Route[] = [
 // ---- account keys (v0, deprecated) ---------------------------------------------------------------
 
 function accountKeyId(value: string | undefined): number {
-  if (!value || !/^\d{1,15}$/.test(value)) throw new ServiceError('not_found', 'No account key has this id.');
+  if (!value || !DECIMAL_ID.test(value)) throw new ServiceError('not_found', 'No account key has this id.');
   return Number(value);
 }
 
@@ -680,8 +680,7 @@ const linkRoutes: Route[] = [
 // ---- multipart uploads and upload URLs (src-main/uploads) ----------------------------------------
 
 function multipartId(value: string | undefined): number {
-  // Canonical decimal only: "07" is not session 7.
-  if (!value || !/^[1-9]\d{0,14}$/.test(value)) throw new ServiceError('not_found', 'No multipart session has this id.');
+  if (!value || !DECIMAL_ID.test(value)) throw new ServiceError('not_found', 'No multipart session has this id.');
   return Number(value);
 }
 

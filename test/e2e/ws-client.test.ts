@@ -8,15 +8,23 @@ import { WS_MAX_MESSAGE_BYTES } from '../../src-main/contract';
 import { localAccess } from '../../src-main/server/access';
 import type { HttpServer } from '../../src-main/server/http';
 import { startLocalServer } from '../../src-main/server/local';
-import { WsTransport } from '../../src-renderer/src/api/transport';
 import { scratchDir } from '../servers/util';
 
+// The renderer's own module, loaded at run time (the renderer is type-checked in its own project).
+const TRANSPORT = '../../src-renderer/src/api/transport.ts';
+interface Transport {
+  call(procedure: string, input: unknown): Promise<unknown>;
+  onReconnect(listener: () => void): () => void;
+  close(): void;
+}
+let WsTransport: new (url: string) => Transport;
 let app: App;
 let http: HttpServer;
 
 beforeAll(async () => {
   // The browser's WebSocket, as the page has it.
   (globalThis as { WebSocket?: unknown }).WebSocket ??= WS;
+  ({ WsTransport } = (await import(/* @vite-ignore */ TRANSPORT)) as { WsTransport: typeof WsTransport });
   app = await createApp({ dataDir: scratchDir('ws-client'), defaultLocalFolder: false });
   http = await startLocalServer(app, { host: '127.0.0.1', port: 0 });
 });

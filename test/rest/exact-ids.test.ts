@@ -145,6 +145,15 @@ describe('over HTTP: edited ids and tokens are 404 / 401, and a click counts onc
     expect((await s.call('GET', `/v1/accounts/${account}/storage/folders/root/contents`, { auth: `Bearer ${token}` })).status).toBe(200);
   });
 
+  it('numeric ids (accounts, account keys): only the canonical decimal names one', async () => {
+    const key = await s.call('POST', `/v0/accounts/${account}/keys`, { body: {} });
+    expect(key.status).toBe(201);
+    expect((await s.call('GET', `/v0/accounts/${account}/keys/${key.json.id}`)).status).toBe(200);
+    expect((await s.call('GET', `/v0/accounts/${account}/keys/0${key.json.id}`)).status).toBe(404);
+    expect((await s.call('GET', `/v1/accounts/${account}`)).status).toBe(200);
+    expect((await s.call('GET', `/v1/accounts/0${account}`)).status).toBe(400);
+  });
+
   it('multipart session ids: only the canonical decimal names a session', async () => {
     const m = await s.call('POST', `/v1/accounts/${account}/storage/multipart`, { body: { parent_id: 'root', name: 'big.bin', size: 6 * 1024 * 1024 } });
     expect(m.status).toBe(201);
