@@ -3,7 +3,7 @@
  * direct (the bytes) or not (a small download page), expire, require a password, or be switched
  * off; once inactive or expired it answers 403, once deleted 404.
  */
-import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import { nowIso, type Db } from '../cache/db';
 import { ServiceError } from '../errors';
@@ -63,6 +63,7 @@ async function checkPassword(stored: string, given: string): Promise<boolean> {
 /** Wrong passwords a link accepts per window before it answers 429 until the window ends. */
 export const PASSWORD_TRIES = 5;
 export const PASSWORD_WINDOW_MS = 60_000;
+const PASSWORD_REMEMBER_MS = 10 * 60_000;
 
 function normaliseExpiration(value: string | null | undefined): string | null | undefined {
   if (value === undefined || value === null) return value;
@@ -74,6 +75,11 @@ function normaliseExpiration(value: string | null | undefined): string | null | 
 export class LinksService {
   /** Wrong password tries per link id in the current window. */
   private readonly tries = new Map<string, { wrong: number; until: number }>();
+  /**
+   * The SHA-256 of the last right password per link, for PASSWORD_REMEMBER_MS: someone who knows
+   * the password and fetches the link in a loop does not run scrypt (16 MiB, a pool thread) each time.
+   */
+  private readonly known = new Map<string, { digest: Buffer; hash: string; until: number }>();
 
   constructor(
     private readonly db: Db,
@@ -168,8 +174,12 @@ export class LinksService {
       tries ??= { wrong: 0, until: now + PASSWORD_WINDOW_MS };
       this.tries.set(row.id, tries);
       tries.wrong++;
-      if (!(await checkPassword(row.password_hash, password))) throw needPassword();
+      const digest = createHash('sha256').update(password).digest();
+      const known = this.known.get(row.id);
+      const remembered = known !== undefined && known.hash === row.password_hash && known.until > now && timingSafeEqual(known.digest, digest);
+      if (!remembered && !(await checkPassword(row.password_hash, password))) throw needPassword();
       tries.wrong--;
+      if (!remembered) this.known.set(row.id, { digest, hash: row.password_hash, until: now + PASSWORD_REMEMBER_MS });
     }
     return toLink(row);
   }

@@ -79,6 +79,33 @@ describe('link content never runs on the UI origin (spec 1, Links: direct links)
   });
 });
 
+/**
+ * Holds every thread of libuv's pool in open() of a FIFO that has no writer yet: work that runs
+ * in the pool (scrypt) cannot finish until the returned function releases them; work on the
+ * main thread still can.
+ */
+function holdPool(label: string): () => Promise<void> {
+  const threads = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
+  const fifos = Array.from({ length: threads }, (_, i) => join(s.dir, `hold-${label}-${i}`));
+  for (const f of fifos) execFileSync('mkfifo', [f]);
+  const held: Promise<FileHandle>[] = fifos.map((f) => open(f, 'r'));
+  return async () => {
+    for (const f of fifos) {
+      // ENXIO: that reader has not reached open() yet (its thread is still busy); try again.
+      for (;;) {
+        try {
+          closeSync(openSync(f, constants.O_WRONLY | constants.O_NONBLOCK));
+          break;
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== 'ENXIO') throw e;
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      }
+    }
+    await Promise.all(held.map(async (h) => (await h).close()));
+  };
+}
+
 describe('link passwords (spec 1, Links: password)', () => {
   it(`after ${PASSWORD_TRIES} wrong passwords the link answers 429 too_many_requests with Retry-After, even to the right one`, async () => {
     const path = await share(await upload('secret.txt', 'top secret'), { password: 'right-password', direct: true });
@@ -99,22 +126,23 @@ describe('link passwords (spec 1, Links: password)', () => {
 
   it('the password hash runs off the main thread: with every libuv pool thread held, the check waits and other requests are answered', async () => {
     const path = await share(await upload('held.txt', 'held'), { password: 'pw', direct: true });
-    // Hold every thread of libuv's pool in open() of a FIFO that has no writer yet: work that
-    // runs in the pool (scrypt) cannot finish, work on the main thread still can.
-    const threads = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
-    const fifos = Array.from({ length: threads }, (_, i) => join(s.dir, `hold-${i}`));
-    for (const f of fifos) execFileSync('mkfifo', [f]);
-    const held: Promise<FileHandle>[] = fifos.map((f) => open(f, 'r'));
+    const release = holdPool('a');
     let answered = false;
     const guess = s.call('GET', `${path}?password=pw`, { auth: null }).then((r) => ((answered = true), r));
     // Other callers are served meanwhile (a full REST call, auth and database included)...
     for (let i = 0; i < 3; i++) expect((await s.call('GET', '/v2/accounts')).status).toBe(200);
     // ...while the password's answer cannot come before the pool is free again.
     expect(answered).toBe(false);
-    for (const f of fifos) closeSync(openSync(f, constants.O_WRONLY | constants.O_NONBLOCK));
-    await Promise.all(held.map(async (h) => (await h).close()));
+    await release();
     const r = await guess;
     expect(r.status).toBe(200);
     expect(r.text).toBe('held');
+
+    // Once given right, the password is remembered for a while: fetching the link again runs
+    // no scrypt, so it is answered even while the pool is held.
+    const releaseAgain = holdPool('b');
+    const again = await s.call('GET', `${path}?password=pw`, { auth: null });
+    expect(again.status).toBe(200);
+    await releaseAgain();
   });
 });
