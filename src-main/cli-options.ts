@@ -1,6 +1,7 @@
 /**
  * Command-line and environment options of `serve` (flags win over environment variables).
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { defaultDataDir } from './app';
 
@@ -10,6 +11,8 @@ export interface ServeOptions {
   dataDir: string;
   localFolder?: string;
   apiKey?: string;
+  /** Things the user should know about the options given (printed to stderr). */
+  warnings: string[];
 }
 
 export const DEFAULT_PORT = 7780;
@@ -23,6 +26,7 @@ export function parseServeOptions(argv: string[], env: NodeJS.ProcessEnv = proce
       'data-dir': { type: 'string' },
       'local-folder': { type: 'string' },
       'api-key': { type: 'string' },
+      'api-key-file': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -35,13 +39,33 @@ export function parseServeOptions(argv: string[], env: NodeJS.ProcessEnv = proce
   const portText = values.port ?? env.TRIBUTARY_PORT ?? String(DEFAULT_PORT);
   const port = Number(portText);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be 0–65535, not "${portText}"`);
+  const warnings: string[] = [];
+  if (values['api-key'] !== undefined) {
+    warnings.push('Warning: --api-key is visible to other users of this machine (ps, /proc); use TRIBUTARY_API_KEY or --api-key-file FILE.');
+  }
+  if (values['api-key'] !== undefined && values['api-key-file'] !== undefined) throw new Error('Give --api-key or --api-key-file, not both.');
+  const apiKey = values['api-key-file'] !== undefined ? readKeyFile(values['api-key-file']) : (values['api-key'] ?? env.TRIBUTARY_API_KEY);
   return {
     host: values.host ?? env.TRIBUTARY_HOST ?? '127.0.0.1',
     port,
     dataDir: values['data-dir'] ?? env.TRIBUTARY_DATA_DIR ?? defaultDataDir(),
     localFolder: values['local-folder'] ?? env.TRIBUTARY_LOCAL_FOLDER,
-    apiKey: values['api-key'] ?? env.TRIBUTARY_API_KEY,
+    apiKey,
+    warnings,
   };
+}
+
+/** The key in FILE: its first line, without the line ending. */
+function readKeyFile(file: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new Error(`--api-key-file: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? e})`);
+  }
+  const key = text.split(/\r?\n/)[0]!;
+  if (!key) throw new Error(`--api-key-file: ${file} is empty`);
+  return key;
 }
 
 export const USAGE = `Usage: npm run serve -- [options]   (or: node out/main/serve.js [options])
@@ -50,8 +74,12 @@ export const USAGE = `Usage: npm run serve -- [options]   (or: node out/main/ser
   --host ADDR        address to bind (TRIBUTARY_HOST; default 127.0.0.1)
   --data-dir DIR     all state: database, keys, caches (TRIBUTARY_DATA_DIR; default the per-user app data folder)
   --local-folder DIR folder of the first-run local account (TRIBUTARY_LOCAL_FOLDER; default ~/Tributary)
-  --api-key KEY      make sure this REST API key exists and is active (TRIBUTARY_API_KEY)
+  --api-key-file FILE make sure the REST API key in FILE (its first line) exists and is active
+  --api-key KEY      the same, with the key itself (TRIBUTARY_API_KEY; prefer the variable or
+                     --api-key-file: a command line is visible to other users)
 
        npm run serve -- keys list | create NAME | revoke ID  [--data-dir DIR]
                      manage REST API keys (the same keys as Settings)
+       npm run serve -- ui-token rotate  [--data-dir DIR]
+                     a new web UI link: the old token is refused from now on
 `;

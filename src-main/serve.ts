@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createApp } from './app';
 import { parseServeOptions } from './cli-options';
+import { localAccess } from './server/access';
 import { startLocalServer } from './server/local';
 
 /**
@@ -34,12 +35,33 @@ async function keys(args: string[]): Promise<void> {
   }
 }
 
+/**
+ * `serve ui-token rotate [--data-dir DIR]`: a new web UI token. The old one is refused at once,
+ * also by a server running on this data folder (its open pages are disconnected).
+ */
+async function uiToken(args: string[]): Promise<void> {
+  const firstOption = args.findIndex((a) => a.startsWith('--'));
+  const [verb] = firstOption === -1 ? args : args.slice(0, firstOption);
+  if (verb !== 'rotate') throw new Error('usage: serve ui-token rotate  [--data-dir DIR]');
+  const options = parseServeOptions(firstOption === -1 ? [] : args.slice(firstOption));
+  const app = await createApp({ dataDir: options.dataDir, defaultLocalFolder: false });
+  try {
+    const token = localAccess(app).rotate();
+    console.log(`The web UI token was replaced; the old link no longer works. Open Tributary's address with ?token= and this token:\n${token}`);
+  } finally {
+    await app.close();
+  }
+}
+
 async function main(): Promise<void> {
-  if (process.argv[2] === 'keys') return keys(process.argv.slice(3)).catch((e) => {
+  const commands: Record<string, (args: string[]) => Promise<void>> = { keys, 'ui-token': uiToken };
+  const command = Object.hasOwn(commands, process.argv[2] ?? '') ? commands[process.argv[2]!] : undefined;
+  if (command) return command(process.argv.slice(3)).catch((e) => {
     console.error(e instanceof Error ? e.message : e);
     process.exit(2);
   });
   const options = parseServeOptions(process.argv.slice(2));
+  for (const warning of options.warnings) console.warn(warning);
   const app = await createApp({ dataDir: options.dataDir, defaultLocalFolder: options.localFolder });
   if (options.apiKey) app.apiKeys.ensure(options.apiKey);
   const here = dirname(fileURLToPath(import.meta.url));

@@ -4,7 +4,7 @@
  * 10), found at build time and applied in order, each in its own transaction.
  */
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 export type Db = Database.Database;
@@ -26,14 +26,29 @@ export const MIGRATIONS: Migration[] = Object.entries(modules)
 
 /** Opens (creating if needed) the database at `file` (':memory:' for tests) and migrates it. */
 export function openDb(file: string, options: { upTo?: number } = {}): Db {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  if (file !== ':memory:') {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    ownerOnly(file);
+  }
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
+  // SQLite gives its -wal and -shm files the database file's mode; an install from before may
+  // have left them readable by others.
+  if (file !== ':memory:') for (const f of [`${file}-wal`, `${file}-shm`]) if (existsSync(f)) chmodSync(f, 0o600);
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
   migrate(db, options.upTo);
   return db;
+}
+
+/**
+ * The database holds sealed credentials, mail and file names: readable by its owner only,
+ * whatever the umask, and also when an older install created it with the umask's mode.
+ */
+function ownerOnly(file: string): void {
+  closeSync(openSync(file, 'a', 0o600));
+  chmodSync(file, 0o600);
 }
 
 export function migrate(db: Db, upTo = Infinity): void {

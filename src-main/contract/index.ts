@@ -9,6 +9,8 @@ import { activityEvents, activityProcedures } from './activity';
 import { mailEvents, mailProcedures } from './mail';
 import { isAllowListEntry } from './network';
 
+export { WS_MAX_MESSAGE_BYTES } from './limits';
+
 const iso = z.string();
 const id = z.string().min(1).max(8192);
 const accountId = z.number().int().positive();
@@ -176,12 +178,22 @@ export const procedures = {
   'uploads.parts': { input: z.object({ account: accountId, session: z.number().int().positive() }), output: z.array(z.number().int()) },
   'uploads.complete': { input: z.object({ account: accountId, session: z.number().int().positive() }), output: Resource },
   'uploads.abort': { input: z.object({ account: accountId, session: z.number().int().positive() }), output: z.object({}) },
+  /**
+   * Web UI: a one-use URL (`/app/download/<ticket>`) that downloads this file as an attachment;
+   * redeemed once within 60 s, then only the browser's own resume of it (Range + If-Range).
+   */
+  'files.downloadTicket': { input: z.object(locate), output: z.object({ url: z.string() }) },
   /** Electron only: save a file to a local path chosen by the user (a save dialog when omitted). */
   'files.download': { input: z.object({ ...locate, to: z.string().optional() }), output: z.object({ path: z.string().nullable() }) },
   'apiKeys.list': { input: z.object({}), output: z.array(ApiKey) },
   /** A new key for scripts; the returned `key` is the only time its secret is shown. */
   'apiKeys.create': { input: z.object({ name: z.string().min(1).max(200) }), output: z.object({ apiKey: ApiKey, key: z.string() }) },
   'apiKeys.revoke': { input: z.object({ id: z.number().int() }), output: ApiKey },
+  /**
+   * A new web UI token: the old one is refused from now on (open pages must use the new link).
+   * `url` opens the web UI with it, when the local server runs.
+   */
+  'uiToken.rotate': { input: z.object({}), output: z.object({ token: z.string(), url: z.string().nullable() }) },
   'settings.get': { input: z.object({}), output: Settings },
   'settings.set': {
     input: z.object({

@@ -40,6 +40,9 @@ export class IdCodec {
     const fail = () => new ServiceError('not_found', 'No file or folder has this id in this account.');
     if (typeof id !== 'string' || id.length < 40 || id.length > MAX_ID_LENGTH || !/^[A-Za-z0-9_-]+$/.test(id)) throw fail();
     const sealed = Buffer.from(id, 'base64url');
+    // base64url decoding ignores trailing bits and characters: only the canonical spelling of
+    // these bytes is the id, so no other string names the same file.
+    if (sealed.toString('base64url') !== id) throw fail();
     let plain: Buffer;
     try {
       const decipher = createDecipheriv('aes-256-gcm', this.encKey, sealed.subarray(0, 12));

@@ -68,8 +68,10 @@ export class Tracker {
     const dot = token.indexOf('.');
     if (dot <= 0) return null;
     const payload = token.slice(0, dot);
-    const given = Buffer.from(token.slice(dot + 1), 'base64url');
-    const want = Buffer.from(this.mac(payload), 'base64url');
+    // Compared as text, not as decoded bytes: base64url decoding ignores trailing characters,
+    // and a token with one appended must not count as another hit of the same link.
+    const given = Buffer.from(token.slice(dot + 1));
+    const want = Buffer.from(this.mac(payload));
     if (given.length !== want.length || !timingSafeEqual(given, want)) return null;
     try {
       const p = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { a: number; m: string; k: string; u?: string; x?: string; s?: string };

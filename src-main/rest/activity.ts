@@ -11,7 +11,7 @@ import type { MonitoredResource, SubscriptionType } from '../activity/subscripti
 import type { DeliveryAttempt, Webhook } from '../activity/webhooks';
 import { ServiceError } from '../errors';
 import { accountOf, requireAccount, requireApiKey } from './auth';
-import { bool, jsonBody, type Ctx, type Result, type Route, type Version } from './http';
+import { bool, DECIMAL_ID, jsonBody, type Ctx, type Result, type Route, type Version } from './http';
 import { activityList, activityV1, activityV2, eventsLatest, subscription, subscriptionList } from './shapes/activity';
 
 const V12: Version[] = ['v1', 'v2'];
@@ -104,7 +104,7 @@ async function requestSubscriptionBody(ctx: Ctx): Promise<Record<string, unknown
 
 /** `{subscription_id}`: an id or `default`; anything else cannot name a subscription. */
 function subscriptionParam(value: string | undefined): string {
-  if (value === 'default' || (value !== undefined && /^\d{1,15}$/.test(value))) return value;
+  if (value === 'default' || (value !== undefined && DECIMAL_ID.test(value))) return value;
   throw new ServiceError('not_found', 'A subscription id is a whole number or `default`.');
 }
 
@@ -192,7 +192,7 @@ export const activityRoutes: Route[] = [
 // ---- webhooks (Tributary extension: spec 3 describes delivery, not management) ----------------
 
 function webhookId(value: string | undefined): number {
-  if (!value || !/^\d{1,15}$/.test(value)) throw new ServiceError('not_found', 'No webhook has this id.');
+  if (!value || !DECIMAL_ID.test(value)) throw new ServiceError('not_found', 'No webhook has this id.');
   return Number(value);
 }
 

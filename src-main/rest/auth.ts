@@ -6,7 +6,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { ServiceError } from '../errors';
-import { serviceHeader, type Auth, type Ctx, type RestDeps, type Version } from './http';
+import { DECIMAL_ID, serviceHeader, type Auth, type Ctx, type RestDeps, type Version } from './http';
 
 const MAX_TOKENS = 50;
 
@@ -29,8 +29,9 @@ export function authenticate(req: FastifyRequest, deps: RestDeps, version: Versi
       throw new ServiceError('invalid_token', 'Account keys are only accepted by v0; use a bearer token (POST /v0/accounts/{id}/token_from_key).');
     }
     const kind = scheme === 'bearer' ? 'bearer' : 'account_key';
-    const secrets = value.split(',').map((s) => s.trim()).filter(Boolean);
-    if (secrets.length === 0 || secrets.length > MAX_TOKENS) throw new ServiceError('invalid_token', `Send 1 to ${MAX_TOKENS} comma-separated tokens.`);
+    // An empty entry ("tok," or "tok,,tok2") is a changed credential, not a shorter list.
+    const secrets = value.split(',').map((s) => s.trim());
+    if (secrets.length > MAX_TOKENS || secrets.some((s) => !s)) throw new ServiceError('invalid_token', `Send 1 to ${MAX_TOKENS} comma-separated tokens.`);
     const accounts: number[] = [];
     for (const secret of secrets) {
       const account = deps.apiKeys.verifyAccountToken(secret, kind);
@@ -58,7 +59,7 @@ export function accountsOf(ctx: Ctx, segment: string, multi: boolean): number[] 
       ids.push(...ctx.auth.accounts);
       continue;
     }
-    if (!/^\d{1,15}$/.test(p)) throw new ServiceError('invalid_parameters', 'An account id is a whole number or `me`.');
+    if (!DECIMAL_ID.test(p)) throw new ServiceError('invalid_parameters', 'An account id is a whole number (no leading zeros) or `me`.');
     ids.push(Number(p));
   }
   const unique = [...new Set(ids)];

@@ -156,6 +156,12 @@ export function bool(value: unknown, name: string, fallback?: boolean): boolean 
 }
 
 /** A whole-number parameter within [min, max]. */
+/**
+ * A numeric id in a path, in its one canonical spelling (no sign, no leading zeros), so that no
+ * other string names the same session, key, webhook or subscription.
+ */
+export const DECIMAL_ID = /^(0|[1-9]\d{0,14})$/;
+
 export function int(value: unknown, name: string, fallback: number, min: number, max: number): number {
   if (value === undefined || value === null || value === '') return fallback;
   const n = typeof value === 'number' ? value : typeof value === 'string' && /^\s*-?\d{1,16}\s*$/.test(value) ? Number(value) : NaN;

@@ -12,7 +12,7 @@ import { ServiceError, toServiceError } from '../errors';
 import { MAX_ID_LENGTH } from '../ids';
 import type { LinkChanges } from '../services/links';
 import { accountOf, accountsOf, requireAccount, requireApiKey } from './auth';
-import { bodyStream, bool, errorBody, int, jsonBody, serviceHeader, str, timestamp, type Ctx, type Route, type Version } from './http';
+import { bodyStream, bool, DECIMAL_ID, errorBody, int, jsonBody, serviceHeader, str, timestamp, type Ctx, type Route, type Version } from './http';
 import * as shape from './shapes/storage';
 import { SETTING_RETRIEVE_TOKENS } from '../services/settings-keys';
 import { guardedAgent, guardedGet, outboundPolicy } from '../services/outbound';
@@ -213,7 +213,7 @@ const accountRoutes: Route[] = [
 // ---- account keys (v0, deprecated) ---------------------------------------------------------------
 
 function accountKeyId(value: string | undefined): number {
-  if (!value || !/^\d{1,15}$/.test(value)) throw new ServiceError('not_found', 'No account key has this id.');
+  if (!value || !DECIMAL_ID.test(value)) throw new ServiceError('not_found', 'No account key has this id.');
   return Number(value);
 }
 
@@ -624,7 +624,7 @@ const linkRoutes: Route[] = [
       const body = await jsonBody(ctx.req);
       const fileId = resourceId(str(body, 'file_id', true), 'file_id');
       await getKind(ctx, account, fileId, 'file');
-      const l = ctx.links.create(account, fileId, linkChanges(body));
+      const l = await ctx.links.create(account, fileId, linkChanges(body));
       return created(shape.link(ctx.version, l, linkUrl(ctx, l.token)));
     },
   },
@@ -660,7 +660,7 @@ const linkRoutes: Route[] = [
     async handler(ctx) {
       const account = accountOf(ctx, ctx.params.account!);
       const body = await jsonBody(ctx.req);
-      const l = ctx.links.update(account, ctx.params.id!, linkChanges(body));
+      const l = await ctx.links.update(account, ctx.params.id!, linkChanges(body));
       return ok(shape.link(ctx.version, l, linkUrl(ctx, l.token)));
     },
   },
@@ -680,7 +680,7 @@ const linkRoutes: Route[] = [
 // ---- multipart uploads and upload URLs (src-main/uploads) ----------------------------------------
 
 function multipartId(value: string | undefined): number {
-  if (!value || !/^\d{1,15}$/.test(value)) throw new ServiceError('not_found', 'No multipart session has this id.');
+  if (!value || !DECIMAL_ID.test(value)) throw new ServiceError('not_found', 'No multipart session has this id.');
   return Number(value);
 }
 
@@ -802,13 +802,32 @@ export const ROUTES: Route[] = [
 ];
 
 /** The public side of a link (`/l/{token}`), no auth: the bytes (direct) or a download page. */
+/**
+ * What a shared file may do in the browser that opens its link: nothing. The content is served
+ * from the UI's own origin, so HTML, SVG or script in it must never run there (it could read the
+ * UI token): a sandboxed, resource-less CSP, no sniffing, and every type that can carry active
+ * content served as an attachment.
+ */
+// allow-downloads: a sandboxed page may still hand over the attachment (browsers block downloads
+// from sandboxed documents otherwise); scripts, forms, popups and same-origin stay off.
+export const LINK_CSP = "sandbox allow-downloads; default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'";
+
+/** Types a browser shows without running anything in them; every other type is downloaded. */
+const PASSIVE_TYPE = /^(image\/(png|jpeg|gif|webp|avif|bmp|x-icon|vnd\.microsoft\.icon)|audio\/[\w.+-]+|video\/[\w.+-]+|text\/plain|application\/json)$/;
+
+export function servesInline(mimeType: string | null): boolean {
+  return PASSIVE_TYPE.test((mimeType ?? '').split(';')[0]!.trim().toLowerCase());
+}
+
 export async function serveLink(ctx: Pick<Ctx, 'app' | 'links' | 'reply'>, token: string, query: Record<string, string>): Promise<void> {
-  const link = ctx.links.resolve(token, query.password);
+  const link = await ctx.links.resolve(token, query.password);
   const { resource, stream } = await ctx.app.storage.download(link.account, link.fileId);
+  ctx.reply.header('content-security-policy', LINK_CSP).header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer');
   if (link.direct || bool(query.download, 'download', false)) {
+    const inline = link.direct && servesInline(resource.mimeType);
     ctx.reply.code(200).header('content-type', resource.mimeType ?? 'application/octet-stream');
     if (resource.size !== null) ctx.reply.header('content-length', String(resource.size));
-    ctx.reply.header('content-disposition', `${link.direct ? 'inline' : 'attachment'}; filename*=UTF-8''${encodeURIComponent(resource.name)}`);
+    ctx.reply.header('content-disposition', `${inline ? 'inline' : 'attachment'}; filename*=UTF-8''${encodeURIComponent(resource.name)}`);
     await ctx.reply.send(stream);
     return;
   }
@@ -816,9 +835,5 @@ export async function serveLink(ctx: Pick<Ctx, 'app' | 'links' | 'reply'>, token
   const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
   const params = new URLSearchParams({ download: '1', ...(query.password !== undefined ? { password: query.password } : {}) });
   const html = `<!doctype html><meta charset="utf-8"><title>${esc(resource.name)}</title><h1>${esc(resource.name)}</h1><p>${resource.size ?? '?'} bytes</p><p><a href="?${esc(params.toString())}">Download</a></p>`;
-  await ctx.reply
-    .code(200)
-    .header('content-type', 'text/html; charset=utf-8')
-    .header('content-security-policy', "default-src 'none'")
-    .send(Readable.from([Buffer.from(html)]));
+  await ctx.reply.code(200).header('content-type', 'text/html; charset=utf-8').send(Readable.from([Buffer.from(html)]));
 }

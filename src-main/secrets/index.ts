@@ -19,7 +19,11 @@ export interface KeyWrapper {
 export type KeyPurpose = 'credentials' | 'ids' | 'links' | 'tracking' | 'ui-token';
 
 export class Keyring {
-  private constructor(private readonly master: Buffer) {}
+  private constructor(
+    private readonly master: Buffer,
+    /** The master key was made by this run: a new install, nothing sealed with it yet. */
+    readonly created: boolean,
+  ) {}
 
   /**
    * Opens the data directory's master key, creating it on first run. When an OS keychain
@@ -34,6 +38,7 @@ export class Keyring {
     const plainFile = join(dir, 'master.key');
     const wrappedFile = wrapper ? join(dir, `master.${wrapper.name}.key`) : null;
     let master: Buffer;
+    let created = false;
     if (wrappedFile && existsSync(wrappedFile)) {
       master = wrapper!.unwrap(readFileSync(wrappedFile));
     } else if (existsSync(plainFile)) {
@@ -49,10 +54,11 @@ export class Keyring {
         throw new Error(`The keys in ${dir} are protected by the OS keychain (${other}), which is not available now; start Tributary where the keychain is unlocked.`);
       }
       master = randomBytes(32);
+      created = true;
       writeFileSync(wrappedFile ?? plainFile, wrappedFile ? wrapper!.wrap(master) : master, { mode: 0o600, flag: 'wx' });
     }
     if (master.length !== 32) throw new Error(`The key file in ${dir} is damaged (expected 32 bytes).`);
-    return new Keyring(master);
+    return new Keyring(master, created);
   }
 
   /** A 32-byte key for one purpose, derived from the master key. */

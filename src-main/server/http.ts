@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import fastifyStatic from '@fastify/static';
@@ -14,17 +15,21 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { App } from '../app';
 import type { Resource } from '../contract';
 import { RENDERER_CSP } from '../csp';
-import { WsClientMessage, type WsServerMessage } from '../contract';
+import { WS_MAX_MESSAGE_BYTES, WsClientMessage, type WsServerMessage } from '../contract';
 import { ServiceError, toServiceError } from '../errors';
 import { int } from '../rest/http';
 import { createHandlers, dispatch, type Platform } from '../services/handlers';
+import { localAccess, type UiTokenSource } from './access';
 import { allowedHosts, isAllowedHost, isSameOrigin, tokenMatches } from './guard';
 
 export interface HttpServerOptions {
   host: string;
   port: number;
-  /** Secret that the web UI presents (in its URL, then on every call). */
-  uiToken: string;
+  /**
+   * Secret that the web UI presents (in its URL, then on every call): fixed (tests), or the
+   * app's rotatable token (LocalAccess).
+   */
+  uiToken: string | UiTokenSource;
   /** Folder of the built renderer (out/renderer); the UI is not served without it. */
   rendererDir?: string;
   /** More routes, e.g. the REST API: each registers on the server before it listens. */
@@ -66,6 +71,9 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
     keepAliveTimeout: 10_000,
     routerOptions: { maxParamLength: 10_000 }, // ids are up to 8192 characters
     genReqId: newRequestId,
+    // Node would answer a request without Host with a bare 400 of its own; the Host guard
+    // below answers it with the documented body instead.
+    http: { requireHostHeader: false },
     // Requests refused before any route runs (a malformed %-escape in the URL) still get the
     // documented error body.
     frameworkErrors: (error, _request, reply) => void sendError(reply, new ServiceError('bad_request', error.message)),
@@ -74,11 +82,17 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
     clientErrorHandler: (error: NodeJS.ErrnoException, socket) => {
       if (!socket.writable) return socket.destroy();
       const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-      const body = JSON.stringify({ status_code: status, error_code: 'bad_request', message: 'The request could not be read.', id: newRequestId() });
+      const body = errorBody(status, 'bad_request', 'The request could not be read.', newRequestId());
       socket.end(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
     },
   });
+  // An Expect header other than 100-continue: Node's own answer would be a bare 417.
+  server.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    const body = errorBody(417, 'bad_request', `Expect: ${request.headers.expect} is not supported; only 100-continue is.`, newRequestId());
+    response.writeHead(417, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' }).end(body);
+  });
   server.addHook('onRequest', async (request, reply) => {
+    if (!request.headers.host) return sendError(reply, new ServiceError('bad_request', 'The request has no Host header.'));
     if (!isAllowedHost(request.headers.host, hosts)) {
       return sendError(reply, new ServiceError('forbidden', 'This server only answers requests addressed to localhost.'));
     }
@@ -94,9 +108,12 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
 
   const platform: Platform = { mode: 'headless', version: process.env.npm_package_version ?? '0.1.0', ...options.platform };
   const handlers = createHandlers(app, platform);
+  const source = options.uiToken;
+  const currentToken = typeof source === 'string' ? () => source : () => source.current();
+  const access = localAccess(app);
   const uiToken = (request: FastifyRequest) => {
     const q = request.query as Record<string, unknown>;
-    if (!tokenMatches(request.headers['x-tributary-token'] ?? q.token, options.uiToken)) {
+    if (!tokenMatches(request.headers['x-tributary-token'] ?? q.token, currentToken())) {
       throw new ServiceError('unauthorized', 'The web UI token is missing or wrong; open the URL Tributary printed.');
     }
   };
@@ -142,18 +159,18 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
     });
   });
 
-  // The browser's download: Range for resuming, with validators (ETag, Last-Modified) so that
-  // a resumed download (If-Range) never splices bytes of two versions of the file.
-  server.get('/app/download', async (request, reply) => {
-    uiToken(request);
-    const q = request.query as Record<string, string | undefined>;
-    const account = Number(q.account);
-    const id = q.id ?? '';
+  // The browser's download, by a one-use ticket (contract `files.downloadTicket`), so neither
+  // the UI token nor a reusable URL lands in the browser's download history. Range for
+  // resuming, with validators (ETag, Last-Modified) so that a resumed download (If-Range) never
+  // splices bytes of two versions of the file; see LocalAccess.redeem for what a used ticket
+  // still serves.
+  server.get('/app/download/:ticket', async (request, reply) => {
+    const ifRange = typeof request.headers['if-range'] === 'string' ? request.headers['if-range'] : undefined;
     let range = parseRange(request.headers.range);
+    const { account, id, used } = access.redeem((request.params as { ticket: string }).ticket, { range: range !== undefined, ifRange });
     if (range) {
       // A ranged request needs the file's current version first: is the range still valid?
       const file = await app.storage.get(account, id);
-      const ifRange = request.headers['if-range'];
       if (ifRange && ifRange !== downloadEtag(account, file) && ifRange !== httpDate(file.modified)) range = undefined;
       if (range && file.size !== null && range.start >= file.size) {
         reply.header('Content-Range', `bytes */${file.size}`);
@@ -163,10 +180,14 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
     const { resource, stream } = await app.storage.download(account, id, range);
     const size = resource.size;
     const lastModified = httpDate(resource.modified);
+    const etag = downloadEtag(account, resource);
+    used(etag);
     reply.header('Content-Type', resource.mimeType ?? 'application/octet-stream');
     reply.header('Content-Disposition', `attachment; filename*=UTF-8''${encodeURIComponent(resource.name)}`);
     reply.header('Accept-Ranges', 'bytes');
-    reply.header('ETag', downloadEtag(account, resource));
+    reply.header('ETag', etag);
+    reply.header('Cache-Control', 'no-store');
+    reply.header('X-Content-Type-Options', 'nosniff');
     if (lastModified) reply.header('Last-Modified', lastModified);
     if (range && size !== null) {
       const end = Math.min(range.end ?? size - 1, size - 1);
@@ -191,31 +212,68 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
     });
   }
 
-  // The contract over a WebSocket: same procedures and events as Electron's IPC.
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 1 << 20 });
+  // The contract over a WebSocket: same procedures and events as Electron's IPC. A socket's
+  // errors (a frame over the size limit, invalid UTF-8, a reserved opcode or bit: ws closes the
+  // socket with 1009, 1007 or 1002 and then emits `error`) end that socket, never the process.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: WS_MAX_MESSAGE_BYTES });
+  wss.on('error', () => {});
   server.server.on('upgrade', (request, socket, head) => {
+    // Node takes its own error listener off an upgraded socket: a reset must not be uncaught.
+    socket.on('error', () => socket.destroy());
     const url = new URL(request.url ?? '/', 'http://localhost');
     const refuse = (status: number, text: string) => {
       socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
     };
     if (url.pathname !== '/ws') return refuse(404, 'Not Found');
     if (!isAllowedHost(request.headers.host, hosts) || !isSameOrigin(request.headers.origin, request.headers.host)) return refuse(403, 'Forbidden');
-    if (!tokenMatches(url.searchParams.get('token'), options.uiToken)) return refuse(401, 'Unauthorized');
-    wss.handleUpgrade(request, socket, head, (ws) => serveSocket(ws));
+    const given = url.searchParams.get('token');
+    if (!tokenMatches(given, currentToken())) return refuse(401, 'Unauthorized');
+    wss.handleUpgrade(request, socket, head, (ws) => serveSocket(ws, given!));
   });
 
-  function serveSocket(ws: WebSocket) {
+  // A socket opened with a token that has since been rotated away (here, or by the CLI in
+  // another process) is closed: 4001 tells the page to get the new link.
+  const stillAuthorised = (ws: WebSocket, token: string) => {
+    if (tokenMatches(token, currentToken())) return true;
+    ws.close(4001, 'The UI token was rotated');
+    return false;
+  };
+  let offRotate = () => {};
+  if (typeof source !== 'string') {
+    // After the answer to the rotating call went out.
+    offRotate = source.onRotate(() => setImmediate(() => wss.clients.forEach((ws) => stillAuthorised(ws, socketTokens.get(ws) ?? ''))));
+  }
+  const socketTokens = new WeakMap<WebSocket, string>();
+
+  function serveSocket(ws: WebSocket, token: string) {
+    socketTokens.set(ws, token);
     const send = (m: WsServerMessage) => ws.readyState === ws.OPEN && ws.send(JSON.stringify(m));
-    const off = app.events.onAny((name, payload) => send({ type: 'event', name, payload }));
+    const off = app.events.onAny((name, payload) => stillAuthorised(ws, token) && send({ type: 'event', name, payload }));
     ws.on('close', off);
+    ws.on('error', () => ws.terminate());
     ws.on('message', async (data) => {
-      let message;
+      if (!stillAuthorised(ws, token)) return;
+      let raw: unknown;
       try {
-        message = WsClientMessage.parse(JSON.parse(String(data)));
+        raw = JSON.parse(String(data));
       } catch {
         return ws.close(1007, 'Malformed message');
       }
-      send({ type: 'result', id: message.id, result: await dispatch(handlers, message.procedure, message.input) });
+      const message = WsClientMessage.safeParse(raw);
+      if (!message.success) {
+        // A call we can answer (it has an id) gets an error result; anything else ends the socket.
+        const id = (raw as { id?: unknown } | null)?.id;
+        if (typeof id !== 'number') return ws.close(1007, 'Malformed message');
+        return send({ type: 'result', id, result: { ok: false, error: { code: 'bad_request', message: 'A call is {type: "call", id, procedure, input}.', status: 400 } } });
+      }
+      const { id, procedure, input } = message.data;
+      const result = await dispatch(handlers, procedure, input);
+      try {
+        send({ type: 'result', id, result });
+      } catch (e) {
+        // An answer JSON cannot carry still answers.
+        send({ type: 'result', id, result: { ok: false, error: { code: 'internal_error', message: toServiceError(e).message, status: 500 } } });
+      }
     });
   }
 
@@ -229,13 +287,21 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
     server,
     url,
     port,
-    uiUrl: `${url}/?token=${options.uiToken}`,
+    get uiUrl() {
+      return `${url}/?token=${currentToken()}`;
+    },
     async close() {
+      offRotate();
       for (const client of wss.clients) client.terminate();
       wss.close();
       await server.close();
     },
   };
+}
+
+/** The documented error body, for answers written below fastify (no reply object exists). */
+function errorBody(status: number, code: string, message: string, id: string): string {
+  return JSON.stringify({ status_code: status, error_code: code, message, id });
 }
 
 /** The `id` of an error body: names one failure in logs and bug reports. */

@@ -9,6 +9,7 @@ import { basename } from 'node:path';
 import { activityHandlers } from '../activity/handlers';
 import type { App } from '../app';
 import { mailHandlers } from '../mail/handlers';
+import { localServerHandlers } from '../server/handlers';
 import { SETTING_NOTIFY_AFTER_SECONDS, SETTING_OUTBOUND_ALLOWED_HOSTS, SETTING_OUTBOUND_ALLOW_PRIVATE, SETTING_RETRIEVE_TOKENS, SETTING_TRACKING_BASE_URL } from './settings-keys';
 import { outboundPolicy } from './outbound';
 import { procedures, type Handlers, type Settings } from '../contract';
@@ -127,6 +128,7 @@ export function createHandlers(app: App, platform: Platform): Handlers {
     'transfers.retry': async ({ id }) => (transfers.retry(id), {}),
     'transfers.clearFinished': async () => (transfers.clearFinished(), {}),
     ...mailHandlers(app.mail, storage),
+    ...localServerHandlers(app, platform),
     ...activityHandlers(app.activity),
   };
 }
@@ -159,7 +161,8 @@ async function withTransfer<T>(app: App, direction: 'move' | 'copy', account: nu
 /** Parses input with the contract, runs the handler, and shapes the result for any transport. */
 export async function dispatch(handlers: Handlers, procedure: string, input: unknown) {
   try {
-    const def = (procedures as Record<string, { input: { parse(v: unknown): unknown } }>)[procedure];
+    // Own keys only: "constructor" or "__proto__" are not procedures.
+    const def = Object.hasOwn(procedures, procedure) ? (procedures as Record<string, { input: { parse(v: unknown): unknown } }>)[procedure] : undefined;
     if (!def) throw new ServiceError('not_found', `Unknown procedure "${procedure}".`);
     let parsed: unknown;
     try {

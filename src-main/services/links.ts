@@ -3,7 +3,8 @@
  * direct (the bytes) or not (a small download page), expire, require a password, or be switched
  * off; once inactive or expired it answers 403, once deleted 404.
  */
-import { randomBytes, scryptSync, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { promisify } from 'node:util';
 import { nowIso, type Db } from '../cache/db';
 import { ServiceError } from '../errors';
 
@@ -43,17 +44,26 @@ interface LinkRow {
   modified: string;
 }
 
-function hashPassword(password: string): string {
+const scryptAsync = promisify(scrypt) as (password: string, salt: Buffer, keylen: number) => Promise<Buffer>;
+
+// scrypt runs on libuv's thread pool: a client hammering a link's password must not stall
+// every other request of the server, as the synchronous hash on the main thread did.
+async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
-  return `${salt.toString('base64url')}.${scryptSync(password, salt, 32).toString('base64url')}`;
+  return `${salt.toString('base64url')}.${(await scryptAsync(password, salt, 32)).toString('base64url')}`;
 }
 
-function checkPassword(stored: string, given: string): boolean {
+async function checkPassword(stored: string, given: string): Promise<boolean> {
   const [salt, digest] = stored.split('.');
   const expected = Buffer.from(digest!, 'base64url');
-  const actual = scryptSync(given, Buffer.from(salt!, 'base64url'), 32);
+  const actual = await scryptAsync(given, Buffer.from(salt!, 'base64url'), 32);
   return timingSafeEqual(expected, actual);
 }
+
+/** Wrong passwords a link accepts per window before it answers 429 until the window ends. */
+export const PASSWORD_TRIES = 5;
+export const PASSWORD_WINDOW_MS = 60_000;
+const PASSWORD_REMEMBER_MS = 10 * 60_000;
 
 function normaliseExpiration(value: string | null | undefined): string | null | undefined {
   if (value === undefined || value === null) return value;
@@ -63,9 +73,21 @@ function normaliseExpiration(value: string | null | undefined): string | null | 
 }
 
 export class LinksService {
-  constructor(private readonly db: Db) {}
+  /** Wrong password tries per link id in the current window. */
+  private readonly tries = new Map<string, { wrong: number; until: number }>();
+  /**
+   * The SHA-256 of the last right password per link, for PASSWORD_REMEMBER_MS: someone who knows
+   * the password and fetches the link in a loop does not run scrypt (16 MiB, a pool thread) each time.
+   */
+  private readonly known = new Map<string, { digest: Buffer; hash: string; until: number }>();
 
-  create(accountId: number, fileId: string, options: LinkChanges = {}): Link {
+  constructor(
+    private readonly db: Db,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async create(accountId: number, fileId: string, options: LinkChanges = {}): Promise<Link> {
+    const passwordHash = options.password ? await hashPassword(options.password) : null;
     const now = nowIso();
     const id = randomBytes(12).toString('base64url');
     const token = randomBytes(24).toString('base64url');
@@ -82,7 +104,7 @@ export class LinksService {
         options.direct ? 1 : 0,
         options.active === false ? 0 : 1,
         normaliseExpiration(options.expiration) ?? null,
-        options.password ? hashPassword(options.password) : null,
+        passwordHash,
         now,
         now,
       );
@@ -103,8 +125,9 @@ export class LinksService {
     return toLink(row);
   }
 
-  update(accountId: number, id: string, changes: LinkChanges): Link {
+  async update(accountId: number, id: string, changes: LinkChanges): Promise<Link> {
     this.get(accountId, id);
+    const passwordHash = changes.password ? await hashPassword(changes.password) : null;
     const sets: string[] = [];
     const params: unknown[] = [];
     const set = (column: string, value: unknown) => {
@@ -114,7 +137,7 @@ export class LinksService {
     if (changes.direct !== undefined) set('direct', changes.direct ? 1 : 0);
     if (changes.active !== undefined) set('active', changes.active ? 1 : 0);
     if (changes.expiration !== undefined) set('expiration', normaliseExpiration(changes.expiration));
-    if (changes.password !== undefined) set('password_hash', changes.password ? hashPassword(changes.password) : null);
+    if (changes.password !== undefined) set('password_hash', passwordHash);
     sets.push('modified = ?');
     params.push(nowIso());
     this.db.prepare(`UPDATE links SET ${sets.join(', ')} WHERE id = ?`).run(...params, id);
@@ -128,18 +151,43 @@ export class LinksService {
 
   /**
    * The link behind a public token, if it may be served now: not_found when unknown or deleted,
-   * forbidden when inactive, expired, or the password is missing or wrong.
+   * forbidden when inactive, expired, or the password is missing or wrong; too_many_requests
+   * (with Retry-After) once PASSWORD_TRIES wrong passwords were given in PASSWORD_WINDOW_MS,
+   * until that window ends, whatever password is given then.
    */
-  resolve(token: string, password: string | undefined): Link {
+  async resolve(token: string, password: string | undefined): Promise<Link> {
     const row = this.db.prepare('SELECT * FROM links WHERE token = ?').get(token) as LinkRow | undefined;
     if (!row) throw new ServiceError('not_found', 'This link does not exist.');
     if (!row.active) throw new ServiceError('forbidden', 'This link has been deactivated.');
     if (row.expiration && Date.parse(row.expiration) <= Date.now()) throw new ServiceError('forbidden', 'This link has expired.');
-    if (row.password_hash && (password === undefined || !checkPassword(row.password_hash, password))) {
-      throw new ServiceError('forbidden', 'This link needs the right password (query parameter `password`).');
+    if (row.password_hash) {
+      const needPassword = () => new ServiceError('forbidden', 'This link needs the right password (query parameter `password`).');
+      if (password === undefined) throw needPassword();
+      const now = this.now();
+      let tries = this.tries.get(row.id);
+      if (tries && tries.until <= now) {
+        this.tries.delete(row.id);
+        tries = undefined;
+      }
+      if (tries && tries.wrong >= PASSWORD_TRIES) throw tooManyTries(tries.until - now);
+      // Counted before hashing, so parallel guesses cannot all slip in while hashes run.
+      tries ??= { wrong: 0, until: now + PASSWORD_WINDOW_MS };
+      this.tries.set(row.id, tries);
+      tries.wrong++;
+      const digest = createHash('sha256').update(password).digest();
+      const known = this.known.get(row.id);
+      const remembered = known !== undefined && known.hash === row.password_hash && known.until > now && timingSafeEqual(known.digest, digest);
+      if (!remembered && !(await checkPassword(row.password_hash, password))) throw needPassword();
+      tries.wrong--;
+      if (!remembered) this.known.set(row.id, { digest, hash: row.password_hash, until: now + PASSWORD_REMEMBER_MS });
     }
     return toLink(row);
   }
+}
+
+function tooManyTries(ms: number): ServiceError {
+  const retryAfter = Math.max(1, Math.ceil(ms / 1000));
+  return new ServiceError('too_many_requests', `Too many wrong passwords for this link; try again in ${retryAfter} s.`, { retryAfter });
 }
 
 function toLink(row: LinkRow): Link {

@@ -100,6 +100,8 @@ export async function dropFile(page: Page, selector: string, name: string, bytes
 
 export interface OpenApp {
   url: string;
+  /** The folder of the first-run local account. */
+  localFolder: string;
   browser: Browser;
   page: Page;
   close(): Promise<void>;
@@ -120,6 +122,7 @@ export async function openApp(label: string): Promise<OpenApp> {
   await page.getByTestId('file-list').waitFor();
   return {
     url: serve.url,
+    localFolder: local,
     browser,
     page,
     async close() {

@@ -297,6 +297,22 @@ describe('E2E mailbox in Chromium against headless mode (spec 2; docs/ui.md, Mai
     await mailRow(page, 'Will not go out').waitFor({ timeout: 15_000 });
   });
 
+  it('a pasted image becomes an attachment sent over HTTP, not a data: URL inside the body (a call over the WebSocket is at most 1 MiB)', async () => {
+    await page.locator('body').press('c');
+    const compose = page.getByTestId('compose-window');
+    await compose.getByTestId('compose-rich-toggle').check();
+    const rich = compose.getByTestId('compose-rich');
+    await rich.click();
+    await rich.evaluate((el) => {
+      const data = new DataTransfer();
+      data.items.add(new File([new Uint8Array(2 << 20)], 'pasted.png', { type: 'image/png' }));
+      el.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+    });
+    await expect.poll(() => compose.locator('[data-testid=compose-attachment][data-state=ready]').count(), { timeout: 20_000 }).toBe(1);
+    expect(await rich.innerHTML()).not.toContain('<img');
+    await compose.getByTestId('compose-close').click();
+  });
+
   it('raised no page errors or CSP violations', () => {
     expect(pageErrors).toEqual([]);
   });

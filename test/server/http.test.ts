@@ -36,6 +36,17 @@ function call(ws: WebSocket, id: number, procedure: string, input: unknown): Pro
   });
 }
 
+/** A one-use download URL of the web UI (contract files.downloadTicket), asked over the WebSocket. */
+async function downloadUrl(id: string): Promise<string> {
+  const ws = await openSocket();
+  try {
+    const r = await call(ws, 1, 'files.downloadTicket', { account, id });
+    return `${http.url}${r.value.url}`;
+  } finally {
+    ws.close();
+  }
+}
+
 function openSocket(headers: Record<string, string> = {}, t = token): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(`ws://127.0.0.1:${http.port}/ws?token=${t}`, { headers });
@@ -156,19 +167,19 @@ describe('browser upload and download', () => {
     const second = (await (await up()).body.json()) as { name: string };
     expect(second.name).toBe('hé llo (1).txt');
 
-    const down = await request(`${http.url}/app/download?account=${account}&id=${file.id}&token=${token}`);
+    const down = await request(await downloadUrl(file.id));
     expect(down.statusCode).toBe(200);
     expect(down.headers['content-disposition']).toContain("filename*=UTF-8''h%C3%A9%20llo.txt");
     expect(Buffer.from(await down.body.arrayBuffer())).toEqual(bytes);
 
-    const part = await request(`${http.url}/app/download?account=${account}&id=${file.id}&token=${token}`, { headers: { range: 'bytes=7-15' } });
+    const part = await request(await downloadUrl(file.id), { headers: { range: 'bytes=7-15' } });
     expect(part.statusCode).toBe(206);
     expect(Buffer.from(await part.body.arrayBuffer())).toEqual(bytes.subarray(7, 16));
   });
   it('gives validators so a browser resumes safely: If-Range with the ETag continues, a stale one gets the whole file; past the end is 416', async () => {
     const bytes = Buffer.from('0123456789'.repeat(100));
     const file = await app.storage.upload(account, 'root', 'resume.txt', Readable.from([bytes]), { conflict: 'overwrite', size: bytes.length });
-    const url = `${http.url}/app/download?account=${account}&id=${file.id}&token=${token}`;
+    const url = await downloadUrl(file.id);
     const whole = await request(url);
     await whole.body.dump();
     const etag = whole.headers.etag as string;
@@ -185,7 +196,7 @@ describe('browser upload and download', () => {
     expect(stale.statusCode).toBe(200);
     expect(stale.headers.etag).not.toBe(etag);
     expect(Buffer.from(await stale.body.arrayBuffer())).toEqual(changed);
-    const beyond = await request(url, { headers: { range: 'bytes=5000-' } });
+    const beyond = await request(await downloadUrl(file.id), { headers: { range: 'bytes=5000-' } });
     expect(beyond.statusCode).toBe(416);
     expect(beyond.headers['content-range']).toBe('bytes */1200');
     expect(await beyond.body.json()).toMatchObject({ status_code: 416, error_code: 'range_not_satisfiable' });
@@ -224,7 +235,7 @@ describe('browser upload and download', () => {
     }
   });
   it('answers a tampered id with not_found, not a crash', async () => {
-    const res = await request(`${http.url}/app/download?account=${account}&id=${'A'.repeat(60)}&token=${token}`);
+    const res = await request(await downloadUrl('A'.repeat(60)));
     expect(res.statusCode).toBe(404);
     expect(((await res.body.json()) as { error_code: string }).error_code).toBe('not_found');
   });

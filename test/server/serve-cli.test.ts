@@ -89,6 +89,23 @@ describe('serve and start', () => {
     expect(bad.stderr).toContain('usage: serve keys');
   });
 
+  it('serve ui-token rotate: a new web UI token each time, which the next serve prints (docs/security.md, The web UI token)', async () => {
+    const dataDir = scratchDir('ui-token-cli');
+    const rotate = () => spawnSync(process.execPath, [join(root, 'out/main/serve.js'), 'ui-token', 'rotate', '--data-dir', dataDir], { encoding: 'utf8' });
+    const first = rotate();
+    expect(first.status).toBe(0);
+    const a = first.stdout.trim().split('\n').at(-1)!;
+    const b = rotate().stdout.trim().split('\n').at(-1)!;
+    expect(a).toMatch(/^[\w-]{32}$/);
+    expect(b).toMatch(/^[\w-]{32}$/);
+    expect(b).not.toBe(a);
+    const { url } = await launch([join(root, 'out/main/serve.js'), '--port', '0', '--data-dir', dataDir, '--local-folder', scratchDir('ui-token-cli-local')]);
+    expect(new URL(url).searchParams.get('token')).toBe(b);
+    const bad = spawnSync(process.execPath, [join(root, 'out/main/serve.js'), 'ui-token', 'show', '--data-dir', dataDir], { encoding: 'utf8' });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('usage: serve ui-token rotate');
+  });
+
   it('npm start without an Electron binary explains itself in one line and runs headless', async () => {
     const { output } = await launch([join(root, 'scripts/start.mjs'), '--port', '0', '--data-dir', scratchDir('start'), '--local-folder', scratchDir('start-local')], {
       ELECTRON_OVERRIDE_DIST_PATH: scratchDir('no-electron'),

@@ -24,6 +24,11 @@ const TOKEN_KEY = 'tributary.token';
  * sessionStorage (this tab only, gone when it closes) and removed from the address bar so it
  * does not end up in history, bookmarks or screenshots.
  */
+/** Keeps a new UI token (after a rotation) for this tab. */
+export function rememberToken(token: string): void {
+  sessionStorage.setItem(TOKEN_KEY, token);
+}
+
 export function takeToken(): string | null {
   const url = new URL(window.location.href);
   const fromUrl = url.searchParams.get('token');
@@ -55,10 +60,19 @@ export class Api {
     return result.value as ProcedureOutput<P>;
   }
 
-  /** Web mode: the link that downloads a file as an attachment. */
-  downloadUrl(file: Pick<Resource, 'account' | 'id'>): string {
-    const q = new URLSearchParams({ account: String(file.account), id: file.id, token: this.token ?? '' });
-    return `/app/download?${q}`;
+  /**
+   * Web mode: the browser downloads a file as an attachment by a one-use link (no UI token in
+   * it, so the browser's download history holds nothing reusable).
+   */
+  async download(file: Pick<Resource, 'account' | 'id' | 'name'>): Promise<void> {
+    const { url } = await this.call('files.downloadTicket', { account: file.account, id: file.id });
+    const a = document.createElement('a');
+    a.href = url;
+    a.download = file.name;
+    a.rel = 'noopener';
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
   }
 
   /**

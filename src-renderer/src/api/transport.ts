@@ -6,6 +6,7 @@
  * - WebSocket (any browser against `tributary serve`): `/ws?token=T` on the page's own origin.
  */
 import type { EventName, RpcResult, WsServerMessage } from '../../../src-main/contract';
+import { WS_MAX_MESSAGE_BYTES } from '../../../src-main/contract/limits';
 
 export type EventListener = (name: EventName, payload: unknown) => void;
 
@@ -80,6 +81,8 @@ export class WsTransport implements Transport {
   private backoff = 250;
   private everOpened = false;
   private closed = false;
+  /** Why this transport will not connect again (its token was rotated away). */
+  private deadReason: string | null = null;
 
   constructor(private readonly url: string) {}
 
@@ -109,14 +112,23 @@ export class WsTransport implements Transport {
         this.listeners.forEach((l) => l(msg.name, msg.payload));
       }
     };
-    ws.onclose = () => {
+    ws.onclose = (e) => {
       this.socket = null;
       // Whatever was waiting fails now and is not re-sent later: a mutation the user was told
       // had failed must not happen behind their back after a reconnect.
       this.queue = [];
-      const message = this.everOpened
-        ? 'The connection to Tributary was lost. Reconnecting…'
-        : 'Cannot reach Tributary. Is `tributary serve` still running, and was this page opened with the link it printed?';
+      // 4001: the UI token was rotated (Settings or `serve ui-token rotate`); this page's token is dead.
+      if (e.code === 4001) {
+        this.closed = true;
+        this.deadReason = 'This link to Tributary is no longer valid (a new web UI link was made). Open Tributary with the new link.';
+      }
+      const message =
+        this.deadReason ??
+        (e.code === 1009
+          ? 'That request was too large for Tributary (over 1 MiB); the connection was reset.'
+          : this.everOpened
+            ? 'The connection to Tributary was lost. Reconnecting…'
+            : 'Cannot reach Tributary. Is `tributary serve` still running, and was this page opened with the link it printed?');
       for (const [id, p] of this.pending) {
         this.pending.delete(id);
         p.resolve({ ok: false, error: { code: 'service_not_available', message, status: 503 } });
@@ -130,6 +142,12 @@ export class WsTransport implements Transport {
   call(procedure: string, input: unknown): Promise<RpcResult<unknown>> {
     const id = this.nextId++;
     const body = JSON.stringify({ type: 'call', id, procedure, input });
+    if (this.deadReason) return Promise.resolve({ ok: false, error: { code: 'service_not_available', message: this.deadReason, status: 503 } });
+    // The server would drop the connection (1009) on a message over its limit: say why instead.
+    if (body.length > WS_MAX_MESSAGE_BYTES / 3 && new TextEncoder().encode(body).length > WS_MAX_MESSAGE_BYTES) {
+      const message = `This request is too large to send (${Math.ceil(body.length / 1024)} KiB, at most ${WS_MAX_MESSAGE_BYTES / 1024} KiB): attach big images and files instead of pasting them.`;
+      return Promise.resolve({ ok: false, error: { code: 'payload_too_large', message, status: 413 } });
+    }
     return new Promise((resolve) => {
       this.pending.set(id, { resolve });
       this.connect();

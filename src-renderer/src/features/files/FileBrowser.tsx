@@ -50,18 +50,8 @@ export function FileBrowser({ account }: { account: Account }) {
 
   const download = async (item: Resource) => {
     if (item.kind !== 'file') return;
-    if (api.mode === 'ws') {
-      // A plain link: the browser streams it to disk as an attachment.
-      const a = document.createElement('a');
-      a.href = api.downloadUrl(item);
-      a.download = item.name;
-      a.rel = 'noopener';
-      document.body.appendChild(a);
-      a.click();
-      a.remove();
-      return;
-    }
     try {
+      if (api.mode === 'ws') return await api.download({ account: item.account, id: item.id, name: item.name });
       const r = await api.call('files.download', { account: item.account, id: item.id });
       if (r.path) useUi.getState().toast({ kind: 'info', title: 'Downloaded', message: r.path });
     } catch (e) {

@@ -278,7 +278,24 @@ export function Compose(props: { account: Account; init: ComposeInit; onClose():
                 </button>
               ))}
             </div>
-            <div ref={richRef} className="compose-rich" contentEditable suppressContentEditableWarning role="textbox" aria-multiline="true" aria-label="Message" data-testid="compose-rich">
+            <div
+              ref={richRef}
+              className="compose-rich"
+              contentEditable
+              suppressContentEditableWarning
+              role="textbox"
+              aria-multiline="true"
+              aria-label="Message"
+              data-testid="compose-rich"
+              // A pasted image becomes an attachment (sent over HTTP), not a data: URL inside the
+              // body, which could outgrow the 1 MiB of one call.
+              onPaste={(e) => {
+                const files = Array.from(e.clipboardData.files);
+                if (files.length === 0) return;
+                e.preventDefault();
+                addFiles(files);
+              }}
+            >
               {body}
             </div>
           </>

@@ -49,17 +49,8 @@ export function Reader(props: {
   }, [full.data, plain, allowRemote]);
 
   const download = async (f: MailFile) => {
-    if (api.mode === 'ws') {
-      const a = document.createElement('a');
-      a.href = api.downloadUrl({ account: props.account.id, id: f.id });
-      a.download = f.name;
-      a.rel = 'noopener';
-      document.body.appendChild(a);
-      a.click();
-      a.remove();
-      return;
-    }
     try {
+      if (api.mode === 'ws') return await api.download({ account: props.account.id, id: f.id, name: f.name });
       const r = await api.call('files.download', { account: props.account.id, id: f.id });
       if (r.path) useUi.getState().toast({ kind: 'info', title: 'Downloaded', message: r.path });
     } catch (e) {

@@ -1,11 +1,12 @@
 /**
  * Settings: the localhost REST API (its address, API keys: create, list, revoke — the same keys
  * as `serve keys …`), whether `retrieve_tokens=true` may return credentials, which private
- * addresses upload-from-URL and webhooks may reach, and the public base URL of mail tracking links.
+ * addresses upload-from-URL and webhooks may reach, the public base URL of mail tracking links,
+ * and a new web UI link (rotating the UI token).
  */
 import { useState } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { errorMessage } from '../../api/client';
+import { errorMessage, rememberToken } from '../../api/client';
 import { useApi, useAppInfo, useSettings } from '../../api/hooks';
 import { Dialog } from '../../components/Dialog';
 import { formatDate } from '../../components/format';
@@ -29,6 +30,20 @@ export function SettingsDialog({ onClose }: { onClose(): void }) {
   const [retrieveTokens, setRetrieveTokens] = useState<boolean | null>(null);
   const [allowPrivate, setAllowPrivate] = useState<boolean | null>(null);
   const [allowedHosts, setAllowedHosts] = useState<string | null>(null);
+  const [newUiUrl, setNewUiUrl] = useState<string | null>(null);
+
+  const rotateUiToken = () =>
+    void run(async () => {
+      if (!window.confirm('Make a new web UI link? The current link stops working at once, in every open browser tab.')) return;
+      const r = await api.call('uiToken.rotate', {});
+      if (api.mode === 'ws') {
+        // This tab carries on with the new token; the server has closed the old connection.
+        rememberToken(r.token);
+        window.location.reload();
+        return;
+      }
+      setNewUiUrl(r.url);
+    });
 
   const run = async (fn: () => Promise<unknown>) => {
     try {
@@ -106,6 +121,23 @@ export function SettingsDialog({ onClose }: { onClose(): void }) {
               The key “{created.name}”. Copy it now: it is shown only once.
             </label>
             <input id="new-api-key" className="input" readOnly value={created.key} onFocus={(e) => e.currentTarget.select()} data-testid="api-key-secret" />
+          </div>
+        )}
+
+        <h3 className="section-title">Web UI link</h3>
+        <p className="muted small">
+          A browser opens Tributary with the link <code>serve</code> printed, which carries a secret token. Make a new one if that link was shared or
+          leaked: the old link stops working everywhere.
+        </p>
+        <div className="settings-row">
+          <button type="button" className="btn btn-small btn-danger" onClick={rotateUiToken} data-testid="ui-token-rotate">
+            Make a new web UI link
+          </button>
+        </div>
+        {newUiUrl && (
+          <div className="settings-secret" role="status">
+            <label htmlFor="new-ui-url">The new web UI link:</label>
+            <input id="new-ui-url" className="input" readOnly value={newUiUrl} onFocus={(e) => e.currentTarget.select()} data-testid="ui-token-url" />
           </div>
         )}
 

@@ -1,0 +1,8 @@
+/**
+ * Limits both sides of the contract know (no zod here: the renderer imports this alone).
+ *
+ * WS_MAX_MESSAGE_BYTES: the largest WebSocket message the server reads (bytes of one JSON
+ * call). Calls are small: file bodies, attachments and downloads go over HTTP. A bigger message
+ * closes the socket with 1009, so the web client refuses to send one and says why instead.
+ */
+export const WS_MAX_MESSAGE_BYTES = 1 << 20;

@@ -1,0 +1,18 @@
+/**
+ * The contract procedures of the local server's own access rules (UI token, download tickets).
+ */
+import type { App } from '../app';
+import type { Handlers } from '../contract';
+import type { Platform } from '../services/handlers';
+import { localAccess } from './access';
+
+export function localServerHandlers(app: App, platform: Pick<Platform, 'apiUrl'>): Pick<Handlers, 'files.downloadTicket' | 'uiToken.rotate'> {
+  const access = localAccess(app);
+  return {
+    'files.downloadTicket': async ({ account, id }) => ({ url: access.issueTicket(account, id) }),
+    'uiToken.rotate': async () => {
+      const token = access.rotate();
+      return { token, url: platform.apiUrl ? `${platform.apiUrl}/?token=${token}` : null };
+    },
+  };
+}
