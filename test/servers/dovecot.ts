@@ -62,6 +62,9 @@ ${sslConf}
 disable_plaintext_auth = no
 auth_mechanisms = plain login
 mail_location = maildir:${D}/mail/%n/Maildir
+# IDLE learns of new mail by inotify; where a busy machine has no inotify instance left, Dovecot
+# polls instead, every 30 s by default: longer than any test waits.
+mailbox_idle_check_interval = 1 secs
 mail_uid = nobody
 mail_gid = nogroup
 first_valid_uid = 1
