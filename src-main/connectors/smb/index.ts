@@ -73,6 +73,10 @@ export class SmbConnector implements StorageConnector {
       hashes: [],
       modTimePrecisionMs: 1000,
       atomicWrites: true,
+      // smbclient's `rename` without -f would refuse a taken name, but its batch output does not
+      // tell that refusal from other failures reliably yet: publishes replace; Tributary's name
+      // reservations keep its own writers apart.
+      noReplace: false,
       move: (from, to) => this.move(from, to),
       copy: (from, to) => this.copy(from, to),
       quota: () => this.quota(),
