@@ -160,6 +160,33 @@ describe.each(routes)('cancelling a cross-account transfer, $label (spec 1, Move
   }, 300_000);
 });
 
+describe('cancelling a cross-account move of a folder tree (spec 1, Move)', () => {
+  it('removes what it created at the target and leaves the source tree as it was', async () => {
+    const tree = join(sshd.dataDir, 'tree');
+    mkdirSync(join(tree, 'inner'), { recursive: true, mode: 0o777 });
+    const parts = [0, 1, 2, 3].map((i) => data.subarray(i * 10_000_000, (i + 1) * 10_000_000));
+    parts.forEach((p, i) => writeFileSync(join(tree, i < 2 ? '' : 'inner', `f${i}.bin`), p, { mode: 0o644 }));
+    const folder = `tree-dest-${randomBytes(4).toString('hex')}`;
+    const parent = (await app.storage.mkdir(acc.local, 'root', folder)).id;
+    const known = new Set(app.transfers.list().map((t) => t.id));
+    const running = handlers['files.move']({ account: acc.sftp, id: app.storage.idOf(acc.sftp, '/tree'), toAccount: acc.local, parent });
+    running.catch(() => {});
+    const transfer = await transferOf('move', known);
+    // A folder has no size: cancel once the third file is on its way.
+    for (let t = transfer; t.bytesDone < 25_000_000; t = app.transfers.list().find((x) => x.id === transfer.id)!) {
+      expect(t.state).toBe('running');
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    await app.transfers.cancel(transfer.id);
+    await expect(running).rejects.toThrow(/Cancelled/);
+    expect(app.transfers.list().find((t) => t.id === transfer.id)!.state).toBe('cancelled');
+    expect(readdirSync(join(localRoot, folder))).toEqual([]);
+    expect(readdirSync(tree).sort()).toEqual(['f0.bin', 'f1.bin', 'inner']);
+    expect(readdirSync(join(tree, 'inner')).sort()).toEqual(['f2.bin', 'f3.bin']);
+    for (const [i, p] of parts.entries()) expect(await fileSha(join(tree, i < 2 ? '' : 'inner', `f${i}.bin`))).toBe(sha(p));
+  }, 120_000);
+});
+
 describe('progress of a cross-account copy (Transfers)', () => {
   it('rises while the bytes stream, and ends at the file size', async () => {
     const folder = `progress-${randomBytes(4).toString('hex')}`;
