@@ -2,7 +2,7 @@
 // file is renamed unless `overwrite`; "Multipart upload": overwrite=false picks another name).
 // Many writers of one name into one folder at once — REST uploads, web uploads with
 // conflict=fail, multipart sessions — on `local` and on real Apache WebDAV, OpenSSH SFTP and
-// S3 (moto): every 201 is a distinct file holding exactly that request's bytes.
+// S3 (moto) and Azure Blob (Azurite): every 201 is a distinct file holding exactly that request's bytes.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,6 +14,7 @@ import type { StorageConnector } from '../../src-main/connectors/types';
 import { ServiceError } from '../../src-main/errors';
 import { startRest, type RestServer } from '../rest/harness';
 import { startApache, type ApacheServer } from '../servers/apache';
+import { startAzurite, type AzuriteServer } from '../servers/azurite';
 import { startMoto, type S3Server } from '../servers/s3';
 import { startSshd, type Sshd } from '../servers/sshd';
 
@@ -24,10 +25,11 @@ let rest: RestServer;
 let apache: ApacheServer;
 let sshd: Sshd;
 let moto: S3Server;
+let azurite: AzuriteServer;
 const accounts: Record<string, number> = {};
 
 beforeAll(async () => {
-  [rest, apache, sshd, moto] = await Promise.all([startRest(), startApache(), startSshd(), startMoto()]);
+  [rest, apache, sshd, moto, azurite] = await Promise.all([startRest(), startApache(), startSshd(), startMoto(), startAzurite()]);
   const localRoot = join(rest.dir, 'local-root');
   mkdirSync(localRoot);
   const connect = async (service: string, options: Record<string, unknown>) => (await rest.app.accounts.connect({ service, options })).id;
@@ -35,11 +37,12 @@ beforeAll(async () => {
   accounts.webdav = await connect('webdav', { protocol: 'http', host: apache.host, port: apache.port, path: '/', username: apache.user, password: apache.password });
   accounts.sftp = await connect('sftp', { host: sshd.host, port: sshd.port, username: sshd.username, password: sshd.password, root: sshd.dataDir });
   accounts.s3 = await connect('s3', moto.options);
+  accounts.azure = await connect('azure', azurite.options);
 }, 120_000);
 
 afterAll(async () => {
   await rest?.stop();
-  await Promise.all([apache?.stop(), sshd?.stop(), moto?.stop()]);
+  await Promise.all([apache?.stop(), sshd?.stop(), moto?.stop(), azurite?.stop()]);
 });
 
 /** A fresh folder per test, so every test starts from an empty folder. */
@@ -61,7 +64,7 @@ async function filesIn(account: number, folder: string) {
 
 const bodies = (n: number, size = 2048) => Array.from({ length: n }, (_, i) => Buffer.concat([Buffer.from(`writer ${i}\n`), randomBytes(size)]));
 
-describe.each(['local', 'webdav', 'sftp', 's3'])('same-name writes on %s', (backend) => {
+describe.each(['local', 'webdav', 'sftp', 's3', 'azure'])('same-name writes on %s', (backend) => {
   const acc = () => accounts[backend];
 
   // spec 1, "Upload a file": a conflict renames; 20 writers of one name, all at once.
@@ -148,8 +151,9 @@ describe.each(['local', 'webdav', 'sftp', 's3'])('same-name writes on %s', (back
     const write = () =>
       c.write(`${folder}/a.txt`, Readable.from([Buffer.from('ours')]), { noReplace: { next: async (taken) => (asked.push(taken), `${folder}/a (1).txt`) } });
     const read = async (p: string) => Buffer.concat(await (await c.read(p)).toArray()).toString();
-    if (backend === 's3') {
-      // S3 sends the bytes with the conditional PUT: it cannot try another name, so it refuses.
+    const consumes = backend === 's3' || backend === 'azure';
+    if (consumes) {
+      // S3 and Azure send the bytes with the conditional request: it cannot try another name, so it refuses.
       await expect(write()).rejects.toMatchObject({ code: 'naming_conflict' });
       expect(asked).toEqual([]);
     } else {
@@ -160,7 +164,7 @@ describe.each(['local', 'webdav', 'sftp', 's3'])('same-name writes on %s', (back
     }
     expect(await read(`${folder}/a.txt`)).toBe('outside writer');
     const names = (await c.list(folder)).map((e) => e.name).sort();
-    expect(names).toEqual(backend === 's3' ? ['a.txt'] : ['a (1).txt', 'a.txt']);
+    expect(names).toEqual(consumes ? ['a.txt'] : ['a (1).txt', 'a.txt']);
   }, 60_000);
 });
 
