@@ -4,9 +4,9 @@
 // conflict=fail, multipart sessions — on `local` and on real Apache WebDAV, OpenSSH SFTP and
 // S3 (moto) and Azure Blob (Azurite): every 201 is a distinct file holding exactly that request's bytes.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_NAME_BYTES } from '../../src-main/connectors/shared/paths';
@@ -166,6 +166,39 @@ describe.each(['local', 'webdav', 'sftp', 's3', 'azure'])('same-name writes on %
     const names = (await c.list(folder)).map((e) => e.name).sort();
     expect(names).toEqual(consumes ? ['a.txt'] : ['a (1).txt', 'a.txt']);
   }, 60_000);
+});
+
+// A writer outside Tributary takes the name while our bytes go up (after the name was chosen):
+// the publish does not replace it; rename takes the next name, fail leaves nothing behind.
+describe('a name taken behind Tributary\'s back during an upload (local)', () => {
+  async function raceUpload(mode: 'rename' | 'fail') {
+    const folder = await freshFolder(accounts.local);
+    const dir = join(rest.dir, 'local-root', (await rest.app.storage.get(accounts.local, folder)).name);
+    const body = new PassThrough();
+    const upload = rest.app.storage.upload(accounts.local, folder, 'race.txt', body, { conflict: mode });
+    upload.catch(() => {});
+    body.write('ours, ');
+    // The name is chosen once the write has begun: its hidden temporary file is there.
+    while (!readdirSync(dir).some((n) => n.startsWith('.tributary-'))) await new Promise((r) => setTimeout(r, 5));
+    writeFileSync(join(dir, 'race.txt'), 'outside writer');
+    body.end('all of it');
+    return { dir, upload };
+  }
+
+  it('rename: the upload goes to "race (1).txt", the outside file stays', async () => {
+    const { dir, upload } = await raceUpload('rename');
+    expect((await upload).name).toBe('race (1).txt');
+    expect(readFileSync(join(dir, 'race.txt'), 'utf8')).toBe('outside writer');
+    expect(readFileSync(join(dir, 'race (1).txt'), 'utf8')).toBe('ours, all of it');
+    expect(readdirSync(dir).sort()).toEqual(['race (1).txt', 'race.txt']);
+  });
+
+  it('fail: naming_conflict, the outside file stays, nothing else is left', async () => {
+    const { dir, upload } = await raceUpload('fail');
+    await expect(upload).rejects.toMatchObject({ code: 'naming_conflict' });
+    expect(readFileSync(join(dir, 'race.txt'), 'utf8')).toBe('outside writer');
+    expect(readdirSync(dir)).toEqual(['race.txt']);
+  });
 });
 
 // spec 1, "Upload a file" + README limits: a 255-byte name uploaded twice still gets a free name
