@@ -4,14 +4,13 @@
  * as the human-readable `path`. Every mutation refreshes the listing cache and publishes
  * `files.changed` for the folders it touched.
  */
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { PassThrough, Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { lookup as mimeLookup } from 'mime-types';
 import { EntriesTable } from '../cache/queries/entries';
 import type { Db } from '../cache/db';
-import { baseName, checkName, isInside, joinPath, parentOf, ROOT, ancestorsOf } from '../connectors/shared/paths';
+import { baseName, checkName, isInside, joinPath, parentOf, ROOT, ancestorsOf, tempName } from '../connectors/shared/paths';
 import type { Entry, NoReplace, StorageConnector } from '../connectors/types';
 import type { FolderPage, Resource } from '../contract';
 import { ServiceError } from '../errors';
@@ -327,7 +326,7 @@ export class StorageService {
     if (c.features.atomicWrites || !c.features.move) {
       return c.write(path, body, { size: opts.size, mimeType: mimeLookup(baseName(path)) || undefined, noReplace: opts.noReplace, signal: opts.signal });
     }
-    const temp = joinPath(parentOf(path), `.tributary-${randomBytes(6).toString('hex')}.part`);
+    const temp = joinPath(parentOf(path), tempName());
     try {
       await c.write(temp, body, { size: opts.size, signal: opts.signal });
     } catch (e) {
@@ -379,7 +378,6 @@ export class StorageService {
       });
     } catch (e) {
       claim.current.release(false);
-      body.destroy();
       throw e;
     }
     claim.current.release(true);
