@@ -2,7 +2,7 @@
 // file is renamed unless `overwrite`; "Multipart upload": overwrite=false picks another name).
 // Many writers of one name into one folder at once — REST uploads, web uploads with
 // conflict=fail, multipart sessions — on `local` and on real Apache WebDAV, OpenSSH SFTP and
-// S3 (moto) and Azure Blob (Azurite): every 201 is a distinct file holding exactly that request's bytes.
+// S3 (moto), Azure Blob (Azurite) and Samba SMB: every 201 is a distinct file holding exactly that request's bytes.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,6 +16,7 @@ import { startRest, type RestServer } from '../rest/harness';
 import { startApache, type ApacheServer } from '../servers/apache';
 import { startAzurite, type AzuriteServer } from '../servers/azurite';
 import { startMoto, type S3Server } from '../servers/s3';
+import { startSamba, type Samba } from '../servers/samba';
 import { startSshd, type Sshd } from '../servers/sshd';
 
 const UI_TOKEN = 'ui-token-for-tests-0123456789';
@@ -26,10 +27,11 @@ let apache: ApacheServer;
 let sshd: Sshd;
 let moto: S3Server;
 let azurite: AzuriteServer;
+let samba: Samba;
 const accounts: Record<string, number> = {};
 
 beforeAll(async () => {
-  [rest, apache, sshd, moto, azurite] = await Promise.all([startRest(), startApache(), startSshd(), startMoto(), startAzurite()]);
+  [rest, apache, sshd, moto, azurite, samba] = await Promise.all([startRest(), startApache(), startSshd(), startMoto(), startAzurite(), startSamba()]);
   const localRoot = join(rest.dir, 'local-root');
   mkdirSync(localRoot);
   const connect = async (service: string, options: Record<string, unknown>) => (await rest.app.accounts.connect({ service, options })).id;
@@ -38,11 +40,12 @@ beforeAll(async () => {
   accounts.sftp = await connect('sftp', { host: sshd.host, port: sshd.port, username: sshd.username, password: sshd.password, root: sshd.dataDir });
   accounts.s3 = await connect('s3', moto.options);
   accounts.azure = await connect('azure', azurite.options);
+  accounts.smb = await connect('smb', { host: samba.host, port: samba.port, share: samba.share, workgroup: samba.workgroup, username: samba.username, password: samba.password });
 }, 120_000);
 
 afterAll(async () => {
   await rest?.stop();
-  await Promise.all([apache?.stop(), sshd?.stop(), moto?.stop(), azurite?.stop()]);
+  await Promise.all([apache?.stop(), sshd?.stop(), moto?.stop(), azurite?.stop(), samba?.stop()]);
 });
 
 /** A fresh folder per test, so every test starts from an empty folder. */
@@ -64,7 +67,7 @@ async function filesIn(account: number, folder: string) {
 
 const bodies = (n: number, size = 2048) => Array.from({ length: n }, (_, i) => Buffer.concat([Buffer.from(`writer ${i}\n`), randomBytes(size)]));
 
-describe.each(['local', 'webdav', 'sftp', 's3', 'azure'])('same-name writes on %s', (backend) => {
+describe.each(['local', 'webdav', 'sftp', 's3', 'azure', 'smb'])('same-name writes on %s', (backend) => {
   const acc = () => accounts[backend];
 
   // spec 1, "Upload a file": a conflict renames; 20 writers of one name, all at once.
