@@ -55,6 +55,25 @@ interface FolderState {
 
 export class NameReservations {
   private readonly folders = new Map<string, FolderState>();
+  /** Claims that outlive the call that made them (a multipart session's name), by owner. */
+  private readonly kept = new Map<string, NameClaim>();
+
+  /** Keeps `claim` for `owner` (replacing what it kept) until `drop`. */
+  keep(owner: string, claim: NameClaim): void {
+    const before = this.kept.get(owner);
+    if (before && before !== claim) before.release(false);
+    this.kept.set(owner, claim);
+  }
+
+  keptBy(owner: string): NameClaim | undefined {
+    return this.kept.get(owner);
+  }
+
+  /** Ends the claim `owner` kept; `published` when its file now exists. */
+  drop(owner: string, published: boolean): void {
+    this.kept.get(owner)?.release(published);
+    this.kept.delete(owner);
+  }
 
   /** Lists the folder and reserves a name for `name` by the conflict mode. */
   async claim(req: ClaimRequest, exclude: ReadonlySet<string> = new Set()): Promise<NameClaim> {

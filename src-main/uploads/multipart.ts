@@ -26,7 +26,6 @@ import { nowIso, type Db } from '../cache/db';
 import { baseName, checkName, joinPath, ROOT } from '../connectors/shared/paths';
 import type { ChunkWriter, Entry, PartReceipt, StorageConnector } from '../connectors/types';
 import type { Resource } from '../contract';
-import type { NameClaim } from '../services/names';
 import { ServiceError } from '../errors';
 
 const MiB = 1024 * 1024;
@@ -96,12 +95,6 @@ export class MultipartService {
   private readonly db: Db;
   /** Live chunk writers, rebuilt from `writer_state` after a restart. */
   private readonly writers = new Map<number, Promise<ChunkWriter>>();
-  /**
-   * The name each open session will publish under, reserved until it completes or is aborted
-   * (so parallel sessions of one name get distinct names). After a restart the open sessions'
-   * rows stand in for the reservations (see `init`).
-   */
-  private readonly claims = new Map<number, NameClaim>();
 
   constructor(private readonly app: App) {
     this.db = app.db;
@@ -184,7 +177,10 @@ export class MultipartService {
         .run(accountId, parent.path, name, target, input.overwrite ? 1 : 0, size ?? null, writer?.partSize ?? partSize, parallel ? 1 : 0, native ? 'native' : 'spool', state && JSON.stringify(state), now, now);
       const id = Number(info.lastInsertRowid);
       if (writer) this.writers.set(id, Promise.resolve(writer));
-      this.claims.set(id, claim);
+      // The name stays reserved until the session completes or is aborted, so parallel sessions
+      // of one name get distinct names. After a restart the open sessions' rows stand in for
+      // the reservations (`open` above).
+      this.app.storage.names.keep(claimOwner(id), claim);
       return this.toSession(this.row(accountId, id));
     } catch (e) {
       claim.release(false);
@@ -291,14 +287,15 @@ export class MultipartService {
       let entry: Entry;
       // The session's reservation; after a restart a fresh one, for the no-replace publish's
       // next name.
-      const claim = { current: this.claims.get(id) ?? (await this.app.storage.claimName(accountId, connector, row.parent_path, baseName(row.path), row.overwrite ? 'overwrite' : 'rename')) };
-      this.claims.set(id, claim.current);
+      const names = this.app.storage.names;
+      const claim = { current: names.keptBy(claimOwner(id)) ?? (await this.app.storage.claimName(accountId, connector, row.parent_path, baseName(row.path), row.overwrite ? 'overwrite' : 'rename')) };
+      names.keep(claimOwner(id), claim.current);
       const noReplace = row.overwrite
         ? undefined
         : {
             next: async () => {
               claim.current = await claim.current.next();
-              this.claims.set(id, claim.current);
+              names.keep(claimOwner(id), claim.current);
               return joinPath(row.parent_path, claim.current.name);
             },
           };
@@ -325,7 +322,7 @@ export class MultipartService {
         })(),
       );
       // The upload reserves (and publishes) the session's name itself.
-      this.release(id, false);
+      this.app.storage.names.drop(claimOwner(id), false);
       resource = await this.app.storage.upload(accountId, this.app.storage.idOf(accountId, row.parent_path), baseName(row.path), body, {
         conflict: row.overwrite ? 'overwrite' : 'rename',
         size: total,
@@ -343,9 +340,10 @@ export class MultipartService {
       try {
         await (await this.writer(row, connector)).abort();
       } catch (e) {
-        // A server without an abort call (s3rver) keeps its parts whatever we do: the session
-        // still ends here rather than living forever.
-        if (!(e instanceof ServiceError && e.code === 'not_implemented')) throw e;
+        // A server without an abort call (s3rver) keeps its parts whatever we do, and a server
+        // that lost the upload (not_found) has nothing left to abort: either way the session
+        // ends here rather than living forever (and holding its name).
+        if (!(e instanceof ServiceError && (e.code === 'not_implemented' || e.code === 'not_found'))) throw e;
       }
     }
     await this.forget(row);
@@ -413,18 +411,16 @@ export class MultipartService {
     }
   }
 
-  private release(id: number, published: boolean): void {
-    this.claims.get(id)?.release(published);
-    this.claims.delete(id);
-  }
-
   private async forget(row: SessionRow, published = false): Promise<void> {
     this.db.prepare('DELETE FROM multipart_sessions WHERE id = ?').run(row.id);
     this.writers.delete(row.id);
-    this.release(row.id, published);
+    this.app.storage.names.drop(claimOwner(row.id), published);
     if (row.mode === 'spool') await rm(this.spoolDir(row.id), { recursive: true, force: true });
   }
 }
+
+/** The owner of a session's name reservation. */
+const claimOwner = (sessionId: number) => `multipart:${sessionId}`;
 
 /** Reads a part into memory (parts are bounded by part_size), refusing more than `limit` bytes. */
 async function readAtMost(body: Readable, limit: number, partNumber: number): Promise<Buffer> {
