@@ -45,6 +45,27 @@ export interface WriteOptions {
   mimeType?: string;
   modified?: Date;
   signal?: AbortSignal;
+  /** Publish without replacing; see NoReplace. Absent: the write replaces what has the name. */
+  noReplace?: NoReplace;
+}
+
+/**
+ * A no-replace publish: the bytes become visible under the name only if nothing holds the name at
+ * that instant, checked by the backend itself in the same step (local `link`, WebDAV `MOVE` with
+ * `Overwrite: F`, SFTP's plain rename, SMB rename without replace, S3 `PutObject` with
+ * `If-None-Match: *`, Azure `If-None-Match: *`), so a writer outside Tributary is never
+ * overwritten. When the name is taken, a backend that still holds the bytes (a temporary file)
+ * asks `next` for another path and publishes there; one whose publish consumed the bytes (S3,
+ * Azure) cannot. Either way, when no other path is given the write throws naming_conflict and
+ * leaves nothing behind. The written entry's `path` says where the file went.
+ *
+ * Backends that cannot check in the same step (`features.noReplace` false: S3 multipart uploads,
+ * servers that ignore the condition) publish plainly; Tributary's own name reservations still
+ * keep its concurrent writers apart.
+ */
+export interface NoReplace {
+  /** The path to try after `taken` was found taken; undefined gives up with naming_conflict. */
+  next?(taken: string): Promise<string | undefined>;
 }
 
 export interface Quota {
@@ -61,7 +82,9 @@ export interface StorageConnector {
   read(path: string, options?: ReadOptions): Promise<Readable>;
   /**
    * Creates or overwrites the file at `path` with the streamed body. The parent folder exists
-   * (the service checks). Name-conflict policy is the service's job, not the connector's.
+   * (the service checks). Name-conflict policy is the service's job (services/names.ts); the
+   * connector only refuses to replace when asked (`noReplace`). An aborted `signal` stops the
+   * write and leaves no partial file.
    */
   write(path: string, body: Readable, options?: WriteOptions): Promise<Entry>;
   /** Creates one folder whose parent exists; naming_conflict when the name is taken. */
@@ -108,7 +131,8 @@ export interface ChunkWriter {
   readonly parallel: boolean;
   readonly state: Record<string, unknown>;
   writePart(partNumber: number, body: Buffer, signal?: AbortSignal): Promise<PartReceipt>;
-  complete(parts: PartReceipt[]): Promise<Entry>;
+  /** Publishes the file; with `noReplace`, as WriteOptions.noReplace (then it may go to another path). */
+  complete(parts: PartReceipt[], options?: { noReplace?: NoReplace }): Promise<Entry>;
   abort(): Promise<void>;
 }
 
@@ -119,6 +143,8 @@ export interface StorageFeatures {
   modTimePrecisionMs: number | null;
   /** A failed or interrupted write never leaves a partial file visible under the final name. */
   atomicWrites: boolean;
+  /** `write` honours WriteOptions.noReplace: the backend itself refuses to replace at publish. */
+  noReplace: boolean;
   /** Server-side rename/move; `to` does not exist yet. */
   move?(from: string, to: string): Promise<Entry>;
   /** Server-side copy; `to` does not exist yet. */

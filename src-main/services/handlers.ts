@@ -12,6 +12,7 @@ import { mailHandlers } from '../mail/handlers';
 import { localServerHandlers } from '../server/handlers';
 import { SETTING_NOTIFY_AFTER_SECONDS, SETTING_OUTBOUND_ALLOWED_HOSTS, SETTING_OUTBOUND_ALLOW_PRIVATE, SETTING_RETRIEVE_TOKENS, SETTING_TRACKING_BASE_URL } from './settings-keys';
 import { outboundPolicy } from './outbound';
+import type { TransferOptions } from './storage';
 import { procedures, type Handlers, type Settings } from '../contract';
 import { DEFAULT_NOTIFY_AFTER_SECONDS } from '../contract/transfers';
 import { ServiceError, toServiceError } from '../errors';
@@ -42,8 +43,10 @@ export function createHandlers(app: App, platform: Platform): Handlers {
     'files.get': async ({ account, id }) => storage.get(account, id),
     'files.mkdir': async ({ account, parent, name }) => storage.mkdir(account, parent, name, { conflictIfExists: true }),
     'files.rename': async ({ account, id, name }) => storage.move(account, id, { name }),
-    'files.move': async ({ account, id, toAccount, parent, name }) => withTransfer(app, 'move', account, id, parent, () => storage.move(account, id, { parentId: parent, name, account: toAccount })),
-    'files.copy': async ({ account, id, toAccount, parent, name }) => withTransfer(app, 'copy', account, id, parent, () => storage.copy(account, id, { parentId: parent, name, account: toAccount })),
+    'files.move': async ({ account, id, toAccount, parent, name }) =>
+      withTransfer(app, 'move', account, id, parent, (options) => storage.move(account, id, { parentId: parent, name, account: toAccount }, options)),
+    'files.copy': async ({ account, id, toAccount, parent, name }) =>
+      withTransfer(app, 'copy', account, id, parent, (options) => storage.copy(account, id, { parentId: parent, name, account: toAccount }, options)),
     'files.delete': async ({ account, id, permanent, recursive }) => (await storage.delete(account, id, { permanent, recursive }), {}),
     'files.search': async ({ account, q }) => storage.search(account, q),
     'files.uploadPaths': async ({ account, parent, paths, conflict }) => {
@@ -143,13 +146,29 @@ function settingsView(app: App): Settings {
   };
 }
 
-/** Cross-account moves and copies stream bytes and can take long: show them as transfers. */
-async function withTransfer<T>(app: App, direction: 'move' | 'copy', account: number, id: string, target: string, run: () => Promise<T>): Promise<T> {
+/**
+ * Cross-account moves and copies stream bytes and can take long: show them as transfers. The
+ * transfer's signal reaches every step (cancel: nothing changed) and the streamed bytes are its
+ * progress; a server-side move or copy, which streams nothing, counts as done when it ends.
+ */
+async function withTransfer<T>(
+  app: App,
+  direction: 'move' | 'copy',
+  account: number,
+  id: string,
+  target: string,
+  run: (options: TransferOptions) => Promise<T>,
+): Promise<T> {
   const resource = await app.storage.get(account, id);
-  const { transfer } = app.transfers.start({ direction, name: resource.name, account, target, bytesTotal: resource.size });
+  const { transfer, signal } = app.transfers.start({ direction, name: resource.name, account, target, bytesTotal: resource.size });
+  let streamed = 0;
+  const progress = (bytes: number) => {
+    streamed += bytes;
+    app.transfers.progress(transfer.id, bytes);
+  };
   try {
-    const result = await run();
-    app.transfers.progress(transfer.id, resource.size ?? 0);
+    const result = await run({ signal, progress });
+    if (resource.size !== null && streamed < resource.size) app.transfers.progress(transfer.id, resource.size - streamed);
     app.transfers.finish(transfer.id);
     return result;
   } catch (e) {

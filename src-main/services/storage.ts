@@ -4,23 +4,23 @@
  * as the human-readable `path`. Every mutation refreshes the listing cache and publishes
  * `files.changed` for the folders it touched.
  */
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { PassThrough, Readable } from 'node:stream';
+import { PassThrough, Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { lookup as mimeLookup } from 'mime-types';
 import { EntriesTable } from '../cache/queries/entries';
 import type { Db } from '../cache/db';
-import { baseName, checkName, isInside, joinPath, numberedName, parentOf, ROOT, ancestorsOf } from '../connectors/shared/paths';
-import type { Entry, StorageConnector } from '../connectors/types';
+import { baseName, checkName, isInside, joinPath, parentOf, ROOT, ancestorsOf, tempName } from '../connectors/shared/paths';
+import type { Entry, NoReplace, StorageConnector } from '../connectors/types';
 import type { FolderPage, Resource } from '../contract';
 import { ServiceError } from '../errors';
 import { isSpecialId, type IdCodec } from '../ids';
 import type { AccountsService } from './accounts';
 import { EphemeralFiles } from './ephemeral';
 import type { EventBus } from './events';
+import { NameReservations, type ConflictMode, type NameClaim } from './names';
 
-export type ConflictMode = 'rename' | 'overwrite' | 'fail';
+export type { ConflictMode } from './names';
 
 /**
  * Files that live outside any storage connector but are served as storage files (spec 2:
@@ -50,7 +50,15 @@ const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'bas
  */
 const SNAPSHOT_MS = 5 * 60_000;
 const MAX_SNAPSHOTS = 16;
-const MAX_RENAME_ATTEMPTS = 10_000;
+
+/**
+ * What a long move or copy reports and obeys: `signal` cancels it (nothing changes: the source
+ * stays, no target is left), `progress` receives the bytes as they stream across accounts.
+ */
+export interface TransferOptions {
+  signal?: AbortSignal;
+  progress?: (bytes: number) => void;
+}
 
 /** A file outside any folder tree (attachments, ephemeral uploads), as a storage Resource. */
 export function standaloneFile(f: { id: string; account: number; name: string; size: number | null; mimeType?: string | null; created?: string | null; parent: { id: string; name: string } | null; rawId: string }): Resource {
@@ -81,6 +89,8 @@ export class StorageService {
 
   private readonly providers: FileProvider[] = [];
   readonly ephemeral: EphemeralFiles;
+  /** The one free-name rule, with its reservations (uploads, moves, copies, multipart sessions). */
+  readonly names = new NameReservations();
 
   constructor(
     db: Db,
@@ -289,36 +299,36 @@ export class StorageService {
     if (id === 'root' || id === 'trash') throw new ServiceError('forbidden', `The ${id} folder cannot be ${verb}.`);
   }
 
+  /** Reserves the name to write `name` under in `folder` by conflict mode (services/names.ts). */
+  claimName(accountId: number, c: StorageConnector, folder: string, name: string, mode: ConflictMode, alsoTaken?: Iterable<string>): Promise<NameClaim> {
+    return this.names.claim({ account: accountId, connector: c, folder, name, mode, alsoTaken, idOf: (path) => this.idOf(accountId, path) });
+  }
+
   /**
-   * The name to write `name` under in `folder`, by conflict mode: the name itself when free or
-   * when overwriting a file, "name (n).ext" when renaming, naming_conflict when failing.
+   * The no-replace publish of a claimed name: unless overwriting, the backend refuses to replace
+   * what appeared meanwhile, and a taken name moves the claim on to the next free one.
    */
-  private async chooseName(accountId: number, c: StorageConnector, folder: string, name: string, mode: ConflictMode): Promise<{ name: string; replaces?: Entry }> {
-    const siblings = await c.list(folder);
-    const key = (n: string) => (c.features.caseSensitive ? n : n.toLocaleLowerCase());
-    const byName = new Map(siblings.map((e) => [key(e.name), e]));
-    const existing = byName.get(key(name));
-    if (!existing) return { name };
-    if (mode === 'overwrite' && existing.kind === 'file') return { name, replaces: existing };
-    if (mode !== 'rename') {
-      throw new ServiceError('naming_conflict', `"${name}" already exists in this folder.`, { conflictingResourceId: this.idOf(accountId, existing.path) });
-    }
-    for (let n = 1; n < MAX_RENAME_ATTEMPTS; n++) {
-      const candidate = numberedName(name, n);
-      if (!byName.has(key(candidate))) return { name: candidate };
-    }
-    throw new ServiceError('naming_conflict', `No free name was found for "${name}".`);
+  private noReplace(claim: { current: NameClaim }, folder: string, mode: ConflictMode): NoReplace | undefined {
+    if (mode === 'overwrite') return undefined;
+    return {
+      next: async () => {
+        claim.current = await claim.current.next();
+        return joinPath(folder, claim.current.name);
+      },
+    };
   }
 
   /**
    * Writes so that a failure never leaves a partial file under the final name: backends that
    * cannot promise that get a hidden temporary name and a rename once every byte is in.
    */
-  private async writeSafely(c: StorageConnector, path: string, body: Readable, opts: { size?: number; replaces?: Entry }): Promise<Entry> {
-    if (c.features.atomicWrites || !c.features.move) return c.write(path, body, { size: opts.size, mimeType: mimeLookup(baseName(path)) || undefined });
-    const temp = joinPath(parentOf(path), `.tributary-${randomBytes(6).toString('hex')}.part`);
+  private async writeSafely(c: StorageConnector, path: string, body: Readable, opts: { size?: number; replaces?: Entry; noReplace?: NoReplace; signal?: AbortSignal }): Promise<Entry> {
+    if (c.features.atomicWrites || !c.features.move) {
+      return c.write(path, body, { size: opts.size, mimeType: mimeLookup(baseName(path)) || undefined, noReplace: opts.noReplace, signal: opts.signal });
+    }
+    const temp = joinPath(parentOf(path), tempName());
     try {
-      await c.write(temp, body, { size: opts.size });
+      await c.write(temp, body, { size: opts.size, signal: opts.signal });
     } catch (e) {
       await c.remove(temp, { recursive: false }).catch(() => {});
       throw e;
@@ -356,8 +366,21 @@ export class StorageService {
     }
     const parent = await this.locate(accountId, parentId);
     await this.requireFolder(parent);
-    const chosen = await this.chooseName(accountId, parent.connector, parent.path, name, options.conflict ?? 'rename');
-    const entry = await this.writeSafely(parent.connector, joinPath(parent.path, chosen.name), body, { size: options.size, replaces: chosen.replaces });
+    const mode = options.conflict ?? 'rename';
+    const claim = { current: await this.claimName(accountId, parent.connector, parent.path, name, mode) };
+    let entry: Entry;
+    try {
+      const { replaces } = claim.current;
+      entry = await this.writeSafely(parent.connector, joinPath(parent.path, claim.current.name), body, {
+        size: options.size,
+        replaces,
+        noReplace: this.noReplace(claim, parent.path, mode),
+      });
+    } catch (e) {
+      claim.current.release(false);
+      throw e;
+    }
+    claim.current.release(true);
     this.touched(accountId, parent.path, entry);
     return this.toResource(accountId, entry);
   }
@@ -377,7 +400,7 @@ export class StorageService {
    * Rename and/or move, within one account or across accounts (streamed: copy then delete the
    * source, only after the copy completed). Name conflicts at the destination yield "name (n)".
    */
-  async move(accountId: number, id: string, to: { parentId?: string; name?: string; account?: number }): Promise<Resource> {
+  async move(accountId: number, id: string, to: { parentId?: string; name?: string; account?: number }, options: TransferOptions = {}): Promise<Resource> {
     this.forbidReserved(id, to.parentId ? 'moved' : 'renamed');
     const src = await this.locate(accountId, id);
     if (src.trash) throw new ServiceError('forbidden', 'The trash folder cannot be moved.');
@@ -392,22 +415,35 @@ export class StorageService {
     if (sameAccount && entry.kind === 'folder' && (dest.path === src.path || isInside(dest.path, src.path))) {
       throw new ServiceError('invalid_parameters', 'A folder cannot be moved into itself.');
     }
-    const chosen = await this.chooseName(destAccount, dest.connector, dest.path, name, sameAccount && isCaseOnlyRename(src.path, dest.path, name) ? 'overwrite' : 'rename');
-    const target = joinPath(dest.path, chosen.name);
+    options.signal?.throwIfAborted();
+    const caseOnly = sameAccount && isCaseOnlyRename(src.path, dest.path, name);
+    const claim = { current: await this.claimName(destAccount, dest.connector, dest.path, name, caseOnly ? 'overwrite' : 'rename') };
     let moved: Entry;
-    if (sameAccount && src.connector.features.move) {
-      moved = await src.connector.features.move(src.path, target);
-    } else {
-      moved = await this.copyTree(src.connector, entry, dest.connector, target);
-      await src.connector.remove(src.path, { recursive: true });
+    try {
+      if (sameAccount && src.connector.features.move) {
+        moved = await src.connector.features.move(src.path, joinPath(dest.path, claim.current.name));
+      } else {
+        moved = await this.copyTree(src.connector, entry, dest.connector, dest.path, claim, options);
+        // Past this point the move cannot be cancelled: a cancel that arrived during the copy
+        // takes the copy back and leaves the source as it was.
+        if (options.signal?.aborted) {
+          await dest.connector.remove(moved.path, { recursive: true }).catch(() => {});
+          options.signal.throwIfAborted();
+        }
+        await src.connector.remove(src.path, { recursive: true });
+      }
+    } catch (e) {
+      claim.current.release(false);
+      throw e;
     }
+    claim.current.release(true);
     this.entries.forget(accountId, src.path);
     this.touched(accountId, parentOf(src.path));
     this.touched(destAccount, dest.path, moved);
     return this.toResource(destAccount, moved);
   }
 
-  async copy(accountId: number, id: string, to: { parentId: string; name?: string; account?: number }): Promise<Resource> {
+  async copy(accountId: number, id: string, to: { parentId: string; name?: string; account?: number }, options: TransferOptions = {}): Promise<Resource> {
     if (id === 'trash') throw new ServiceError('forbidden', 'The trash folder cannot be copied.');
     const src = await this.locate(accountId, id);
     const entry = src.path === ROOT ? rootEntry() : await src.connector.stat(src.path);
@@ -418,35 +454,92 @@ export class StorageService {
       throw new ServiceError('invalid_parameters', 'A folder cannot be copied into itself.');
     }
     const name = to.name !== undefined ? checkName(to.name) : entry.name || 'Root';
-    const chosen = await this.chooseName(destAccount, dest.connector, dest.path, name, 'rename');
-    const target = joinPath(dest.path, chosen.name);
-    const copied =
-      destAccount === accountId && src.connector.features.copy
-        ? await src.connector.features.copy(src.path, target)
-        : await this.copyTree(src.connector, entry, dest.connector, target);
+    options.signal?.throwIfAborted();
+    const claim = { current: await this.claimName(destAccount, dest.connector, dest.path, name, 'rename') };
+    let copied: Entry;
+    try {
+      copied =
+        destAccount === accountId && src.connector.features.copy
+          ? await src.connector.features.copy(src.path, joinPath(dest.path, claim.current.name))
+          : await this.copyTree(src.connector, entry, dest.connector, dest.path, claim, options);
+    } catch (e) {
+      claim.current.release(false);
+      throw e;
+    }
+    claim.current.release(true);
     this.touched(destAccount, dest.path, copied);
     return this.toResource(destAccount, copied);
   }
 
-  /** Streams a file or a whole folder tree from one connector into another. */
-  private async copyTree(from: StorageConnector, entry: Entry, to: StorageConnector, target: string): Promise<Entry> {
-    if (entry.kind === 'file') {
-      const source = await from.read(entry.path);
-      const pass = new PassThrough({ highWaterMark: 1 << 20 });
-      try {
-        const [written] = await Promise.all([this.writeSafely(to, target, pass, { size: entry.size ?? undefined }), pipeline(source, pass)]);
-        return written;
-      } catch (e) {
-        // Whichever side failed, release the other: a failed write must not leave the source
-        // connection open, nor a failed read a writer waiting for bytes.
-        source.destroy();
-        pass.destroy();
-        throw e;
+  /**
+   * Streams a file or a whole folder tree from one connector into `folder` of another, under
+   * the claimed name (the next free one when the publish finds it taken). Cancelled or failed,
+   * it leaves no target: a file is published only once complete, a folder tree that was begun
+   * is removed again.
+   */
+  private async copyTree(from: StorageConnector, entry: Entry, to: StorageConnector, folder: string, claim: { current: NameClaim }, options: TransferOptions): Promise<Entry> {
+    if (entry.kind === 'file') return this.copyFile(from, entry, to, joinPath(folder, claim.current.name), { ...options, noReplace: this.noReplace(claim, folder, 'rename') });
+    let root: Entry | undefined;
+    while (!root) {
+      root = await to.mkdir(joinPath(folder, claim.current.name)).catch(async (e) => {
+        // Taken by a writer outside Tributary since the name was chosen: take the next one.
+        if (!(e instanceof ServiceError && e.code === 'naming_conflict')) throw e;
+        claim.current = await claim.current.next();
+        return undefined;
+      });
+    }
+    try {
+      await this.copyChildren(from, entry.path, to, root.path, options);
+    } catch (e) {
+      await to.remove(root.path, { recursive: true }).catch(() => {});
+      throw e;
+    }
+    return root;
+  }
+
+  private async copyChildren(from: StorageConnector, source: string, to: StorageConnector, target: string, options: TransferOptions): Promise<void> {
+    for (const child of await from.list(source)) {
+      options.signal?.throwIfAborted();
+      const path = joinPath(target, child.name);
+      if (child.kind === 'file') {
+        await this.copyFile(from, child, to, path, options);
+      } else {
+        await to.mkdir(path);
+        await this.copyChildren(from, child.path, to, path, options);
       }
     }
-    const folder = await to.mkdir(target);
-    for (const child of await from.list(entry.path)) await this.copyTree(from, child, to, joinPath(target, child.name));
-    return folder;
+  }
+
+  /** Streams one file across connectors, counting bytes into `progress`, stopped by `signal`. */
+  private async copyFile(from: StorageConnector, entry: Entry, to: StorageConnector, target: string, options: TransferOptions & { noReplace?: NoReplace }): Promise<Entry> {
+    const { signal, progress } = options;
+    signal?.throwIfAborted();
+    const source = await from.read(entry.path, { signal });
+    const pass = new PassThrough({ highWaterMark: 1 << 20 });
+    const steps: (Readable | Transform | PassThrough)[] = [source];
+    if (progress) {
+      steps.push(
+        new Transform({
+          transform(chunk: Buffer, _enc, done) {
+            progress(chunk.length);
+            done(null, chunk);
+          },
+        }),
+      );
+    }
+    try {
+      const [written] = await Promise.all([
+        this.writeSafely(to, target, pass, { size: entry.size ?? undefined, noReplace: options.noReplace, signal }),
+        pipeline([...steps, pass], { signal }),
+      ]);
+      return written;
+    } catch (e) {
+      // Whichever side failed, release the other: a failed write must not leave the source
+      // connection open, nor a failed read a writer waiting for bytes.
+      source.destroy();
+      pass.destroy();
+      throw signal?.aborted ? signal.reason : e;
+    }
   }
 
   /** Deletes to the trash when the backend has one (unless `permanent`), else permanently. */

@@ -122,7 +122,8 @@ export class TransfersService {
     if (pausedBy(signal)) {
       t.state = 'paused';
     } else {
-      t.state = signal.aborted ? 'cancelled' : error ? 'failed' : 'done';
+      // A cancel that came too late to stop the work (it completed) is no cancel: it is done.
+      t.state = !error ? 'done' : signal.aborted ? 'cancelled' : 'failed';
       t.error = error && !signal.aborted ? (error instanceof Error ? error.message : String(error)) : null;
       t.finishedAt = new Date().toISOString();
     }

@@ -23,7 +23,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { App } from '../app';
 import { nowIso, type Db } from '../cache/db';
-import { checkName, joinPath, numberedName, ROOT } from '../connectors/shared/paths';
+import { baseName, checkName, joinPath, ROOT } from '../connectors/shared/paths';
 import type { ChunkWriter, Entry, PartReceipt, StorageConnector } from '../connectors/types';
 import type { Resource } from '../contract';
 import { ServiceError } from '../errors';
@@ -149,28 +149,43 @@ export class MultipartService {
     const native = !!c.features.openChunkWriter;
     if (native && size === undefined) throw new ServiceError('invalid_parameters', '`size` is required for multipart uploads to this service.');
 
-    const target = joinPath(parent.path, await this.freeName(c, parent.path, name, !!input.overwrite));
     const partSize = native ? (c.features.partSizeFor?.(size!) ?? defaultPartSize(size)) : defaultPartSize(size);
     if (size !== undefined && Math.ceil(size / partSize) > MAX_PARTS) throw new ServiceError('invalid_parameters', `A multipart upload has at most ${MAX_PARTS} parts.`);
 
-    let state: Record<string, unknown> | null = null;
-    let parallel = true;
-    let writer: ChunkWriter | undefined;
-    if (native) {
-      writer = await c.features.openChunkWriter!(target, { size: size!, partSize });
-      state = writer.state;
-      parallel = writer.parallel;
+    // Names of sessions still open in this folder are taken too (they survive a restart; the
+    // in-memory reservations do not).
+    const open = input.overwrite
+      ? []
+      : (this.db.prepare('SELECT path FROM multipart_sessions WHERE account_id = ? AND parent_path = ?').all(accountId, parent.path) as { path: string }[]).map((r) => baseName(r.path));
+    const claim = await this.app.storage.claimName(accountId, c, parent.path, name, input.overwrite ? 'overwrite' : 'rename', open);
+    try {
+      const target = joinPath(parent.path, claim.name);
+      let state: Record<string, unknown> | null = null;
+      let parallel = true;
+      let writer: ChunkWriter | undefined;
+      if (native) {
+        writer = await c.features.openChunkWriter!(target, { size: size!, partSize });
+        state = writer.state;
+        parallel = writer.parallel;
+      }
+      const now = nowIso();
+      const info = this.db
+        .prepare(
+          `INSERT INTO multipart_sessions (account_id, parent_path, name, path, overwrite, size, part_size, parallel, mode, writer_state, created, updated)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(accountId, parent.path, name, target, input.overwrite ? 1 : 0, size ?? null, writer?.partSize ?? partSize, parallel ? 1 : 0, native ? 'native' : 'spool', state && JSON.stringify(state), now, now);
+      const id = Number(info.lastInsertRowid);
+      if (writer) this.writers.set(id, Promise.resolve(writer));
+      // The name stays reserved until the session completes or is aborted, so parallel sessions
+      // of one name get distinct names. After a restart the open sessions' rows stand in for
+      // the reservations (`open` above).
+      this.app.storage.names.keep(claimOwner(id), claim);
+      return this.toSession(this.row(accountId, id));
+    } catch (e) {
+      claim.release(false);
+      throw e;
     }
-    const now = nowIso();
-    const info = this.db
-      .prepare(
-        `INSERT INTO multipart_sessions (account_id, parent_path, name, path, overwrite, size, part_size, parallel, mode, writer_state, created, updated)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(accountId, parent.path, name, target, input.overwrite ? 1 : 0, size ?? null, writer?.partSize ?? partSize, parallel ? 1 : 0, native ? 'native' : 'spool', state && JSON.stringify(state), now, now);
-    const id = Number(info.lastInsertRowid);
-    if (writer) this.writers.set(id, Promise.resolve(writer));
-    return this.toSession(this.row(accountId, id));
   }
 
   /** GET /accounts/{account}/multipart/{id}. */
@@ -270,8 +285,25 @@ export class MultipartService {
     if (row.mode === 'native') {
       const writer = await this.writer(row, connector);
       let entry: Entry;
+      // The session's reservation; after a restart a fresh one, for the no-replace publish's
+      // next name.
+      const names = this.app.storage.names;
+      const claim = { current: names.keptBy(claimOwner(id)) ?? (await this.app.storage.claimName(accountId, connector, row.parent_path, baseName(row.path), row.overwrite ? 'overwrite' : 'rename')) };
+      names.keep(claimOwner(id), claim.current);
+      const noReplace = row.overwrite
+        ? undefined
+        : {
+            next: async () => {
+              claim.current = await claim.current.next();
+              names.keep(claimOwner(id), claim.current);
+              return joinPath(row.parent_path, claim.current.name);
+            },
+          };
       try {
-        entry = await writer.complete(parts.map((p) => ({ partNumber: p.partNumber, size: p.size, etag: p.etag ?? undefined })));
+        entry = await writer.complete(
+          parts.map((p) => ({ partNumber: p.partNumber, size: p.size, etag: p.etag ?? undefined })),
+          { noReplace },
+        );
       } catch (e) {
         // A complete whose answer was lost (network) leaves the upload finished upstream and a
         // retry finds no session there: accept the object when it has exactly our bytes.
@@ -289,12 +321,14 @@ export class MultipartService {
           for (const p of parts) yield* createReadStream(join(dir, `${p.partNumber}.part`), { highWaterMark: 1 << 20 });
         })(),
       );
-      resource = await this.app.storage.upload(accountId, this.app.storage.idOf(accountId, row.parent_path), row.name, body, {
+      // The upload reserves (and publishes) the session's name itself.
+      this.app.storage.names.drop(claimOwner(id), false);
+      resource = await this.app.storage.upload(accountId, this.app.storage.idOf(accountId, row.parent_path), baseName(row.path), body, {
         conflict: row.overwrite ? 'overwrite' : 'rename',
         size: total,
       });
     }
-    await this.forget(row);
+    await this.forget(row, true);
     return resource;
   }
 
@@ -306,9 +340,10 @@ export class MultipartService {
       try {
         await (await this.writer(row, connector)).abort();
       } catch (e) {
-        // A server without an abort call (s3rver) keeps its parts whatever we do: the session
-        // still ends here rather than living forever.
-        if (!(e instanceof ServiceError && e.code === 'not_implemented')) throw e;
+        // A server without an abort call (s3rver) keeps its parts whatever we do, and a server
+        // that lost the upload (not_found) has nothing left to abort: either way the session
+        // ends here rather than living forever (and holding its name).
+        if (!(e instanceof ServiceError && (e.code === 'not_implemented' || e.code === 'not_found'))) throw e;
       }
     }
     await this.forget(row);
@@ -349,21 +384,13 @@ export class MultipartService {
     if (!c.features.uploadUrl) throw new ServiceError('not_implemented', 'This service cannot create upload URLs.');
     if (parent.trash) throw new ServiceError('invalid_parent_folder', 'Nothing can be uploaded to the trash.');
     if (parent.path !== ROOT && (await c.stat(parent.path)).kind !== 'folder') throw new ServiceError('invalid_parent_folder', 'The parent is not a folder.');
-    const target = joinPath(parent.path, await this.freeName(c, parent.path, name, !!input.overwrite));
-    return c.features.uploadUrl(target, { expiresIn, useHttp: !!input.useHttp });
+    // The third party publishes later, outside Tributary: the name is chosen, not held.
+    const claim = await this.app.storage.claimName(accountId, c, parent.path, name, input.overwrite ? 'overwrite' : 'rename');
+    claim.release(false);
+    return c.features.uploadUrl(joinPath(parent.path, claim.name), { expiresIn, useHttp: !!input.useHttp });
   }
 
   // ---- helpers -------------------------------------------------------------------------------
-
-  /** Spec 1: overwrite replaces a same-named file; otherwise (or for a folder) "name (n).ext". */
-  private async freeName(c: StorageConnector, folder: string, name: string, overwrite: boolean): Promise<string> {
-    const key = (n: string) => (c.features.caseSensitive ? n : n.toLocaleLowerCase());
-    const taken = new Map((await c.list(folder)).map((e) => [key(e.name), e]));
-    const existing = taken.get(key(name));
-    if (!existing || (overwrite && existing.kind === 'file')) return name;
-    for (let n = 1; n < 10_000; n++) if (!taken.has(key(numberedName(name, n)))) return numberedName(name, n);
-    throw new ServiceError('naming_conflict', `No free name was found for "${name}".`);
-  }
 
   /** The exact size part `partNumber` must have, or undefined (size not announced: ≤ part_size). */
   private expectedSize(row: SessionRow, partNumber: number): number | undefined {
@@ -384,12 +411,16 @@ export class MultipartService {
     }
   }
 
-  private async forget(row: SessionRow): Promise<void> {
+  private async forget(row: SessionRow, published = false): Promise<void> {
     this.db.prepare('DELETE FROM multipart_sessions WHERE id = ?').run(row.id);
     this.writers.delete(row.id);
+    this.app.storage.names.drop(claimOwner(row.id), published);
     if (row.mode === 'spool') await rm(this.spoolDir(row.id), { recursive: true, force: true });
   }
 }
+
+/** The owner of a session's name reservation. */
+const claimOwner = (sessionId: number) => `multipart:${sessionId}`;
 
 /** Reads a part into memory (parts are bounded by part_size), refusing more than `limit` bytes. */
 async function readAtMost(body: Readable, limit: number, partNumber: number): Promise<Buffer> {

@@ -38,6 +38,16 @@ const options = z
 type Options = z.infer<typeof options>;
 
 /** Maps RestError and network failures onto the documented codes. */
+/** A refused If-None-Match: * commit (409 BlobAlreadyExists or 412): the name is taken. */
+function notReplaced(e: unknown, path: string): unknown {
+  const err = (e instanceof ServiceError ? e.cause : e) as { statusCode?: number; code?: string; details?: { errorCode?: string } } | undefined;
+  const code = err?.details?.errorCode ?? err?.code;
+  if (err?.statusCode === 412 || code === 'BlobAlreadyExists' || code === 'ConditionNotMet') {
+    return new ServiceError('naming_conflict', `"${baseName(path)}" already exists.`, {}, { cause: e });
+  }
+  return e;
+}
+
 export function azureError(e: unknown, what: string, container: string): ServiceError {
   if (e instanceof ServiceError) return e;
   const err = e as { statusCode?: number; code?: string; message?: string; name?: string; details?: { errorCode?: string } };
@@ -97,6 +107,7 @@ export class AzureConnector implements StorageConnector {
       hashes: ['md5'],
       modTimePrecisionMs: 1000,
       atomicWrites: true,
+      noReplace: true,
       move: (from, to) => this.moveOrCopy(from, to, true),
       copy: (from, to) => this.moveOrCopy(from, to, false),
       openChunkWriter: async (path, plan) => this.chunkWriter(path, { partSize: plan.partSize }),
@@ -213,7 +224,11 @@ export class AzureConnector implements StorageConnector {
     const blob = this.container.getBlockBlobClient(this.blobName(path));
     const contentType = opts.mimeType || mimeLookup(baseName(path)) || 'application/octet-stream';
     const bufferSize = opts.size !== undefined ? objectStorePartSize(opts.size) : DEFAULT_PART;
-    await this.call(path, () => blob.uploadStream(body, bufferSize, 4, { blobHTTPHeaders: { blobContentType: contentType }, abortSignal: opts.signal }));
+    // If-None-Match: * on the commit: the service refuses to replace (the no-replace publish).
+    const conditions = opts.noReplace ? { ifNoneMatch: '*' } : undefined;
+    await this.call(path, () => blob.uploadStream(body, bufferSize, 4, { blobHTTPHeaders: { blobContentType: contentType }, abortSignal: opts.signal, conditions })).catch((e) =>
+      Promise.reject(notReplaced(e, path)),
+    );
     return this.stat(path);
   }
 
@@ -298,9 +313,12 @@ export class AzureConnector implements StorageConnector {
         await this.call(`Part ${partNumber}`, () => blob.stageBlock(blockId(partNumber), body, body.length, { transactionalContentMD5: md5, abortSignal: signal }));
         return { partNumber, size: body.length, etag: md5.toString('hex') };
       },
-      complete: async (parts) => {
+      complete: async (parts, options = {}) => {
         const ids = [...parts].sort((a, b) => a.partNumber - b.partNumber).map((p) => blockId(p.partNumber));
-        await this.call(path, () => blob.commitBlockList(ids, { blobHTTPHeaders: { blobContentType: mimeLookup(baseName(path)) || 'application/octet-stream' } }));
+        const conditions = options.noReplace ? { ifNoneMatch: '*' } : undefined;
+        await this.call(path, () => blob.commitBlockList(ids, { blobHTTPHeaders: { blobContentType: mimeLookup(baseName(path)) || 'application/octet-stream' }, conditions })).catch((e) =>
+          Promise.reject(notReplaced(e, path)),
+        );
         return this.stat(path);
       },
       abort: async () => {

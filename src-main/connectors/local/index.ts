@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { constants as fsc, createWriteStream, existsSync, statSync, type Stats } from 'node:fs';
-import { cp, lstat, mkdir, open, readdir, readFile, realpath, rename, rm, rmdir, stat, statfs, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
+import { cp, link, lstat, mkdir, open, readdir, readFile, realpath, rename, rm, rmdir, stat, statfs, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -17,7 +17,7 @@ import { z } from 'zod';
 import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
 import { baseName, joinPath, parentOf, ROOT, splitExtension } from '../shared/paths';
-import type { ChunkWriter, Entry, PartReceipt, Quota, RawChange, StorageConnector, StorageFeatures, Watcher, WriteOptions } from '../types';
+import type { ChunkWriter, Entry, NoReplace, PartReceipt, Quota, RawChange, StorageConnector, StorageFeatures, Watcher, WriteOptions } from '../types';
 
 const MiB = 1 << 20;
 const MIN_PART = 5 * MiB;
@@ -168,6 +168,7 @@ export class LocalConnector implements StorageConnector {
       hashes: [],
       modTimePrecisionMs: 1,
       atomicWrites: true,
+      noReplace: true,
       move: (from, to) => this.moveOrCopy(from, to, true),
       copy: (from, to) => this.moveOrCopy(from, to, false),
       trash: { put: (path) => this.trashPut(path), list: () => this.trashList() },
@@ -317,12 +318,41 @@ export class LocalConnector implements StorageConnector {
       // `flush` fsyncs before close, so the rename below publishes complete bytes only.
       await pipeline(body, createWriteStream(temp, { flags: 'wx', mode: existing ? existing.mode & 0o777 : 0o644, flush: true, highWaterMark: MiB }), { signal: opts.signal });
       if (opts.modified) await utimes(temp, opts.modified, opts.modified);
-      await rename(temp, abs);
+      path = await this.publish(temp, path, opts.noReplace);
     } catch (e) {
       await unlink(temp).catch(() => {});
       throw fsError(e, path);
     }
     return this.stat(path);
+  }
+
+  /**
+   * Gives the finished temporary file `temp` (a file system path) its name `path`: a rename,
+   * which replaces; or, with `noReplace`, link(temp, final) + unlink(temp), where EEXIST means the
+   * name is taken (then `noReplace.next`). Returns the upstream path the file went to.
+   */
+  async publish(temp: string, path: string, noReplace?: NoReplace): Promise<string> {
+    if (!noReplace) {
+      await rename(temp, await this.safe(path));
+      return path;
+    }
+    for (let target: string | undefined = path; target !== undefined; target = await noReplace.next?.(target)) {
+      const abs = await this.safe(target);
+      try {
+        await link(temp, abs);
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === 'EEXIST') continue;
+        // File systems without hard links (FAT, some network mounts): check, then rename.
+        if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'EMLINK') throw e;
+        if (await lstat(abs).then(() => true, () => false)) continue;
+        await rename(temp, abs);
+        return target;
+      }
+      await unlink(temp);
+      return target;
+    }
+    throw new ServiceError('naming_conflict', `"${baseName(path)}" already exists.`);
   }
 
   async mkdir(path: string): Promise<Entry> {
@@ -637,11 +667,12 @@ class LocalChunkWriter implements ChunkWriter {
     return { partNumber, size: body.length };
   }
 
-  async complete(parts: PartReceipt[]): Promise<Entry> {
+  async complete(parts: PartReceipt[], options: { noReplace?: NoReplace } = {}): Promise<Entry> {
     const have = new Set(parts.map((p) => p.partNumber));
     for (let n = 1; n <= this.parts; n++) {
       if (!have.has(n) && this.state.size > 0) throw new ServiceError('invalid_parameters', `Part ${n} has not been uploaded.`);
     }
+    let path = this.path;
     try {
       const h = await this.fh();
       await h.sync();
@@ -649,11 +680,11 @@ class LocalChunkWriter implements ChunkWriter {
       this.handle = undefined;
       const target = await this.c.resolveForWriter(this.path);
       if ((await stat(target).catch(() => undefined))?.isDirectory()) throw new ServiceError('naming_conflict', `A folder named "${baseName(this.path)}" exists.`);
-      await rename(await this.c.resolveForWriter(this.state.temp), target);
+      path = await this.c.publish(await this.c.resolveForWriter(this.state.temp), this.path, options.noReplace);
     } catch (e) {
       throw fsError(e, this.path);
     }
-    return this.c.stat(this.path);
+    return this.c.stat(path);
   }
 
   async abort(): Promise<void> {

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
 import { baseName, isInside, parentOf, ROOT } from '../shared/paths';
-import type { Entry, StorageConnector, StorageFeatures } from '../types';
+import type { Entry, StorageConnector, StorageFeatures, WriteOptions } from '../types';
 
 interface Node {
   kind: 'file' | 'folder';
@@ -41,6 +41,7 @@ export class MemoryConnector implements StorageConnector {
       hashes: [],
       modTimePrecisionMs: 1,
       atomicWrites: true,
+      noReplace: true,
       move: async (from, to) => this.moveOrCopy(from, to, true),
       copy: async (from, to) => this.moveOrCopy(from, to, false),
       trash: {
@@ -99,10 +100,19 @@ export class MemoryConnector implements StorageConnector {
     return Readable.from([node.data!.subarray(start, end)]);
   }
 
-  async write(path: string, body: Readable): Promise<Entry> {
+  async write(path: string, body: Readable, opts: WriteOptions = {}): Promise<Entry> {
     this.requireFolder(parentOf(path));
     const chunks: Buffer[] = [];
-    for await (const chunk of body) chunks.push(Buffer.from(chunk));
+    for await (const chunk of body) {
+      opts.signal?.throwIfAborted();
+      chunks.push(Buffer.from(chunk));
+    }
+    if (opts.noReplace) {
+      let target: string | undefined = path;
+      while (target !== undefined && this.nodes.has(target)) target = await opts.noReplace.next?.(target);
+      if (target === undefined) throw new ServiceError('naming_conflict', `"${baseName(path)}" already exists.`);
+      path = target;
+    }
     const existing = this.nodes.get(path);
     if (existing?.kind === 'folder') throw new ServiceError('naming_conflict', `A folder named "${baseName(path)}" exists.`);
     const now = new Date();

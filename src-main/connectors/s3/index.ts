@@ -125,6 +125,7 @@ export class S3Connector implements StorageConnector {
       hashes: ['md5'],
       modTimePrecisionMs: 1000,
       atomicWrites: true,
+      noReplace: true,
       move: (from, to) => this.moveOrCopy(from, to, true),
       copy: (from, to) => this.moveOrCopy(from, to, false),
       openChunkWriter: (path, plan) => this.openChunkWriter(path, plan),
@@ -253,13 +254,16 @@ export class S3Connector implements StorageConnector {
     const contentType = opts.mimeType || mimeLookup(baseName(path)) || 'application/octet-stream';
     const upload = new Upload({
       client: this.client,
-      params: { Bucket: this.bucket, Key: this.key(path), Body: body, ContentType: contentType },
+      // If-None-Match: * makes S3 refuse (412) to replace: the no-replace publish. It reaches S3
+      // on a single PUT (files below one part); lib-storage's own multipart path does not carry
+      // it to CompleteMultipartUpload, so big files rely on Tributary's name reservations.
+      params: { Bucket: this.bucket, Key: this.key(path), Body: body, ContentType: contentType, ...(opts.noReplace ? { IfNoneMatch: '*' } : {}) },
       partSize: opts.size !== undefined ? objectStorePartSize(opts.size) : DEFAULT_PART,
       queueSize: 4,
       leavePartsOnError: false,
       abortController: opts.signal ? abortControllerFor(opts.signal) : undefined,
     });
-    await this.send(path, () => upload.done());
+    await this.send(path, () => upload.done()).catch((e) => Promise.reject(notReplaced(e, path)));
     return this.stat(path);
   }
 
@@ -412,11 +416,14 @@ export class S3Connector implements StorageConnector {
         }
         return { partNumber, size: body.length, etag };
       },
-      complete: async (parts) => {
+      complete: async (parts, options = {}) => {
         const sorted = [...parts].sort((a, b) => a.partNumber - b.partNumber);
+        const condition = options.noReplace ? { IfNoneMatch: '*' } : {};
         await this.send(path, () =>
-          this.client.send(new CompleteMultipartUploadCommand({ ...base, MultipartUpload: { Parts: sorted.map((p) => ({ PartNumber: p.partNumber, ETag: `"${p.etag}"` })) } })),
-        );
+          this.client.send(
+            new CompleteMultipartUploadCommand({ ...base, ...condition, MultipartUpload: { Parts: sorted.map((p) => ({ PartNumber: p.partNumber, ETag: `"${p.etag}"` })) } }),
+          ),
+        ).catch((e) => Promise.reject(notReplaced(e, path)));
         return this.stat(path);
       },
       abort: async () => {
@@ -447,6 +454,19 @@ interface WriterState {
   uploadId: string;
   key: string;
   partSize: number;
+}
+
+/**
+ * A refused conditional write (If-None-Match: *): 412, or 409 when another conditional write to
+ * the key was in flight. The bytes went with the request, so there is no next name to try here.
+ */
+function notReplaced(e: unknown, path: string): unknown {
+  const err = (e instanceof ServiceError ? e.cause : e) as { name?: string; $metadata?: { httpStatusCode?: number } } | undefined;
+  const status = err?.$metadata?.httpStatusCode;
+  if (status === 412 || err?.name === 'PreconditionFailed' || err?.name === 'ConditionalRequestConflict') {
+    return new ServiceError('naming_conflict', `"${baseName(path)}" already exists.`, {}, { cause: e });
+  }
+  return e;
 }
 
 /** Bytes start..end (inclusive) of a stream that holds the whole object. */

@@ -16,7 +16,7 @@ import { z } from 'zod';
 import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
 import { baseName, joinPath, parentOf, ROOT } from '../shared/paths';
-import type { ChunkWriter, Entry, PartReceipt, ReadOptions, StorageConnector, StorageFeatures, WriteOptions } from '../types';
+import type { ChunkWriter, Entry, NoReplace, PartReceipt, ReadOptions, StorageConnector, StorageFeatures, WriteOptions } from '../types';
 import { fingerprintOf, KnownHosts, normalizeFingerprint } from './known-hosts';
 
 const options = z.object({
@@ -82,6 +82,7 @@ export class SftpConnector implements StorageConnector {
       hashes: [],
       modTimePrecisionMs: 1000,
       atomicWrites: true,
+      noReplace: true,
       move: (from, to) => this.move(from, to),
       // Server-side copy exists only where the server announced "copy-data" (OpenSSH ≥ 9.0);
       // known once connected, so a getter: before the first connection the service streams.
@@ -306,7 +307,7 @@ export class SftpConnector implements StorageConnector {
         const t = Math.floor(opts.modified.getTime() / 1000);
         await call((cb) => s.sftp.utimes(absTemp, t, t, cb)).catch(() => {});
       }
-      await this.replace(s, temp, path);
+      path = await this.publish(s, temp, path, opts.noReplace);
     } catch (e) {
       if (s.alive) await call((cb) => s.sftp.unlink(absTemp, cb)).catch(() => {});
       throw mapError(e, `Writing "${path}"`, s);
@@ -314,6 +315,32 @@ export class SftpConnector implements StorageConnector {
       s.onDead.delete(onDead);
     }
     return this.stat(path);
+  }
+
+  /**
+   * Gives the finished `temp` its name: replacing (see `replace`), or with `noReplace` by the
+   * protocol's plain SSH_FXP_RENAME, which OpenSSH refuses when the target exists (then
+   * `noReplace.next`). Returns the path the file went to.
+   */
+  private async publish(s: Session, temp: string, path: string, noReplace?: NoReplace): Promise<string> {
+    if (!noReplace) {
+      await this.replace(s, temp, path);
+      return path;
+    }
+    for (let target: string | undefined = path; target !== undefined; target = await noReplace.next?.(target)) {
+      const to = this.abs(s, target);
+      try {
+        await call((cb) => s.sftp.rename(this.abs(s, temp), to, cb));
+        return target;
+      } catch (e) {
+        const exists = await call((cb) => s.sftp.lstat(to, cb)).then(
+          () => true,
+          () => false,
+        );
+        if (!exists) throw e;
+      }
+    }
+    throw new ServiceError('naming_conflict', `"${baseName(path)}" already exists.`);
   }
 
   /** Renames `temp` over `path`: atomically with posix-rename, else delete-then-rename. */
@@ -495,18 +522,19 @@ export class SftpConnector implements StorageConnector {
         }
         return { partNumber, size: body.length };
       },
-      complete: async (receipts: PartReceipt[]): Promise<Entry> => {
+      complete: async (receipts: PartReceipt[], options: { noReplace?: NoReplace } = {}): Promise<Entry> => {
         const numbers = new Set(receipts.map((r) => r.partNumber));
         for (let n = 1; n <= parts; n++) if (!numbers.has(n)) throw new ServiceError('invalid_parameters', `Part ${n} was not uploaded.`);
         const s = await this.sftp();
         const st = await this.stat(temp);
         if (st.size !== size) throw new ServiceError('conflict', `The uploaded parts hold ${st.size} bytes, not ${size}.`);
+        let published: string;
         try {
-          await this.replace(s, temp, path);
+          published = await this.publish(s, temp, path, options.noReplace);
         } catch (e) {
           throw mapError(e, `Finishing "${path}"`, s);
         }
-        return this.stat(path);
+        return this.stat(published);
       },
       abort: async () => {
         const s = await this.sftp();

@@ -2,6 +2,7 @@
  * POSIX path helpers for upstream ids. Paths are absolute, '/' is the root, never a trailing
  * slash. Names are validated here once for every backend.
  */
+import { randomBytes } from 'node:crypto';
 import { ServiceError } from '../../errors';
 
 export const ROOT = '/';
@@ -61,8 +62,34 @@ export function splitExtension(name: string): [string, string] {
   return i > 0 ? [name.slice(0, i), name.slice(i)] : [name, ''];
 }
 
-/** The n-th conflict-free candidate: "name (n).ext" (spec 1, upload rules). */
+/**
+ * The n-th conflict-free candidate: "name (n).ext" (spec 1, upload rules). The stem is shortened
+ * so that the result still fits MAX_NAME_BYTES, keeping the extension whole and never cutting a
+ * character (nor a surrogate pair) in two.
+ */
 export function numberedName(name: string, n: number): string {
-  const [stem, ext] = splitExtension(name);
-  return `${stem} (${n})${ext}`;
+  let [stem, ext] = splitExtension(name);
+  const suffix = ` (${n})`;
+  // An extension too long to keep leaves nothing of the stem to number: number the whole name.
+  if (Buffer.byteLength(suffix + ext) >= MAX_NAME_BYTES) [stem, ext] = [name, ''];
+  const room = MAX_NAME_BYTES - Buffer.byteLength(suffix + ext);
+  if (Buffer.byteLength(stem) > room) stem = truncateUtf8(stem, room);
+  return `${stem}${suffix}${ext}`;
 }
+
+/** The longest prefix of `s` of at most `maxBytes` UTF-8 bytes, cut between characters. */
+export function truncateUtf8(s: string, maxBytes: number): string {
+  let bytes = 0;
+  let end = 0;
+  for (const ch of s) {
+    const size = Buffer.byteLength(ch);
+    if (bytes + size > maxBytes) break;
+    bytes += size;
+    end += ch.length;
+  }
+  return s.slice(0, end);
+}
+
+/** Hidden temporary names writers publish from (listings leave them out). */
+export const TEMP_NAME = /^\.tributary-[0-9a-f]{12}\.part$/;
+export const tempName = () => `.tributary-${randomBytes(6).toString('hex')}.part`;

@@ -20,7 +20,7 @@ import { z } from 'zod';
 import { ServiceError, type ErrorCode } from '../../errors';
 import { defineConnector } from '../registry';
 import { baseName, joinPath, parentOf, ROOT } from '../shared/paths';
-import type { Entry, ReadOptions, StorageConnector, StorageFeatures, WriteOptions } from '../types';
+import type { Entry, NoReplace, ReadOptions, StorageConnector, StorageFeatures, WriteOptions } from '../types';
 
 const options = z.object({
   host: z.string().trim().min(1).max(255).meta({ title: 'Server', placeholder: 'nas.local' }),
@@ -73,6 +73,7 @@ export class SmbConnector implements StorageConnector {
       hashes: [],
       modTimePrecisionMs: 1000,
       atomicWrites: true,
+      noReplace: true,
       move: (from, to) => this.move(from, to),
       copy: (from, to) => this.copy(from, to),
       quota: () => this.quota(),
@@ -287,7 +288,7 @@ export class SmbConnector implements StorageConnector {
       headBytes += chunk.length;
     }
     opts.signal?.throwIfAborted();
-    if (ended) return this.writeSpooled(path, Buffer.concat(head));
+    if (ended) return this.writeSpooled(path, Buffer.concat(head), opts.noReplace);
     const rest = Readable.from(
       (async function* () {
         yield* head;
@@ -301,14 +302,26 @@ export class SmbConnector implements StorageConnector {
     return this.writeStreamed(path, rest, opts);
   }
 
-  private async writeSpooled(path: string, data: Buffer): Promise<Entry> {
+  private async writeSpooled(path: string, data: Buffer, noReplace?: NoReplace): Promise<Entry> {
     const dir = await mkdtemp(join(tmpdir(), 'tributary-smb-'));
     const local = join(dir, 'body');
     const temp = joinPath(parentOf(path), tempName());
     try {
       await writeFile(local, data, { mode: 0o600 });
-      const r = await this.commands([`put ${q(local, false)} ${q(temp)}`, `rename ${q(temp)} ${q(path)} -f`, `ls ${q(path)}`]);
+      const r = await this.commands([`put ${q(local, false)} ${q(temp)}`, renameLine(temp, path, !noReplace), `ls ${q(path)}`]);
       const err = statusError(r.output, `Writing "${path}"`);
+      if (err?.code === 'naming_conflict' && noReplace) {
+        // The bytes are in; the name was taken: publish under the next one.
+        const next = await noReplace.next?.(path);
+        if (next !== undefined) {
+          try {
+            return await this.publish(temp, next, noReplace);
+          } catch (e) {
+            await this.commands([`del ${q(temp)}`]).catch(() => {});
+            throw e;
+          }
+        }
+      }
       if (err) {
         await this.commands([`del ${q(temp)}`]).catch(() => {});
         throw await this.settle(err, `Writing "${path}"`);
@@ -317,6 +330,22 @@ export class SmbConnector implements StorageConnector {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  }
+
+  /**
+   * Gives the uploaded `temp` its name: `rename -f` replaces; with `noReplace` a plain rename,
+   * which the server refuses with OBJECT_NAME_COLLISION when the name is taken (then
+   * `noReplace.next`).
+   */
+  private async publish(temp: string, path: string, noReplace?: NoReplace): Promise<Entry> {
+    for (let target: string | undefined = path; target !== undefined; target = await noReplace?.next?.(target)) {
+      try {
+        return await this.entryIn(await this.must([renameLine(temp, target, !noReplace), `ls ${q(target)}`], `Writing "${target}"`), target);
+      } catch (e) {
+        if (!(noReplace && e instanceof ServiceError && e.code === 'naming_conflict')) throw e;
+      }
+    }
+    throw new ServiceError('naming_conflict', `"${baseName(path)}" already exists.`);
   }
 
   private async writeStreamed(path: string, body: Readable, opts: WriteOptions): Promise<Entry> {
@@ -364,12 +393,11 @@ export class SmbConnector implements StorageConnector {
             body.pipe(child.stdin!);
           }),
       );
-      log = await this.must([`rename ${q(temp)} ${q(path)} -f`, `ls ${q(path)}`], `Writing "${path}"`);
+      return await this.publish(temp, path, opts.noReplace);
     } catch (e) {
       await this.commands([`del ${q(temp)}`]).catch(() => {});
       throw e instanceof ServiceError ? e : new ServiceError('upstream_error', `Writing "${path}": ${(e as Error).message}`, {}, { cause: e });
     }
-    return this.entryIn(log, path);
   }
 
   /** The entry for `path` in the output of an `ls` that ended a command batch. */
@@ -481,6 +509,9 @@ const STATUS: Record<string, ErrorCode> = {
 const UNAVAILABLE = /CONNECTION_|IO_TIMEOUT|HOST_UNREACHABLE|NETWORK_UNREACHABLE|END_OF_FILE|INVALID_NETWORK_RESPONSE|PIPE_BROKEN|NETWORK_NAME_DELETED|LOCAL_DISCONNECT|REMOTE_DISCONNECT|NETWORK_SESSION_EXPIRED|PORT_UNREACHABLE|UNSUCCESSFUL|PIPE_DISCONNECTED|USER_SESSION_DELETED/;
 
 /** The first NT_STATUS failure in smbclient's output, as a ServiceError; undefined if none. */
+/** smbclient's rename: `-f` replaces an existing target; without it the server refuses. */
+const renameLine = (from: string, to: string, replace: boolean) => `rename ${q(from)} ${q(to)}${replace ? ' -f' : ''}`;
+
 export function statusError(output: string, what: string): ServiceError | undefined {
   const m = /NT_STATUS_([A-Z0-9_]+)/.exec(output);
   if (!m || m[1] === 'OK') return undefined;

@@ -13,7 +13,7 @@ import { Pool } from 'undici';
 import { z } from 'zod';
 import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
-import { baseName, ROOT } from '../shared/paths';
+import { baseName, joinPath, parentOf, ROOT, TEMP_NAME, tempName } from '../shared/paths';
 import type { Entry, Quota, StorageConnector, StorageFeatures, WriteOptions } from '../types';
 import { parseMultistatus, type DavResponse } from './xml';
 
@@ -87,6 +87,7 @@ export class WebDavConnector implements StorageConnector {
       hashes: [],
       modTimePrecisionMs: 1000,
       atomicWrites: true,
+      noReplace: true,
       move: (from, to) => this.transfer('MOVE', from, to),
       copy: (from, to) => this.transfer('COPY', from, to),
       quota: () => this.quota(),
@@ -227,6 +228,7 @@ export class WebDavConnector implements StorageConnector {
         self = r;
         continue;
       }
+      if (TEMP_NAME.test(baseName(p))) continue; // a no-replace write still going up
       out.push(this.toEntry(r, p));
     }
     if (self && !self.collection) throw new ServiceError('invalid_parent_folder', `"${path}" is not a folder.`);
@@ -256,6 +258,34 @@ export class WebDavConnector implements StorageConnector {
   }
 
   async write(path: string, body: Readable, opts: WriteOptions = {}): Promise<Entry> {
+    if (!opts.noReplace) {
+      await this.put(path, body, opts);
+      return this.stat(path);
+    }
+    // No-replace: PUT to a hidden name, then MOVE with Overwrite: F, which the server refuses
+    // (412) when the name is taken, so the bytes are still there for the next name.
+    const temp = joinPath(parentOf(path), tempName());
+    try {
+      await this.put(temp, body, opts);
+      for (let target: string | undefined = path; target !== undefined; target = await opts.noReplace.next?.(target)) {
+        const res = await this.request('MOVE', temp, { headers: { destination: this.origin + this.url(target), overwrite: 'F' }, signal: opts.signal });
+        if (res.statusCode === 412) {
+          await res.body.dump();
+          continue;
+        }
+        if (res.statusCode !== 201 && res.statusCode !== 204) throw await this.statusError(res, 'MOVE', target);
+        await res.body.dump();
+        return await this.stat(target);
+      }
+      throw new ServiceError('naming_conflict', `"${baseName(path)}" already exists.`);
+    } catch (e) {
+      const res = await this.request('DELETE', temp).catch(() => undefined);
+      await res?.body.dump().catch(() => {});
+      throw e;
+    }
+  }
+
+  private async put(path: string, body: Readable, opts: WriteOptions): Promise<void> {
     const headers: Record<string, string> = { 'content-type': opts.mimeType ?? 'application/octet-stream' };
     if (opts.size !== undefined) headers['content-length'] = String(opts.size);
     // undici stops reading once Content-Length bytes are sent and destroys what it read from,
@@ -279,7 +309,6 @@ export class WebDavConnector implements StorageConnector {
       body.destroy();
       throw e;
     }
-    return this.stat(path);
   }
 
   async mkdir(path: string): Promise<Entry> {
