@@ -218,12 +218,12 @@ export class Follower {
           this.snap.remove(ch.path);
           this.snap.rename(ch.previousPath, ch.path);
           this.snap.put(s!);
-          changes.push({ type: ch.type, kind: ch.kind, path: ch.path, previousPath: ch.previousPath, metadata: s, previousMetadata: old ? fromRow(old) : { ...s!, path: ch.previousPath, name: baseName(ch.previousPath) }, occurredAt: s!.modified });
+          changes.push({ type: ch.type, kind: ch.kind, path: ch.path, previousPath: ch.previousPath, metadata: s, previousMetadata: old ? fromRow(old) : { ...s!, path: ch.previousPath, name: baseName(ch.previousPath) } });
         } else {
           if (old && old.kind === s!.kind && tagOf(old) === tagOf(s!)) continue; // duplicate of what we know
           this.snap.put(s!);
           if (s!.kind === 'folder' && ch.type === 'update') continue; // folder mtime noise
-          changes.push({ type: old ? 'update' : 'add', kind: s!.kind as 'file' | 'folder', path: ch.path, metadata: s, occurredAt: s!.modified });
+          changes.push({ type: old ? 'update' : 'add', kind: s!.kind as 'file' | 'folder', path: ch.path, metadata: s });
         }
       }
       return changes;

@@ -34,7 +34,6 @@ export function activityHandlers(a: ActivityService): ActivityHandlers {
           path: r.path,
           previousPath: r.previousPath,
           resourceId: r.type === 'delete' || r.kind === 'message' ? null : a.serializeContext.toResource(r.accountId, { path: r.path, name: '', kind: r.kind, size: null, modified: null, created: null }).id,
-          occurredAt: r.occurredAt,
           recordedAt: r.recordedAt,
         })),
         cursor: page.cursor,

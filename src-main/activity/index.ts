@@ -107,7 +107,7 @@ export class ActivityService {
     const meta = { path: e.messageId, name: e.messageId, kind: 'message' as const, size: null, modified: e.at, created: null };
     const link = e.url ? { tag: `<a href="${e.url.replace(/"/g, '&quot;')}">`, link: e.url, text: e.text } : undefined;
     const info = this.log.append(sub.id, e.account, [
-      { type: 'update', api: 'email', kind: 'message', path: e.messageId, metadata: meta, subtype: e.kind, link, occurredAt: e.at },
+      { type: 'update', api: 'email', kind: 'message', path: e.messageId, metadata: meta, subtype: e.kind, link },
     ]);
     return info?.count ?? 0;
   }
@@ -129,7 +129,7 @@ export class ActivityService {
       wanted.map((m) => {
         const path = `/${m.folder}/${m.uid}`;
         const meta = { path: m.id ?? path, name: m.subject ?? '', kind: 'message' as const, size: m.size ?? null, modified: m.date ?? null, created: m.date ?? null };
-        return { type: m.type, api: 'email' as const, kind: 'message' as const, path, metadata: m.type === 'delete' ? null : meta, previousMetadata: m.type === 'delete' ? meta : null, occurredAt: m.date ?? null };
+        return { type: m.type, api: 'email' as const, kind: 'message' as const, path, metadata: m.type === 'delete' ? null : meta, previousMetadata: m.type === 'delete' ? meta : null };
       }),
     );
     return info?.count ?? 0;

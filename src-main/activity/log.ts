@@ -55,7 +55,6 @@ interface Row {
   upstream_id: string | null;
   subtype: string | null;
   link: string | null;
-  occurred_at: string | null;
   recorded_at: string;
 }
 
@@ -69,8 +68,8 @@ export class ActivityLog {
     readonly retention = RETENTION,
   ) {
     this.insert = db.prepare(
-      `INSERT INTO activity (account_id, subscription_id, type, api, kind, path, previous_path, metadata, previous_metadata, upstream_id, occurred_at, recorded_at, subtype, link)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO activity (account_id, subscription_id, type, api, kind, path, previous_path, metadata, previous_metadata, upstream_id, recorded_at, subtype, link)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
   }
 
@@ -103,7 +102,6 @@ export class ActivityLog {
           c.metadata ? JSON.stringify(c.metadata) : null,
           c.previousMetadata ? JSON.stringify(c.previousMetadata) : null,
           c.upstreamId ?? null,
-          c.occurredAt ?? null,
           now,
           c.subtype ?? null,
           c.link ? JSON.stringify(c.link) : null,
@@ -221,7 +219,6 @@ function toRecord(r: Row): ActivityRecord {
     upstreamId: r.upstream_id,
     subtype: (r.subtype as ActivityRecord['subtype']) ?? null,
     link: r.link ? (JSON.parse(r.link) as HyperlinkInfo) : null,
-    occurredAt: r.occurred_at,
     recordedAt: r.recorded_at,
   };
 }

@@ -31,7 +31,6 @@ export interface ActivityChange {
   previousMetadata?: EntrySnapshot | null;
   /** The upstream's own id for this event, when it has one (served as the v1 `id` string). */
   upstreamId?: string;
-  occurredAt?: string | null;
   /** Email tracking (spec 3): the v2 subtype, and for clicks the Hyperlink clicked. */
   subtype?: 'email_open' | 'email_click';
   link?: HyperlinkInfo;
@@ -59,7 +58,7 @@ export interface ActivityRecord {
   upstreamId: string | null;
   subtype: 'email_open' | 'email_click' | null;
   link: HyperlinkInfo | null;
-  occurredAt: string | null;
+  /** When Tributary learned of the change: the activity's time in every API (spec 3). */
   recordedAt: string;
 }
 

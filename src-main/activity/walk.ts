@@ -52,7 +52,7 @@ export async function walk(c: StorageConnector, snap: Snapshot, roots: string[],
       if (tagOf(old) !== tagOf(s)) {
         puts.push(s);
         if (e.kind === 'file') {
-          if (emit) changes.push({ type: 'update', kind: 'file', path: e.path, metadata: s, occurredAt: s.modified });
+          if (emit) changes.push({ type: 'update', kind: 'file', path: e.path, metadata: s });
         } else queue.push(e.path); // folder tags are not activity, but something below changed
       } else if (e.kind === 'folder' && !(opts.deepFolderEtags && e.etag)) {
         queue.push(e.path);
@@ -81,7 +81,7 @@ export async function walk(c: StorageConnector, snap: Snapshot, roots: string[],
       moved.add(a.path);
       if (emit) {
         const type = parentOf(a.path) === d.parent ? 'rename' : 'move';
-        changes.push({ type, kind: a.kind as 'file' | 'folder', path: a.path, previousPath: d.path, metadata: a, previousMetadata: fromRow(d), occurredAt: a.modified });
+        changes.push({ type, kind: a.kind as 'file' | 'folder', path: a.path, previousPath: d.path, metadata: a, previousMetadata: fromRow(d) });
       }
       if (a.kind === 'folder') {
         // Entries that came along with a moved folder are not new.
@@ -95,7 +95,7 @@ export async function walk(c: StorageConnector, snap: Snapshot, roots: string[],
   if (emit) {
     for (const a of added) {
       if (moved.has(a.path) || suppressed.has(a.path)) continue;
-      changes.push({ type: 'add', kind: a.kind as 'file' | 'folder', path: a.path, metadata: a, occurredAt: a.modified });
+      changes.push({ type: 'add', kind: a.kind as 'file' | 'folder', path: a.path, metadata: a });
     }
   }
   return { changes: orderChanges(changes), puts, removes, listed };

@@ -45,7 +45,6 @@ export const ActivityItem = z.object({
   previousPath: z.string().nullable(),
   /** Resource id to open the file/folder (null for deletes and messages). */
   resourceId: z.string().nullable(),
-  occurredAt: iso.nullable(),
   recordedAt: iso,
 });
 export type ActivityItem = z.infer<typeof ActivityItem>;

@@ -31,7 +31,6 @@ function record(accountId: number, over: Partial<ActivityRecord>): ActivityRecor
     metadata: { path: '/docs/new.txt', name: 'new.txt', kind: 'file', size: 5, modified: '2026-11-21T06:00:00.000Z', created: null, etag: 'e1' },
     previousMetadata: null,
     upstreamId: null,
-    occurredAt: '2026-11-21T06:00:00.000Z',
     recordedAt: '2026-11-21T06:00:01.000Z',
     subtype: null,
     link: null,
@@ -53,7 +52,7 @@ describe('spec 3, Activity v1 and v2 from one stored record', () => {
       id: 42,
       account: acc.id,
       subscription: 7,
-      modified: '2026-11-21T06:00:00.000Z',
+      modified: '2026-11-21T06:00:01.000Z',
       type: 'add',
       ip: null,
       metadata: {
@@ -82,7 +81,7 @@ describe('spec 3, Activity v1 and v2 from one stored record', () => {
     expect(v2).toEqual({
       id: '42',
       account: acc.id,
-      timestamp: '2026-11-21T06:00:00.000Z',
+      timestamp: '2026-11-21T06:00:01.000Z',
       type: 'activity',
       api: 'activity',
       event_category: 'storage',

@@ -1,4 +1,4 @@
-// The migration steps 0200, 0210, 0400 and 0500 (src-main/cache/migrations/): each is applied
+// The migration steps 0200, 0210, 0400, 0500 and 0530 (src-main/cache/migrations/): each is applied
 // on a database holding data written at the version before it, which must survive the step
 // unchanged, and the new tables keep their constraints and cascade with the account.
 import { describe, expect, it } from 'vitest';
@@ -111,6 +111,22 @@ describe('migration steps keep the data of the version before them', () => {
     db.prepare("INSERT INTO api_keys (name, key_hash, prefix, sealed, created, modified) VALUES ('new', 'h3', 'p', x'0102', 'c', 'm')").run();
     expect(db.prepare("SELECT hex(sealed) FROM api_keys WHERE name = 'new'").pluck().get()).toBe('0102');
     expect(() => db.prepare("UPDATE api_keys SET sealed = 'text' WHERE name = 'new'").run()).toThrow(/cannot store TEXT value in BLOB/);
+    db.close();
+  });
+
+  // spec 3, Activity v1/v2: an activity's time is when Tributary learned of it (recorded_at)
+  it('0530-activity-time: stored activity survives without the occurred_at column', () => {
+    const db = dbAt(520);
+    db.prepare("INSERT INTO activity_subscriptions (account_id, subscription_type, expiry, created, modified) VALUES (1, 'changes', 'e', 'c', 'm')").run();
+    db.prepare(
+      "INSERT INTO activity (account_id, subscription_id, type, api, kind, path, occurred_at, recorded_at) VALUES (1, 1, 'rename', 'storage', 'file', '/b.txt', '2020-01-01T00:00:00.000Z', '2026-11-24T00:00:00.000Z')",
+    ).run();
+    const keep = 'SELECT seq, account_id, subscription_id, type, api, kind, path, recorded_at FROM activity';
+    const before = db.prepare(keep).all();
+    migrate(db, 530);
+    expect(db.pragma('user_version', { simple: true })).toBe(530);
+    expect(db.prepare(keep).all()).toEqual(before);
+    expect((db.prepare('PRAGMA table_info(activity)').all() as { name: string }[]).map((c) => c.name)).not.toContain('occurred_at');
     db.close();
   });
 });

@@ -1,4 +1,4 @@
--- Generated from a fresh migration run (user_version 520); see test/cache/schema.test.ts.
+-- Generated from a fresh migration run (user_version 530); see test/cache/schema.test.ts.
 CREATE TABLE account_tokens (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
@@ -39,7 +39,6 @@ CREATE TABLE activity (
   metadata TEXT,
   previous_metadata TEXT,
   upstream_id TEXT,
-  occurred_at TEXT,
   recorded_at TEXT NOT NULL,
   subtype TEXT,
   link TEXT

@@ -38,7 +38,9 @@ export function activityV1(ctx: SerializeContext, r: ActivityRecord): Record<str
     id: r.upstreamId ?? r.seq,
     account: r.accountId,
     subscription: r.subscriptionId,
-    modified: r.occurredAt ?? r.recordedAt,
+    // When the activity occurred, as Tributary learned of it: the stream's order, and what
+    // `from`/`until` select. A file's own modification time stays in `metadata.modified`.
+    modified: r.recordedAt,
     type: r.type,
     ip: null,
     metadata: metadataObject(ctx, r, r.metadata),
@@ -64,7 +66,7 @@ export function activityV2(ctx: SerializeContext, r: ActivityRecord): Record<str
   return {
     id: String(r.seq),
     account: r.accountId,
-    timestamp: r.occurredAt ?? r.recordedAt,
+    timestamp: r.recordedAt,
     type: 'activity',
     api: 'activity',
     event_category: event.category,
