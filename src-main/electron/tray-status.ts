@@ -92,6 +92,18 @@ export function trayIconFile(state: TrayState, platform: NodeJS.Platform, darkPa
 }
 
 /**
+ * Whether the panel the tray icon sits on is dark, from what the OS tells: Windows' taskbar
+ * follows the system colour mode (not the apps' one); GNOME's top bar (Ubuntu and most Linux
+ * desktops) is dark in every theme, while KDE's panel follows the theme. macOS tints template
+ * images itself.
+ */
+export function panelIsDark(platform: NodeJS.Platform, os: { systemDark: boolean; themeDark: boolean; desktop: string | undefined }): boolean {
+  if (platform === 'win32') return os.systemDark;
+  if (platform === 'darwin') return os.systemDark;
+  return /kde/i.test(os.desktop ?? '') ? os.themeDark : true;
+}
+
+/**
  * Whether closing the window hides it to the tray (the app keeps running there) rather than
  * closing it: on Windows and Linux. On macOS the window closes and the app stays in the Dock,
  * as Mac apps do.

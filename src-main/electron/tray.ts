@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { Menu, nativeImage, nativeTheme, Tray } from 'electron';
 import type { App } from '../app';
-import { pauseAll, resumeAll, trayIconFile, trayMenu, watchTrayStatus, type TrayAction, type TrayStatus } from './tray-status';
+import { panelIsDark, pauseAll, resumeAll, trayIconFile, trayMenu, watchTrayStatus, type TrayAction, type TrayStatus } from './tray-status';
 
 export interface TrayHandlers {
   open(): void;
@@ -19,9 +19,13 @@ export interface AppTray {
 }
 
 export function createTray(app: Pick<App, 'events' | 'transfers'>, resourcesDir: string, handlers: TrayHandlers): AppTray {
-  // Windows and Linux panels are dark unless the system theme is light; the macOS template
-  // image is tinted by the menu bar itself.
-  const icon = (state: TrayStatus['state']) => nativeImage.createFromPath(join(resourcesDir, 'tray', trayIconFile(state, process.platform, nativeTheme.shouldUseDarkColors)));
+  const darkPanel = () =>
+    panelIsDark(process.platform, {
+      systemDark: nativeTheme.shouldUseDarkColorsForSystemIntegratedUI,
+      themeDark: nativeTheme.shouldUseDarkColors,
+      desktop: process.env.XDG_CURRENT_DESKTOP,
+    });
+  const icon = (state: TrayStatus['state']) => nativeImage.createFromPath(join(resourcesDir, 'tray', trayIconFile(state, process.platform, darkPanel())));
   let current: TrayStatus | null = null;
   const tray = new Tray(icon('idle'));
 

@@ -1,7 +1,7 @@
 // The tray icon's status, menu and actions (src-main/electron/tray-status.ts), driven by the
 // real transfers service and its `transfers.updated` events.
 import { describe, expect, it } from 'vitest';
-import { closeHidesToTray, pauseAll, resumeAll, trayIconFile, trayMenu, trayStatus, watchTrayStatus, type TrayStatus } from '../../src-main/electron/tray-status';
+import { closeHidesToTray, panelIsDark, pauseAll, resumeAll, trayIconFile, trayMenu, trayStatus, watchTrayStatus, type TrayStatus } from '../../src-main/electron/tray-status';
 import { EventBus } from '../../src-main/services/events';
 import { TransfersService, pausedBy, type TransferControls } from '../../src-main/services/transfers';
 
@@ -106,6 +106,14 @@ describe('tray icon and closing', () => {
     expect(trayIconFile('error', 'win32', true)).toBe('error-dark.png');
     expect(trayIconFile('idle', 'win32', false)).toBe('idle-light.png');
     expect(trayIconFile('idle', 'linux', true)).toBe('idle-dark-32.png');
+  });
+
+  it('picks the panel colour: Windows by the system mode, GNOME always dark, KDE by its theme', () => {
+    expect(panelIsDark('win32', { systemDark: false, themeDark: true, desktop: undefined })).toBe(false);
+    expect(panelIsDark('win32', { systemDark: true, themeDark: false, desktop: undefined })).toBe(true);
+    expect(panelIsDark('linux', { systemDark: false, themeDark: false, desktop: 'ubuntu:GNOME' })).toBe(true);
+    expect(panelIsDark('linux', { systemDark: false, themeDark: false, desktop: 'KDE' })).toBe(false);
+    expect(panelIsDark('linux', { systemDark: false, themeDark: true, desktop: 'KDE' })).toBe(true);
   });
 
   it('hides the window to the tray on Windows and Linux, not on macOS', () => {
