@@ -3,8 +3,9 @@
  * Chromium against headless mode: the page links a web app manifest that the local server
  * serves as application/manifest+json without the UI token, every icon it names answers 200
  * with an image of the stated size, the favicon and apple-touch-icon load, the CSP admits the
- * manifest, and Chromium reports the page installable. The installed app's start URL carries no
- * token, so installing keeps the token for its later launches.
+ * manifest, and Chromium reports the page installable and installs it. The installed app's
+ * start URL carries no token, so running as the installed app keeps the token for its later
+ * launches, and a rotation replaces the kept one.
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -155,6 +156,39 @@ describe('installed, the app gets in without a token in its start URL', () => {
     const p = await launch();
     await p.getByTestId('file-list').waitFor();
     expect(p.url()).toBe(`${origin}/`);
+    await p.close();
+  });
+
+  it('a new web UI link made in the app replaces the kept token: the next launch still gets in', async () => {
+    const before = await page.evaluate(() => localStorage.getItem('tributary.token'));
+    page.once('dialog', (d) => void d.accept());
+    await page.getByTestId('settings-open').click();
+    await Promise.all([page.waitForEvent('load'), page.getByTestId('ui-token-rotate').click()]);
+    await page.getByTestId('file-list').waitFor();
+    const after = await page.evaluate(() => localStorage.getItem('tributary.token'));
+    expect(after).toMatch(/^[\w-]{32}$/);
+    expect(after).not.toBe(before);
+    const p = await launch();
+    await p.getByTestId('file-list').waitFor();
+    await p.close();
+  });
+
+  it('so does a new link made in an ordinary tab of this profile', async () => {
+    const kept = await page.evaluate(() => localStorage.getItem('tributary.token'));
+    const tab = await browser.newPage();
+    await tab.goto(`${origin}/?token=${kept}`);
+    await tab.getByTestId('file-list').waitFor();
+    expect(await tab.evaluate(() => matchMedia('(display-mode: standalone)').matches)).toBe(false);
+    tab.once('dialog', (d) => void d.accept());
+    await tab.getByTestId('settings-open').click();
+    await Promise.all([tab.waitForEvent('load'), tab.getByTestId('ui-token-rotate').click()]);
+    await tab.getByTestId('file-list').waitFor();
+    const fresh = await tab.evaluate(() => sessionStorage.getItem('tributary.token'));
+    expect(fresh).not.toBe(kept);
+    expect(await tab.evaluate(() => localStorage.getItem('tributary.token'))).toBe(fresh);
+    await tab.close();
+    const p = await launch();
+    await p.getByTestId('file-list').waitFor();
     await p.close();
   });
 });
