@@ -3,9 +3,10 @@
 // with the same web UI (`npm run serve` always runs headless). Builds first when sources are
 // newer than the build.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync, readdirSync } from 'node:fs';
+import { existsSync, statSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { electronBinary } from './electron-binary.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -30,16 +31,8 @@ function ensureBuilt() {
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
 
-function electronBinary() {
-  const pkg = join(root, 'node_modules/electron');
-  const pathFile = join(pkg, 'path.txt');
-  if (!existsSync(pathFile)) return null;
-  const bin = join(process.env.ELECTRON_OVERRIDE_DIST_PATH ?? join(pkg, 'dist'), readFileSync(pathFile, 'utf8').trim());
-  return existsSync(bin) ? bin : null;
-}
-
 ensureBuilt();
-const electron = headless ? null : electronBinary();
+const electron = headless ? null : electronBinary(root);
 const child = electron
   ? spawn(electron, [root, ...passThrough], { stdio: 'inherit' })
   : (headless || console.log('No Electron binary is installed here, so Tributary runs headless: open the URL below in your browser.'),

@@ -1,7 +1,7 @@
 /**
  * Electron composition root: the shared core (createApp) with the master key wrapped by the OS
  * keychain, the localhost server (web UI + API, as in headless mode), one locked-down window
- * talking the contract over IPC, and the menu. The only file, with electron/ and ipc/, that
+ * talking the contract over IPC, the menu and the tray icon. The only file, with electron/ and ipc/, that
  * imports electron.
  */
 import { dirname, join } from 'node:path';
@@ -15,6 +15,9 @@ import { registerAppScheme, serveRenderer } from './electron/protocol';
 import { hardenContents, hardenSession, isAppUrl } from './electron/security';
 import { createMainWindow } from './electron/window';
 import { announceLongTransfers } from './electron/notifications';
+import { appIconPath, resourcesDirFor } from './electron/resources';
+import { createTray, type AppTray } from './electron/tray';
+import { closeHidesToTray } from './electron/tray-status';
 import { forwardEvents, registerRpc } from './ipc/rpc';
 import type { HttpServer } from './server/http';
 import { startLocalServer } from './server/local';
@@ -23,6 +26,8 @@ import { createHandlers } from './services/handlers';
 const here = dirname(fileURLToPath(import.meta.url));
 const rendererDir = join(here, '../renderer');
 const preloadPath = join(here, '../preload/index.cjs');
+const resourcesDir = resourcesDirFor(here);
+const appIcon = appIconPath(resourcesDir);
 
 // Before `ready`: the app:// scheme must be privileged, and only one instance may own the data dir.
 registerAppScheme();
@@ -32,6 +37,9 @@ electronApp.on('web-contents-created', (_e, contents) => hardenContents(contents
 let core: App | null = null;
 let http: HttpServer | null = null;
 let mainWindow: BrowserWindow | null = null;
+let tray: AppTray | null = null;
+/** Set once the app is quitting: closing the window then closes it rather than hiding it. */
+let leaving = false;
 
 /** The local server on its usual port, or any free one when that is taken. */
 async function startServer(app: App): Promise<HttpServer> {
@@ -52,8 +60,25 @@ async function startServer(app: App): Promise<HttpServer> {
 }
 
 function openWindow(): void {
-  mainWindow = createMainWindow(preloadPath);
-  mainWindow.on('closed', () => (mainWindow = null));
+  const win = createMainWindow(preloadPath, appIcon);
+  mainWindow = win;
+  win.on('closed', () => (mainWindow = null));
+  // Windows and Linux: closing hides the window to the tray, where transfers keep running.
+  win.on('close', (event) => {
+    if (leaving || !tray || !closeHidesToTray(process.platform)) return;
+    event.preventDefault();
+    win.hide();
+  });
+  // Clearing finished transfers in the window sends no event: look again when focus moves.
+  win.on('focus', () => tray?.refresh());
+  win.on('blur', () => tray?.refresh());
+}
+
+function showWindow(): void {
+  if (!mainWindow) return openWindow();
+  if (mainWindow.isMinimized()) mainWindow.restore();
+  mainWindow.show();
+  mainWindow.focus();
 }
 
 async function main(): Promise<void> {
@@ -61,6 +86,8 @@ async function main(): Promise<void> {
   hardenSession();
   serveRenderer(rendererDir);
   installMenu();
+  // Packaged, the bundle's icon.icns is the Dock icon; unpackaged it would be Electron's.
+  if (process.platform === 'darwin' && !electronApp.isPackaged) electronApp.dock?.setIcon(appIcon);
 
   core = await createApp({ dataDir: electronApp.getPath('userData'), keyWrapper: safeStorageKeyWrapper() });
   http = await startServer(core).catch((e) => {
@@ -85,26 +112,27 @@ async function main(): Promise<void> {
     isFocused: () => BrowserWindow.getFocusedWindow() !== null,
     show(notice) {
       if (!Notification.isSupported()) return;
-      const n = new Notification({ title: notice.title, body: notice.body });
-      n.on('click', () => {
-        if (!mainWindow) return openWindow();
-        if (mainWindow.isMinimized()) mainWindow.restore();
-        mainWindow.focus();
-      });
+      const n = new Notification({ title: notice.title, body: notice.body, icon: appIcon });
+      n.on('click', showWindow);
       n.show();
     },
   });
 
+  try {
+    tray = createTray(core, resourcesDir, { open: showWindow, quit: () => electronApp.quit() });
+  } catch (e) {
+    // Without a tray (a Linux panel with no status area) closing the window quits, as before.
+    console.error(`Tributary: no tray icon: ${e instanceof Error ? e.message : e}`);
+  }
+
   openWindow();
-  electronApp.on('second-instance', () => {
-    if (!mainWindow) return openWindow();
-    if (mainWindow.isMinimized()) mainWindow.restore();
-    mainWindow.focus();
-  });
+  electronApp.on('second-instance', showWindow);
   electronApp.on('activate', () => {
     if (!mainWindow) openWindow();
   });
 }
+
+electronApp.on('before-quit', () => (leaving = true));
 
 electronApp.on('window-all-closed', () => {
   if (process.platform !== 'darwin') electronApp.quit();
@@ -117,6 +145,7 @@ electronApp.on('will-quit', (event) => {
   event.preventDefault();
   quitting = true;
   void (async () => {
+    tray?.destroy();
     await http?.close().catch(() => {});
     await core?.close().catch(() => {});
     electronApp.quit();

@@ -2,7 +2,7 @@
 import { BrowserWindow } from 'electron';
 import { APP_ORIGIN, devRendererUrl } from './security';
 
-export function createMainWindow(preloadPath: string): BrowserWindow {
+export function createMainWindow(preloadPath: string, icon: string): BrowserWindow {
   const win = new BrowserWindow({
     width: 1200,
     height: 800,
@@ -10,6 +10,7 @@ export function createMainWindow(preloadPath: string): BrowserWindow {
     minHeight: 480,
     show: false,
     title: 'Tributary',
+    icon,
     backgroundColor: '#f6f7f9',
     webPreferences: {
       preload: preloadPath,

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 export const ROOT = join(import.meta.dirname, '../..');
 export const RESULTS = join(ROOT, 'test-results');
@@ -66,6 +66,15 @@ export const stopChild = (child: ChildProcess) =>
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium).`);
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+}
+
+/**
+ * Chromium with a profile on disk (`userDataDir`): what installing a web app needs, as
+ * Chromium never installs from an incognito-like context.
+ */
+export async function launchChromiumProfile(userDataDir: string): Promise<BrowserContext> {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium).`);
+  return chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 800 } });
 }
 
 /** Same formatting rule as the UI (components/format.ts), for the size we expect to see. */

@@ -23,22 +23,45 @@ const TOKEN_KEY = 'tributary.token';
  * The UI token of headless mode arrives once in the address (`/?token=T`). It is kept in
  * sessionStorage (this tab only, gone when it closes) and removed from the address bar so it
  * does not end up in history, bookmarks or screenshots.
+ *
+ * The web UI installed as an app is the exception: its start URL carries no token, so every
+ * later launch needs one kept. Installing (`appinstalled`) and running as the installed app
+ * copy the token to localStorage too; from then on this browser profile remembers it, and a new
+ * link (a rotation) replaces it. docs/ui.md, "Install the web UI as an app".
  */
-/** Keeps a new UI token (after a rotation) for this tab. */
+const INSTALLED_MODES = ['(display-mode: standalone)', '(display-mode: window-controls-overlay)'];
+const runsInstalled = () => INSTALLED_MODES.some((q) => window.matchMedia(q).matches) || (navigator as { standalone?: boolean }).standalone === true;
+
+/** Keeps a new UI token (from the link, or after a rotation) for this tab, and for the installed app. */
 export function rememberToken(token: string): void {
   sessionStorage.setItem(TOKEN_KEY, token);
+  if (runsInstalled() || localStorage.getItem(TOKEN_KEY) !== null) localStorage.setItem(TOKEN_KEY, token);
 }
 
 export function takeToken(): string | null {
   const url = new URL(window.location.href);
   const fromUrl = url.searchParams.get('token');
   if (fromUrl) {
-    sessionStorage.setItem(TOKEN_KEY, fromUrl);
+    rememberToken(fromUrl);
     url.searchParams.delete('token');
     window.history.replaceState(null, '', url.pathname + url.search + url.hash);
     return fromUrl;
   }
-  return sessionStorage.getItem(TOKEN_KEY);
+  return sessionStorage.getItem(TOKEN_KEY) ?? localStorage.getItem(TOKEN_KEY);
+}
+
+/**
+ * Installing the web UI from this tab, or moving this tab into the installed app's window
+ * ("Open in app"), keeps its token for the installed app's later launches.
+ */
+function keepTokenWhenInstalled(): void {
+  const keep = () => {
+    const token = sessionStorage.getItem(TOKEN_KEY);
+    if (token) localStorage.setItem(TOKEN_KEY, token);
+  };
+  window.addEventListener('appinstalled', keep);
+  for (const q of INSTALLED_MODES) window.matchMedia(q).addEventListener('change', (e) => e.matches && keep());
+  if (runsInstalled()) keep();
 }
 
 export class Api {
@@ -123,7 +146,11 @@ export class Api {
 export function createApi(): Api | { error: string } {
   if (window.tributary) return new Api(new IpcTransport(window.tributary), null);
   const token = takeToken();
+  if (!token && runsInstalled()) {
+    return { error: 'This installed app has no access token yet: open the link printed by `tributary serve` in this browser, then choose “Open in app” in the address bar.' };
+  }
   if (!token) return { error: 'Open Tributary with the link printed by `tributary serve` (it carries the access token).' };
+  keepTokenWhenInstalled();
   const proto = window.location.protocol === 'https:' ? 'wss:' : 'ws:';
   return new Api(new WsTransport(`${proto}//${window.location.host}/ws?token=${encodeURIComponent(token)}`), token);
 }

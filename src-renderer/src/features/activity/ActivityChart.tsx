@@ -4,11 +4,11 @@ import './activity.css';
 const CHART_MINUTES = 30;
 
 /** Events per minute over the last half hour, from what the stream holds (filters applied). */
-export function ActivityChart({ rows }: { rows: Pick<ActivityItem, 'occurredAt' | 'recordedAt'>[] }) {
+export function ActivityChart({ rows }: { rows: Pick<ActivityItem, 'recordedAt'>[] }) {
   const now = Math.floor(Date.now() / 60_000);
   const counts = Array.from({ length: CHART_MINUTES }, () => 0);
   for (const r of rows) {
-    const age = now - Math.floor(Date.parse(r.occurredAt ?? r.recordedAt) / 60_000);
+    const age = now - Math.floor(Date.parse(r.recordedAt) / 60_000);
     if (age >= 0 && age < CHART_MINUTES) counts[CHART_MINUTES - 1 - age]++;
   }
   const max = Math.max(1, ...counts);

@@ -152,8 +152,8 @@ export function ActivityStream({ accounts }: { accounts: Account[] }) {
                 data-subtype={v2.subtype ?? ''}
                 data-name={baseName(r.path)}
               >
-                <span className="stream-time" title={formatDate(r.occurredAt ?? r.recordedAt)}>
-                  {streamTime(r.occurredAt ?? r.recordedAt)}
+                <span className="stream-time" title={formatDate(r.recordedAt)}>
+                  {streamTime(r.recordedAt)}
                 </span>
                 <span className="stream-account">{r.accountName}</span>
                 <span>
