@@ -17,6 +17,20 @@ export interface CursorState {
 
 export const AFTER_AUTH = 'after-auth';
 
+/**
+ * The upstream checkpoint of a polling follower (legacy `/events/latest` `upstream_cursor`, v2
+ * `upstream_checkpoint`): the time of the last walk whose activity is committed. Spec 3 lets it
+ * stand for `cursor`: it then means every activity recorded after that walk.
+ */
+export const walkCheckpoint = (at: Date) => `walk:${at.toISOString()}`;
+
+/** The time of a walk checkpoint, or null when `cursor` is not one. */
+export function checkpointTime(cursor: string): number | null {
+  const m = /^walk:(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)$/.exec(cursor);
+  const t = m ? Date.parse(m[1]!) : NaN;
+  return Number.isFinite(t) ? t : null;
+}
+
 export function encodeCursor(c: CursorState): string {
   return Buffer.from(JSON.stringify(c)).toString('base64url');
 }

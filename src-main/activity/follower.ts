@@ -8,6 +8,7 @@ import type { ActivityLog } from './log';
 import { fromRow, isUnder, outermost, Snapshot, snapshotOf, tagOf } from './snapshot';
 import type { Subscription, SubscriptionsService } from './subscriptions';
 import type { ActivityChange, Clock } from './types';
+import { walkCheckpoint } from './cursor';
 import { walk } from './walk';
 
 export interface FollowerOptions {
@@ -155,7 +156,7 @@ export class Follower {
       const info = this.deps.log.append(this.sub.id, this.sub.account, r.changes, () => {
         for (const p of r.removes) this.snap.remove(p);
         for (const p of r.puts) this.snap.put(p);
-        this.snap.setState(`walk:${new Date(this.deps.clock()).toISOString()}`, true);
+        this.snap.setState(walkCheckpoint(new Date(this.deps.clock())), true);
         if (crawl) this.deps.subs.markCrawlDone(this.sub.id);
         this.deps.subs.markAccessible(this.sub.id, true);
       });

@@ -10,7 +10,7 @@
  */
 import type { Db } from '../cache/db';
 import { ServiceError } from '../errors';
-import { AFTER_AUTH, decodeCursor, encodeCursor, type CursorState } from './cursor';
+import { AFTER_AUTH, checkpointTime, decodeCursor, encodeCursor, type CursorState } from './cursor';
 import { systemClock, type ActivityChange, type ActivityRecord, type Clock, type EntrySnapshot, type HyperlinkInfo } from './types';
 
 export const RETENTION = { maxPerAccount: 10_000, maxAgeMs: 24 * 3600_000 };
@@ -151,6 +151,11 @@ export class ActivityLog {
       // connected; retention below moves that to the oldest record still kept.
       state = { a: accountId, s: 0, f: parseTime(q.from, 'from'), u: parseTime(q.until, 'until') };
       if (state.f !== undefined && state.u !== undefined && state.u < state.f) throw new ServiceError('invalid_parameters', '`until` must not be before `from`.');
+    } else if (checkpointTime(q.cursor) !== null) {
+      // An upstream checkpoint: the activity recorded after that walk was committed.
+      const at = new Date(checkpointTime(q.cursor)!).toISOString();
+      const row = this.db.prepare('SELECT MAX(seq) AS s FROM activity WHERE account_id = ? AND recorded_at <= ?').get(accountId, at) as { s: number | null };
+      state = { a: accountId, s: row.s ?? 0 };
     } else {
       state = decodeCursor(accountId, q.cursor);
     }

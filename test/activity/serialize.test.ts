@@ -134,6 +134,28 @@ describe('spec 3, Activity v1 and v2 from one stored record', () => {
     expect(ep.latestEvents(h.activity, acc.id).body).toEqual({ cursor: v2.cursor, upstream_cursor: expect.stringMatching(/^walk:/), type: 'cursor', api: 'events' });
     expect(() => ep.listActivity(h!.activity, acc.id, 'default', { page_size: 'many' }, 2)).toThrow(/page_size/);
   });
+
+  // spec 3, Endpoints, legacy events: "`cursor` is the latest cursor of the account,
+  // `upstream_cursor` the upstream stream cursor; either may be the `cursor` parameter."
+  it('/events/latest: both its cursor and its upstream_cursor are accepted as `cursor`', async () => {
+    h = await makeHarness();
+    const acc = await h.app.accounts.connect({ service: 'memory', options: { store: 'ser-4' } });
+    const sub = await h.activity.subscriptions.create(acc.id, {});
+    const add = (path: string) => h!.activity.log.append(sub.id, acc.id, [{ type: 'add', kind: 'file', path, metadata: { path, name: path.slice(1), kind: 'file', size: 1, modified: null, created: null } }]);
+    add('/before.txt');
+    await new Promise((r) => setTimeout(r, 5));
+    await h.activity.followers.pollNow(sub.id); // the walk commits its upstream checkpoint
+    const latest = ep.latestEvents(h.activity, acc.id).body as { cursor: string; upstream_cursor: string };
+    await new Promise((r) => setTimeout(r, 5));
+    add('/after.txt');
+    for (const cursor of [latest.cursor, latest.upstream_cursor]) {
+      const events = ep.listEvents(h.activity, acc.id, { cursor }).body as { objects: { metadata: { name: string } }[] };
+      expect(events.objects.map((o) => o.metadata.name)).toEqual(['after.txt']);
+      const v1 = ep.listActivity(h.activity, acc.id, 'default', { cursor }, 1).body as { objects: { metadata: { name: string } }[] };
+      expect(v1.objects.map((o) => o.metadata.name)).toEqual(['after.txt']);
+    }
+    expect(() => ep.listEvents(h!.activity, acc.id, { cursor: 'walk:yesterday' })).toThrow(/cursor/);
+  });
 });
 
 describe('spec 3, notification message shapes', () => {
