@@ -109,7 +109,9 @@ export class SubscriptionsService {
     this.accounts.row(accountId);
     let row: Row | undefined;
     if (idOrAlias === 'default') {
-      row = this.db.prepare('SELECT * FROM activity_subscriptions WHERE account_id = ? AND is_default = 1').get(accountId) as Row | undefined;
+      // The subscription whose `default` is true; an account has at most one subscription, so
+      // without a default the alias names that one (clients written for the alias keep working).
+      row = this.db.prepare('SELECT * FROM activity_subscriptions WHERE account_id = ? ORDER BY is_default DESC, id LIMIT 1').get(accountId) as Row | undefined;
     } else {
       const id = typeof idOrAlias === 'number' ? idOrAlias : /^\d+$/.test(idOrAlias) ? Number(idOrAlias) : NaN;
       row = Number.isSafeInteger(id) ? (this.db.prepare('SELECT * FROM activity_subscriptions WHERE account_id = ? AND id = ?').get(accountId, id) as Row | undefined) : undefined;
@@ -126,7 +128,7 @@ export class SubscriptionsService {
   /** POST subscriptions (spec 3): at most one per account. */
   async create(
     accountId: number,
-    input: { active?: boolean; subscriptionType?: SubscriptionType; monitoredResources?: MonitoredResource[]; internalState?: string } = {},
+    input: { active?: boolean; subscriptionType?: SubscriptionType; monitoredResources?: MonitoredResource[]; internalState?: string; isDefault?: boolean } = {},
   ): Promise<Subscription> {
     this.accounts.row(accountId);
     const api = this.apiOf(accountId);
@@ -138,6 +140,7 @@ export class SubscriptionsService {
     if (type === 'crawl' && api !== 'storage') throw new ServiceError('invalid_parameters', '`crawl` subscriptions exist only for storage accounts.');
     if (type === 'analytics' && api !== 'email') throw new ServiceError('invalid_parameters', '`analytics` subscriptions exist only for mail accounts.');
     if (input.active !== undefined && typeof input.active !== 'boolean') throw new ServiceError('invalid_parameters', '`active` must be a boolean.');
+    if (input.isDefault !== undefined && typeof input.isDefault !== 'boolean') throw new ServiceError('invalid_parameters', '`default` must be a boolean.');
     const resources = await this.validateResources(accountId, api, input.monitoredResources);
     const now = this.now();
     const expiry = new Date(this.clock() + SUBSCRIPTION_LIFETIME_MS).toISOString();
@@ -149,9 +152,10 @@ export class SubscriptionsService {
       const r = this.db
         .prepare(
           `INSERT INTO activity_subscriptions (account_id, subscription_type, monitored_resources, active, disable_reason, is_default, expiry, created, modified)
-           VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?)`,
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
-        .run(accountId, type, JSON.stringify(resources), active ? 1 : 0, active ? null : 'deactivated_by_user', expiry, now, now);
+        // spec 3, Subscription `default`: false unless asked for.
+        .run(accountId, type, JSON.stringify(resources), active ? 1 : 0, active ? null : 'deactivated_by_user', input.isDefault ? 1 : 0, expiry, now, now);
       const sid = Number(r.lastInsertRowid);
       if (input.internalState !== undefined) this.importState(sid, input.internalState);
       return sid;
@@ -307,7 +311,7 @@ export class SubscriptionsService {
     if (!this.trackActivity()) return null;
     if (this.db.prepare('SELECT 1 FROM activity_subscriptions WHERE account_id = ?').get(accountId)) return null;
     try {
-      return await this.create(accountId, {});
+      return await this.create(accountId, { isDefault: true }); // the account's default subscription
     } catch (e) {
       if (e instanceof ServiceError && e.code === 'conflict') return null;
       throw e;

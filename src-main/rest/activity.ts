@@ -46,6 +46,7 @@ function subscriptionBody(body: unknown) {
     subscriptionType: b.subscription_type as SubscriptionType | undefined,
     monitoredResources: b.monitored_resources as MonitoredResource[] | undefined,
     internalState: b.internal_state as string | undefined,
+    isDefault: b.default as boolean | undefined,
   };
 }
 
@@ -96,10 +97,10 @@ export function latestEvents(a: ActivityService, account: number): Result {
   return { status: 200, body: eventsLatest(a.log.latestCursor(account), subs[0] ? a.subscriptions.upstreamCheckpoint(subs[0].id) : null) };
 }
 
-/** A subscription body with `active` read as every REST boolean is (true/True/1, false/False/0). */
+/** A subscription body with `active` and `default` read as every REST boolean is (true/True/1, false/False/0). */
 async function requestSubscriptionBody(ctx: Ctx): Promise<Record<string, unknown>> {
   const body = await jsonBody(ctx.req);
-  return body.active === undefined ? body : { ...body, active: bool(body.active, 'active') };
+  return { ...body, active: bool(body.active, 'active'), default: bool(body.default, 'default') };
 }
 
 /** `{subscription_id}`: an id or `default`; anything else cannot name a subscription. */

@@ -12,14 +12,26 @@ afterEach(async () => {
 });
 
 describe('spec 3, Subscription', () => {
+  it('`default` is false unless the body asks for it (spec 3, Subscription: "Default false"); the alias names the default one', async () => {
+    h = await makeHarness();
+    const plain = await h.app.accounts.connect({ service: 'memory', options: { store: 'subs-default-1' } });
+    const chosen = await h.app.accounts.connect({ service: 'memory', options: { store: 'subs-default-2' } });
+    expect((await ep.createSubscription(h.activity, plain.id, {}, 2)).body).toMatchObject({ default: false });
+    const marked = (await ep.createSubscription(h.activity, chosen.id, { default: true }, 2)).body as { id: number; default: boolean };
+    expect(marked.default).toBe(true);
+    expect((ep.getSubscription(h.activity, chosen.id, 'default', 2).body as { id: number }).id).toBe(marked.id);
+    await expect(ep.createSubscription(h.activity, plain.id, { default: 'yes' }, 2)).rejects.toMatchObject({ code: 'invalid_parameters' });
+  });
+
   it('POST creates one per account (201), a second is a conflict; default alias; last_cursor only on GET one', async () => {
     h = await makeHarness();
     const acc = await h.app.accounts.connect({ service: 'memory', options: { store: 'subs-1' } });
     const created = await ep.createSubscription(h.activity, acc.id, { active: true, subscription_type: 'changes' }, 2);
     expect(created.status).toBe(201);
     const body = created.body as Record<string, unknown>;
-    expect(body).toMatchObject({ account: acc.id, active: true, disable_reason: '', default: true, subscription_type: 'changes', crawl_type: 'external', type: 'subscription', api: 'activity', monitored_resources: [{ resource: 'root' }], monitored_resource_api: 'storage' });
+    expect(body).toMatchObject({ account: acc.id, active: true, disable_reason: '', default: false, subscription_type: 'changes', crawl_type: 'external', type: 'subscription', api: 'activity', monitored_resources: [{ resource: 'root' }], monitored_resource_api: 'storage' });
     await expect(ep.createSubscription(h.activity, acc.id, {}, 2)).rejects.toMatchObject({ code: 'conflict', message: expect.stringMatching(/only one subscription per account/) });
+    // `default` names the default subscription; with none marked, the account's only one.
     const viaAlias = ep.getSubscription(h.activity, acc.id, 'default', 1).body as Record<string, unknown>;
     expect(viaAlias.id).toBe(body.id);
     expect(viaAlias).toHaveProperty('last_cursor', null);

@@ -62,7 +62,7 @@ describe('REST activity API v1/v2 on a local account (spec 3)', () => {
       expiry: '<timestamp>',
       active: true,
       disable_reason: '',
-      default: true,
+      default: false, // spec 3, Subscription: "Default false"
       monitored_resources: [{ resource: 'root' }],
       monitored_resource_api: 'storage',
       monitored_resource_object_type: 'folder',
