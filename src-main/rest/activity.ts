@@ -242,19 +242,20 @@ export const webhookRoutes: Route[] = [
     method: 'POST',
     path: '/webhooks',
     versions: V2,
-    summary: 'Create a webhook: {url, format json|form, account}; tested with a POST of {} first (spec 3, JSON webhook)',
+    summary: 'Create a webhook: {url, format json, account}; tested with a POST of {} first (spec 3, JSON webhook)',
     async handler(ctx) {
       requireApiKey(ctx, 'Managing webhooks');
       const body = await jsonBody(ctx.req);
       if (typeof body.url !== 'string') throw new ServiceError('invalid_parameters', '`url` is required.');
-      if (body.format !== undefined && body.format !== 'json' && body.format !== 'form') throw new ServiceError('invalid_parameters', '`format` must be `json` or `form`.');
+      // spec 3, Legacy webhooks: "from v2 on only JSON payload webhooks are used".
+      if (body.format !== undefined && body.format !== 'json') throw new ServiceError('invalid_parameters', '`format` must be `json`: v2 webhooks carry JSON only; URL-encoded bodies were the legacy webhooks before v2.');
       let account: number | null = null;
       if (body.account !== undefined && body.account !== null) {
         if (typeof body.account !== 'number' || !Number.isSafeInteger(body.account) || body.account < 1) throw new ServiceError('invalid_parameters', '`account` must be an account id.');
         requireAccount(ctx, body.account);
         account = body.account;
       }
-      const w = await ctx.app.activity.webhooks.create({ url: body.url, format: body.format as 'json' | 'form' | undefined, account });
+      const w = await ctx.app.activity.webhooks.create({ url: body.url, format: 'json', account });
       return { status: 201, body: webhook(w) };
     },
   },

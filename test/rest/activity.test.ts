@@ -226,6 +226,8 @@ describe('REST webhook management /v2/webhooks (spec 3, JSON webhook; Tributary 
     expectError(await s.call('POST', '/v2/webhooks', { body: { url: `${url}/wrong` } }), 400, 'invalid_parameters');
     expectError(await s.call('POST', '/v2/webhooks', { body: { url: 'ftp://x' } }), 400, 'invalid_parameters');
     expectError(await s.call('POST', '/v2/webhooks', { body: {} }), 400, 'invalid_parameters');
+    // spec 3, Legacy webhooks: from v2 on only JSON payload webhooks
+    expectError(await s.call('POST', '/v2/webhooks', { body: { url: `${url}/hook`, format: 'form' } }), 400, 'invalid_parameters');
     expectError(await s.call('POST', '/v2/webhooks', { body: { url: `${url}/hook`, account: 999 } }), 404, 'not_found');
     const created = await s.call('POST', '/v2/webhooks', { body: { url: `${url}/hook`, account: acc.id } });
     expect(created.status, created.text).toBe(201);
