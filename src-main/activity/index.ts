@@ -101,8 +101,12 @@ export class ActivityService {
    * still exists, belongs to that account and is active.
    */
   recordTracking(e: { account: number; messageId: string; kind: 'email_open' | 'email_click'; url: string | null; text: string | null; subscriptionId: string | null; at: string }): number {
-    const id = Number(e.subscriptionId);
-    const sub = Number.isInteger(id) ? this.subscriptions.list(e.account).find((s) => s.id === id) : undefined;
+    // The subscription the message was sent with; a send without `subscription_id` records on
+    // the account's analytics subscription (spec 2, Send `tracking`: opens and clicks become
+    // activity of an `analytics` subscription).
+    const id = e.subscriptionId === null ? NaN : Number(e.subscriptionId);
+    const subs = this.subscriptions.list(e.account);
+    const sub = Number.isInteger(id) ? subs.find((s) => s.id === id) : subs.find((s) => s.subscriptionType === 'analytics');
     if (!sub || !sub.active || sub.subscriptionType !== 'analytics') return 0;
     const meta = { path: e.messageId, name: e.messageId, kind: 'message' as const, size: null, modified: e.at, created: null };
     const link = e.url ? { tag: `<a href="${e.url.replace(/"/g, '&quot;')}">`, link: e.url, text: e.text } : undefined;

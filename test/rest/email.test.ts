@@ -369,4 +369,19 @@ describe('REST email API v1 on Dovecot + SMTP relay (spec 2)', () => {
       ['email', 'access', 'email_click', [{ tag: '<a href="https://example.com/page?x=1">', link: 'https://example.com/page?x=1', text: 'this', type: 'hyperlink', api: 'email' }]],
     ]);
   });
+
+  // spec 2, Send `tracking`: opens and clicks are activity of the account's `analytics`
+  // subscription, also when the send names none.
+  it('a tracked send without subscription_id records on the account\'s analytics subscription', async () => {
+    const subs = await s.call('GET', `/v1/accounts/${alice}/subscriptions`);
+    let analytics = (subs.json.objects as { id: number; subscription_type: string }[]).find((x) => x.subscription_type === 'analytics');
+    if (!analytics) analytics = (await s.call('POST', `/v1/accounts/${alice}/subscriptions`, { body: { subscription_type: 'analytics' } })).json;
+    const before = await s.call('GET', `/v2/accounts/${alice}/subscriptions/${analytics!.id}/activity`);
+    const sent = await s.call('POST', v1(alice, 'messages/send'), { body: { to: [{ email: 'bob@example.test' }], subject: 'Tracked, no subscription named', body: '<p>Hi</p>', tracking: { opens: true } } });
+    expect(sent.status, sent.text).toBe(201);
+    const open = /\/t\/o\/([A-Za-z0-9_.-]+)/.exec(sent.json.body as string)?.[1];
+    expect((await s.call('GET', `/t/o/${open}`, { auth: null })).status).toBe(200);
+    const after = await s.call('GET', `/v2/accounts/${alice}/subscriptions/${analytics!.id}/activity?cursor=${encodeURIComponent(before.json.cursor)}`);
+    expect((after.json.objects as { event_subtype: string }[]).map((a) => a.event_subtype)).toEqual(['email_open']);
+  });
 });
