@@ -307,6 +307,21 @@ export class SubscriptionsService {
    * Hook for account connection and reconnection (AccountsService.connect / update with new
    * options): with the setting on, the account gets a default subscription if it has none.
    */
+  /**
+   * The legacy events endpoints' implicit subscription (spec 3: "one implicit subscription per
+   * account"): the account's subscription, created as its default `changes` one when missing.
+   */
+  async implicit(accountId: number): Promise<Subscription> {
+    const existing = this.list(accountId)[0];
+    if (existing) return existing;
+    try {
+      return await this.create(accountId, { isDefault: true });
+    } catch (e) {
+      if (e instanceof ServiceError && e.code === 'conflict') return this.list(accountId)[0]!; // created meanwhile
+      throw e;
+    }
+  }
+
   async accountConnected(accountId: number): Promise<Subscription | null> {
     if (!this.trackActivity()) return null;
     if (this.db.prepare('SELECT 1 FROM activity_subscriptions WHERE account_id = ?').get(accountId)) return null;

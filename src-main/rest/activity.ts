@@ -84,17 +84,21 @@ export function listActivity(a: ActivityService, account: number, sub: string, q
   return { status: 200, body: activityList(page.records.map((r) => render(a.serializeContext, r)), page.cursor, page.total) };
 }
 
-/** GET /v1/accounts/{account_id}/events (legacy: one implicit subscription per account). */
-export function listEvents(a: ActivityService, account: number, query: Record<string, unknown>): Result {
-  a.subscriptions.list(account);
+/**
+ * GET /v1/accounts/{account_id}/events (legacy: one implicit subscription per account). Reading
+ * the events of an account without a subscription starts monitoring it: the first answer is
+ * empty, later ones carry what changed since.
+ */
+export async function listEvents(a: ActivityService, account: number, query: Record<string, unknown>): Promise<Result> {
+  await a.subscriptions.implicit(account);
   const page = a.log.list(account, null, activityQuery(query));
   return { status: 200, body: activityList(page.records.map((r) => activityV1(a.serializeContext, r)), page.cursor, page.total, 'events') };
 }
 
 /** GET /v1/accounts/{account_id}/events/latest */
-export function latestEvents(a: ActivityService, account: number): Result {
-  const subs = a.subscriptions.list(account);
-  return { status: 200, body: eventsLatest(a.log.latestCursor(account), subs[0] ? a.subscriptions.upstreamCheckpoint(subs[0].id) : null) };
+export async function latestEvents(a: ActivityService, account: number): Promise<Result> {
+  const sub = await a.subscriptions.implicit(account);
+  return { status: 200, body: eventsLatest(a.log.latestCursor(account), a.subscriptions.upstreamCheckpoint(sub.id)) };
 }
 
 /** A subscription body with `active` and `default` read as every REST boolean is (true/True/1, false/False/0). */

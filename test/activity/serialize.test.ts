@@ -2,12 +2,15 @@
  * Golden tests of the spec 3 shapes: Activity v1 and v2 field tables, the list wrapper, the
  * legacy events shapes, and the event-bus / publish-subscribe / message-bus messages.
  */
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as ep from '../../src-main/rest/activity';
 import { eventBusEvent, messageBusMessages, pubSubMessage, webhookBody } from '../../src-main/activity/notifications';
 import { activityV1, activityV2 } from '../../src-main/rest/shapes/activity';
 import type { ActivityRecord } from '../../src-main/activity/types';
-import { makeHarness, type Harness } from './helpers';
+import { scratchDir } from '../servers/util';
+import { makeHarness, until, type Harness } from './helpers';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -128,10 +131,10 @@ describe('spec 3, Activity v1 and v2 from one stored record', () => {
     const v2 = ep.listActivity(h.activity, acc.id, 'default', { page_size: '10' }, 2).body as Record<string, unknown>;
     expect(Object.keys(v2).sort()).toEqual(['api', 'count', 'cursor', 'objects', 'total', 'type']);
     expect(v2).toMatchObject({ count: 1, total: 1, type: 'object_list', api: 'activity', cursor: expect.any(String) });
-    const events = ep.listEvents(h.activity, acc.id, {}).body as Record<string, unknown>;
+    const events = (await ep.listEvents(h.activity, acc.id, {})).body as Record<string, unknown>;
     expect(events).toMatchObject({ count: 1, api: 'events', objects: [{ type: 'add', metadata: { name: 'x.txt' } }] });
     await h.activity.followers.pollNow(sub.id); // the follower's walk stores its upstream checkpoint
-    expect(ep.latestEvents(h.activity, acc.id).body).toEqual({ cursor: v2.cursor, upstream_cursor: expect.stringMatching(/^walk:/), type: 'cursor', api: 'events' });
+    expect((await ep.latestEvents(h.activity, acc.id)).body).toEqual({ cursor: v2.cursor, upstream_cursor: expect.stringMatching(/^walk:/), type: 'cursor', api: 'events' });
     expect(() => ep.listActivity(h!.activity, acc.id, 'default', { page_size: 'many' }, 2)).toThrow(/page_size/);
   });
 
@@ -145,16 +148,40 @@ describe('spec 3, Activity v1 and v2 from one stored record', () => {
     add('/before.txt');
     await new Promise((r) => setTimeout(r, 5));
     await h.activity.followers.pollNow(sub.id); // the walk commits its upstream checkpoint
-    const latest = ep.latestEvents(h.activity, acc.id).body as { cursor: string; upstream_cursor: string };
+    const latest = (await ep.latestEvents(h.activity, acc.id)).body as { cursor: string; upstream_cursor: string };
     await new Promise((r) => setTimeout(r, 5));
     add('/after.txt');
     for (const cursor of [latest.cursor, latest.upstream_cursor]) {
-      const events = ep.listEvents(h.activity, acc.id, { cursor }).body as { objects: { metadata: { name: string } }[] };
+      const events = (await ep.listEvents(h.activity, acc.id, { cursor })).body as { objects: { metadata: { name: string } }[] };
       expect(events.objects.map((o) => o.metadata.name)).toEqual(['after.txt']);
       const v1 = ep.listActivity(h.activity, acc.id, 'default', { cursor }, 1).body as { objects: { metadata: { name: string } }[] };
       expect(v1.objects.map((o) => o.metadata.name)).toEqual(['after.txt']);
     }
-    expect(() => ep.listEvents(h!.activity, acc.id, { cursor: 'walk:yesterday' })).toThrow(/cursor/);
+    await expect(ep.listEvents(h.activity, acc.id, { cursor: 'walk:yesterday' })).rejects.toThrow(/cursor/);
+  });
+});
+
+describe('spec 3, Legacy events endpoints: one implicit subscription per account', () => {
+  it('reading /events of an account without a subscription starts monitoring it', async () => {
+    h = await makeHarness({ followers: { pollIntervalMs: 100 } });
+    const root = scratchDir('implicit-events');
+    const acc = await h.app.accounts.connect({ service: 'local', options: { path: root } });
+    expect(h.activity.subscriptions.list(acc.id)).toEqual([]);
+    const first = (await ep.listEvents(h.activity, acc.id, {})).body as { objects: unknown[]; cursor: string | null };
+    expect(first.objects).toEqual([]);
+    expect(h.activity.subscriptions.list(acc.id)).toMatchObject([{ subscriptionType: 'changes', isDefault: true, active: true }]);
+    const sub = h.activity.subscriptions.list(acc.id)[0]!;
+    await until(() => h!.activity.followers.status().find((s) => s.subscription === sub.id && s.lastRunAt !== null), 10_000, 'follower ready');
+    writeFileSync(join(root, 'new.txt'), 'x');
+    const seen = await until(() => {
+      const page = h!.activity.log.list(acc.id, null, {});
+      return page.records.find((r) => r.path === '/new.txt');
+    }, 10_000, 'event');
+    expect(seen.type).toBe('add');
+    const events = (await ep.listEvents(h.activity, acc.id, {})).body as { objects: { type: string; metadata: { name: string } }[]; api: string };
+    expect(events.objects.map((o) => [o.type, o.metadata.name])).toContainEqual(['add', 'new.txt']);
+    expect(h.activity.subscriptions.list(acc.id)).toHaveLength(1); // never a second
+    rmSync(root, { recursive: true, force: true });
   });
 });
 
