@@ -168,9 +168,11 @@ const accountRoutes: Route[] = [
         }
         Object.assign(extra, credentials(ctx, a));
       }
-      if (bool(ctx.query.retrieve_full, 'retrieve_full', true) && a.active) {
-        const quota = await ctx.app.accounts.quota(id).catch(() => null);
-        if (quota) extra.quota = { used: quota.used, total: quota.total };
+      if (bool(ctx.query.retrieve_full, 'retrieve_full', true)) {
+        // spec 1, Account `quota`: `used` and `total` are bytes, or null where the service does
+        // not say (an S3 bucket has no size limit; a disabled or unreachable account says nothing).
+        const quota = a.active ? await ctx.app.accounts.quota(id).catch(() => null) : null;
+        extra.quota = { used: quota?.used ?? null, total: quota?.total ?? null };
       }
       return ok(shape.account(ctx.version, a, extra));
     },

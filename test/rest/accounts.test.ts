@@ -116,6 +116,20 @@ describe('REST accounts and cross-account operations (spec 1)', () => {
     expect(list.json.objects.map((o: { name: string }) => o.name)).toContain('signed.txt');
   });
 
+  it('spec 1 Account `quota`: used/total, with nulls where the service says nothing (S3, a disabled account)', async () => {
+    const bucket = await s.call('POST', '/v2/accounts', {
+      body: { service: 's3', account: 'Quota bucket', token: s3.accessKeyId, token_secret: s3.secretAccessKey, endpoint: s3.endpoint, region: s3.region, bucket: s3.bucket, path_style: true },
+    });
+    expect(bucket.status, bucket.text).toBe(201);
+    expect((await s.call('GET', `/v1/accounts/${bucket.json.id}`)).json.quota).toEqual({ used: null, total: null });
+    const mem = await importMemory(s, 'quota-off');
+    expect((await s.call('GET', `/v1/accounts/${mem.id}`)).json.quota).toMatchObject({ used: expect.any(Number) });
+    expect((await s.call('PATCH', `/v1/accounts/${mem.id}`, { body: { active: false } })).status).toBe(200);
+    expect((await s.call('GET', `/v1/accounts/${mem.id}`)).json.quota).toEqual({ used: null, total: null });
+    // retrieve_full=false leaves it out (spec 1, Retrieve an account).
+    expect((await s.call('GET', `/v1/accounts/${bucket.json.id}?retrieve_full=false`)).json).not.toHaveProperty('quota');
+  });
+
   it('spec 1 Upload a file: recognised by its metadata header whatever the Content-Type, chunked without Content-Length', async () => {
     const mem = await importMemory(s, 'chunked');
     for (const [i, type] of [undefined, 'text/html', 'application/json', 'nonsense'].entries()) {

@@ -142,7 +142,8 @@ describe('REST fuzz (spec 1, Errors)', () => {
           expect(res.headers['content-type'], where).toBe('application/json');
           expect(isErrorBody(JSON.parse(text), res.statusCode), where).toBe(true);
         }
-        if (res.statusCode === 501) expect(JSON.parse(text).error_code, where).toBe('not_implemented');
+        // A HEAD answer has no body (RFC 9110): its 501 is checked by the status alone.
+        if (res.statusCode === 501 && r.method !== 'HEAD') expect(JSON.parse(text).error_code, where).toBe('not_implemented');
       },
     );
     await fc.assert(property, { numRuns: RUNS, interruptAfterTimeLimit: TIME_LIMIT_MS, seed: Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31), verbose: 0 });
