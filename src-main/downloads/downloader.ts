@@ -12,11 +12,11 @@ import { createWriteStream } from 'node:fs';
 import { rename, rm, stat, truncate } from 'node:fs/promises';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { App } from '../app';
-import { nowIso } from '../cache/db';
+import { nowIso, type Db } from '../cache/db';
 import { ServiceError, toServiceError } from '../errors';
 import { retryTransient, type RetryPolicy } from '../services/retry';
-import { pausedBy, type TransferControls } from '../services/transfers';
+import type { StorageService } from '../services/storage';
+import { pausedBy, type TransferControls, type TransfersService } from '../services/transfers';
 
 export interface DownloadRequest {
   accountId: number;
@@ -60,13 +60,20 @@ export const partialPath = (target: string) => `${target}.tributary-download`;
 const partialSize = (target: string) => stat(partialPath(target)).then((s) => s.size, () => 0);
 const transferId = (jobId: number) => `download-${jobId}`;
 
+/** What the downloader uses of the app. */
+export interface DownloaderDeps {
+  db: Db;
+  storage: StorageService;
+  transfers: TransfersService;
+}
+
 export class Downloader {
   private readonly running = new Map<number, Promise<string>>();
   /** Settles when the downloads found unfinished at start (`start()`) have ended. */
   resumed: Promise<PromiseSettledResult<string>[]> = Promise.resolve([]);
 
   constructor(
-    private readonly app: App,
+    private readonly deps: DownloaderDeps,
     private readonly retryPolicy: RetryPolicy = {},
   ) {}
 
@@ -79,7 +86,7 @@ export class Downloader {
     const v = await this.remoteVersion(req.accountId, req.fileId);
     if (v.kind !== 'file') throw new ServiceError('invalid_parameters', 'Only files can be downloaded.');
     const now = nowIso();
-    const info = this.app.db
+    const info = this.deps.db
       .prepare(
         `INSERT INTO download_jobs (account_id, file_id, name, target_path, size, etag, modified, state, created, updated)
          VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)`,
@@ -100,10 +107,10 @@ export class Downloader {
 
   /** At startup: continues the downloads a previous process left running, lists the paused ones. */
   async resumeAll(): Promise<PromiseSettledResult<string>[]> {
-    const rows = this.app.db.prepare("SELECT * FROM download_jobs WHERE state IN ('running', 'paused') ORDER BY id").all() as JobRow[];
+    const rows = this.deps.db.prepare("SELECT * FROM download_jobs WHERE state IN ('running', 'paused') ORDER BY id").all() as JobRow[];
     for (const job of rows.filter((r) => r.state === 'paused')) {
       const have = await partialSize(job.target_path);
-      this.app.transfers.addPaused(this.transferInit(job), { id: transferId(job.id), controls: this.controls(job.id), bytesDone: have });
+      this.deps.transfers.addPaused(this.transferInit(job), { id: transferId(job.id), controls: this.controls(job.id), bytesDone: have });
     }
     return Promise.allSettled(rows.filter((r) => r.state === 'running').map((r) => this.resume(r.id)));
   }
@@ -141,7 +148,7 @@ export class Downloader {
     if (job.state === 'done') return job.target_path;
     if (job.state !== 'running') throw new ServiceError('invalid_parameters', `Download ${id} is ${job.state}.`);
     const partial = partialPath(job.target_path);
-    const { transfer, signal } = this.app.transfers.start(this.transferInit(job), { id: transferId(id), controls: this.controls(id) });
+    const { transfer, signal } = this.deps.transfers.start(this.transferInit(job), { id: transferId(id), controls: this.controls(id) });
     try {
       const lastSuccess = { at: Date.now() };
       // Progress while bytes flow counts as success: a long stream that breaks is retried.
@@ -162,14 +169,14 @@ export class Downloader {
             // Another version of the file: the partial bytes belong to the old one.
             have = 0;
             await truncate(partial, 0).catch(() => {});
-            this.app.db.prepare('UPDATE download_jobs SET size = ?, etag = ?, modified = ?, updated = ? WHERE id = ?').run(now.size, now.etag, now.modified, nowIso(), id);
+            this.deps.db.prepare('UPDATE download_jobs SET size = ?, etag = ?, modified = ?, updated = ? WHERE id = ?').run(now.size, now.etag, now.modified, nowIso(), id);
             Object.assign(job, { size: now.size, etag: now.etag, modified: now.modified });
           }
           expected = now.size;
-          this.app.transfers.setDone(transfer.id, have);
+          this.deps.transfers.setDone(transfer.id, have);
           if (now.size !== null && have === now.size && have > 0) return;
-          const { stream } = await this.app.storage.download(job.account_id, job.file_id, have > 0 ? { start: have } : undefined);
-          await pipeline(stream, alive(), this.app.transfers.meter(transfer.id), createWriteStream(partial, { flags: have > 0 ? 'r+' : 'w', start: have }), { signal });
+          const { stream } = await this.deps.storage.download(job.account_id, job.file_id, have > 0 ? { start: have } : undefined);
+          await pipeline(stream, alive(), this.deps.transfers.meter(transfer.id), createWriteStream(partial, { flags: have > 0 ? 'r+' : 'w', start: have }), { signal });
         },
         signal,
         lastSuccess,
@@ -179,13 +186,13 @@ export class Downloader {
       if (expected !== null && got !== expected) throw new ServiceError('upstream_error', `The download has ${got} bytes, not ${expected}.`);
       await rename(partial, job.target_path);
       this.setJob(id, { state: 'done', error: null });
-      this.app.transfers.finish(transfer.id);
+      this.deps.transfers.finish(transfer.id);
       return job.target_path;
     } catch (e) {
       const err = toServiceError(signal.aborted ? (signal.reason ?? e) : e);
       if (pausedBy(signal)) {
         // Bytes counted but not yet written when the stream stopped are not kept: show what is.
-        this.app.transfers.setDone(transfer.id, await partialSize(job.target_path));
+        this.deps.transfers.setDone(transfer.id, await partialSize(job.target_path));
         this.setJob(id, { state: 'paused', error: null });
       } else if (signal.aborted) {
         await rm(partial, { force: true });
@@ -194,31 +201,31 @@ export class Downloader {
         // The partial file stays for a retry.
         this.setJob(id, { state: 'failed', error: err.message });
       }
-      this.app.transfers.finish(transfer.id, err);
+      this.deps.transfers.finish(transfer.id, err);
       throw err;
     }
   }
 
   /** One stat of the remote file; files served by a provider (mail attachments) have no ETag. */
   private async remoteVersion(accountId: number, fileId: string): Promise<RemoteVersion & { name: string; kind: string }> {
-    const loc = await this.app.storage.locate(accountId, fileId).catch(() => null);
+    const loc = await this.deps.storage.locate(accountId, fileId).catch(() => null);
     if (loc && !loc.trash) {
       const e = await loc.connector.stat(loc.path);
       return { name: e.name, kind: e.kind, size: e.size, etag: e.etag ?? null, modified: e.modified?.toISOString() ?? null };
     }
-    const r = await this.app.storage.get(accountId, fileId);
+    const r = await this.deps.storage.get(accountId, fileId);
     return { name: r.name, kind: r.kind, size: r.size, etag: null, modified: r.modified ?? null };
   }
 
   private row(id: number): JobRow {
-    const r = this.app.db.prepare('SELECT * FROM download_jobs WHERE id = ?').get(id) as JobRow | undefined;
+    const r = this.deps.db.prepare('SELECT * FROM download_jobs WHERE id = ?').get(id) as JobRow | undefined;
     if (!r) throw new ServiceError('not_found', `Download ${id} was not found.`);
     return r;
   }
 
   private setJob(id: number, patch: Partial<Pick<JobRow, 'state' | 'error'>>): void {
     const keys = Object.keys(patch) as (keyof typeof patch)[];
-    this.app.db.prepare(`UPDATE download_jobs SET ${keys.map((k) => `${k} = @${k}`).join(', ')}, updated = @updated WHERE id = @id`).run({ ...patch, updated: nowIso(), id });
+    this.deps.db.prepare(`UPDATE download_jobs SET ${keys.map((k) => `${k} = @${k}`).join(', ')}, updated = @updated WHERE id = @id`).run({ ...patch, updated: nowIso(), id });
   }
 }
 

@@ -15,9 +15,11 @@ import { basename } from 'node:path';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { retryTransient, type LastSuccess } from '../services/retry';
-import { pausedBy, type TransferControls } from '../services/transfers';
-import type { App } from '../app';
-import { nowIso } from '../cache/db';
+import type { AccountsService } from '../services/accounts';
+import type { StorageService } from '../services/storage';
+import { pausedBy, type TransferControls, type TransfersService } from '../services/transfers';
+import { nowIso, type Db } from '../cache/db';
+import type { SettingsStore } from '../cache/queries/settings';
 import type { Resource } from '../contract';
 import { ServiceError, toServiceError } from '../errors';
 import { MULTIPART_MIN_SIZE, UploadLostError, type MultipartService, type MultipartSession } from './multipart';
@@ -81,6 +83,15 @@ interface JobRow {
   error: string | null;
 }
 
+/** What the uploader uses of the app. */
+export interface UploaderDeps {
+  db: Db;
+  settings: SettingsStore;
+  accounts: AccountsService;
+  storage: StorageService;
+  transfers: TransfersService;
+}
+
 const DEFAULT_CONCURRENCY: Record<string, number> = { default: 4, s3: 8, azure: 8, memory: 4 };
 
 export class Uploader {
@@ -88,11 +99,11 @@ export class Uploader {
   private readonly running = new Map<number, Promise<Resource>>();
 
   constructor(
-    private readonly app: App,
+    private readonly deps: UploaderDeps,
     private readonly multipart: MultipartService,
     private readonly options: UploaderOptions = {},
   ) {
-    const limit = options.bandwidthLimit ?? app.settings.get<number | null>('uploads.bandwidthLimit', null);
+    const limit = options.bandwidthLimit ?? deps.settings.get<number | null>('uploads.bandwidthLimit', null);
     if (limit && limit > 0) this.bucket = new TokenBucket(limit);
   }
 
@@ -106,9 +117,9 @@ export class Uploader {
   async plan(req: UploadRequest): Promise<number> {
     const s = await stat(req.localPath);
     if (!s.isFile()) throw new ServiceError('invalid_parameters', `"${req.localPath}" is not a file.`);
-    this.app.accounts.row(req.accountId);
+    this.deps.accounts.row(req.accountId);
     const now = nowIso();
-    const info = this.app.db
+    const info = this.deps.db
       .prepare(
         `INSERT INTO upload_jobs (account_id, parent_id, name, local_path, size, mtime_ms, overwrite, state, created, updated)
          VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)`,
@@ -124,7 +135,7 @@ export class Uploader {
 
   /** Jobs a previous process left unfinished. */
   unfinished(): UploadJob[] {
-    return (this.app.db.prepare("SELECT id FROM upload_jobs WHERE state = 'running' ORDER BY id").all() as { id: number }[]).map((r) => this.job(r.id));
+    return (this.deps.db.prepare("SELECT id FROM upload_jobs WHERE state = 'running' ORDER BY id").all() as { id: number }[]).map((r) => this.job(r.id));
   }
 
   /**
@@ -132,9 +143,9 @@ export class Uploader {
    * in Transfers (paused, as the user left them). Settles each resumed job, never throws.
    */
   async resumeAll(): Promise<PromiseSettledResult<Resource>[]> {
-    const paused = this.app.db.prepare("SELECT * FROM upload_jobs WHERE state = 'paused' ORDER BY id").all() as JobRow[];
+    const paused = this.deps.db.prepare("SELECT * FROM upload_jobs WHERE state = 'paused' ORDER BY id").all() as JobRow[];
     for (const job of paused) {
-      this.app.transfers.addPaused(this.transferInit(job), { id: transferId(job.id), controls: this.controls(job.id), bytesDone: this.confirmedBytes(job) });
+      this.deps.transfers.addPaused(this.transferInit(job), { id: transferId(job.id), controls: this.controls(job.id), bytesDone: this.confirmedBytes(job) });
     }
     return Promise.allSettled(this.unfinished().map((j) => this.resume(j.id)));
   }
@@ -187,21 +198,21 @@ export class Uploader {
   }
 
   private jobRow(id: number): JobRow {
-    const r = this.app.db.prepare('SELECT * FROM upload_jobs WHERE id = ?').get(id) as JobRow | undefined;
+    const r = this.deps.db.prepare('SELECT * FROM upload_jobs WHERE id = ?').get(id) as JobRow | undefined;
     if (!r) throw new ServiceError('not_found', `Upload ${id} was not found.`);
     return r;
   }
 
   private setJob(id: number, patch: Partial<Pick<JobRow, 'session_id' | 'state' | 'result_id' | 'verified' | 'error'>>): void {
     const keys = Object.keys(patch) as (keyof typeof patch)[];
-    this.app.db.prepare(`UPDATE upload_jobs SET ${keys.map((k) => `${k} = @${k}`).join(', ')}, updated = @updated WHERE id = @id`).run({ ...patch, updated: nowIso(), id });
+    this.deps.db.prepare(`UPDATE upload_jobs SET ${keys.map((k) => `${k} = @${k}`).join(', ')}, updated = @updated WHERE id = @id`).run({ ...patch, updated: nowIso(), id });
   }
 
   private async run(id: number): Promise<Resource> {
     const job = this.jobRow(id);
-    if (job.state === 'done' && job.result_id) return this.app.storage.get(job.account_id, job.result_id);
+    if (job.state === 'done' && job.result_id) return this.deps.storage.get(job.account_id, job.result_id);
     if (job.state !== 'running') throw new ServiceError('invalid_parameters', `Upload ${id} is ${job.state}.`);
-    const { transfer, signal } = this.app.transfers.start(this.transferInit(job), { id: transferId(id), controls: this.controls(id) });
+    const { transfer, signal } = this.deps.transfers.start(this.transferInit(job), { id: transferId(id), controls: this.controls(id) });
     try {
       const s = await stat(job.local_path);
       if (s.size !== job.size || Math.trunc(s.mtimeMs) !== job.mtime_ms) {
@@ -209,7 +220,7 @@ export class Uploader {
       }
       const { resource, verified } = job.size > MULTIPART_MIN_SIZE ? await this.runMultipart(job, transfer.id, signal) : await this.runPlain(job, transfer.id, signal);
       this.setJob(id, { state: 'done', result_id: resource.id, verified, error: null });
-      this.app.transfers.finish(transfer.id);
+      this.deps.transfers.finish(transfer.id);
       return resource;
     } catch (e) {
       const err = toServiceError(signal.aborted ? (signal.reason ?? e) : e);
@@ -223,14 +234,14 @@ export class Uploader {
       } else {
         this.setJob(id, { state: 'failed', error: err.message });
       }
-      this.app.transfers.finish(transfer.id, err);
+      this.deps.transfers.finish(transfer.id, err);
       throw err;
     }
   }
 
   private concurrencyFor(accountId: number): number {
-    const service = this.app.accounts.row(accountId).service;
-    const table = { ...DEFAULT_CONCURRENCY, ...this.app.settings.get<Record<string, number>>('uploads.concurrency', {}), ...this.options.concurrency };
+    const service = this.deps.accounts.row(accountId).service;
+    const table = { ...DEFAULT_CONCURRENCY, ...this.deps.settings.get<Record<string, number>>('uploads.concurrency', {}), ...this.options.concurrency };
     return Math.max(1, table[service] ?? table.default);
   }
 
@@ -243,8 +254,8 @@ export class Uploader {
     const resource = await this.retry(
       'Upload',
       async () => {
-        const body = createReadStream(job.local_path).pipe(this.app.transfers.meter(transferId));
-        return this.app.storage.upload(job.account_id, job.parent_id, job.name, this.throttled(body), { conflict: job.overwrite ? 'overwrite' : 'rename', size: job.size });
+        const body = createReadStream(job.local_path).pipe(this.deps.transfers.meter(transferId));
+        return this.deps.storage.upload(job.account_id, job.parent_id, job.name, this.throttled(body), { conflict: job.overwrite ? 'overwrite' : 'rename', size: job.size });
       },
       signal,
       lastSuccess,
@@ -262,7 +273,7 @@ export class Uploader {
       if (!(e instanceof ServiceError && lostUpload(e)) || sessionId === null || signal.aborted) throw e;
       await this.multipart.abort(job.account_id, sessionId).catch(() => {});
       this.setJob(job.id, { session_id: null });
-      this.app.transfers.setDone(transferId, 0);
+      this.deps.transfers.setDone(transferId, 0);
       return this.runSession({ ...job, session_id: null }, transferId, signal);
     }
   }
@@ -286,7 +297,7 @@ export class Uploader {
     const partSize = session.part_size;
     const count = Math.ceil(job.size / partSize);
     const confirmed = this.confirmedParts(job, session);
-    this.app.transfers.setDone(transferId, confirmed.bytes);
+    this.deps.transfers.setDone(transferId, confirmed.bytes);
     const todo = Array.from({ length: count }, (_, i) => i + 1).filter((n) => !confirmed.numbers.has(n));
 
     const fh = await open(job.local_path, 'r');
@@ -312,7 +323,7 @@ export class Uploader {
               failed = true;
               throw e;
             }
-            this.app.transfers.progress(transferId, length);
+            this.deps.transfers.progress(transferId, length);
             this.options.onPart?.(job.id, partNumber);
           }
         }),
@@ -337,7 +348,7 @@ export class Uploader {
     if (resource.size !== job.size) {
       throw new ServiceError('upstream_error', `The uploaded file has ${resource.size} bytes, not ${job.size}.`);
     }
-    const loc = await this.app.storage.locate(job.account_id, resource.id);
+    const loc = await this.deps.storage.locate(job.account_id, resource.id);
     const entry = await loc.connector.stat(loc.path);
     const multipartEtag = /^[0-9a-f]{32}-(\d+)$/.exec(entry.etag ?? '');
     if (multipartEtag) {
