@@ -18,7 +18,8 @@ import { RENDERER_CSP } from '../csp';
 import { WS_MAX_MESSAGE_BYTES, WsClientMessage, type WsServerMessage } from '../contract';
 import { ServiceError, toServiceError } from '../errors';
 import { int } from '../rest/http';
-import { createHandlers, dispatch, type Platform } from '../services/handlers';
+import { dispatch } from '../rpc/dispatch';
+import { createHandlers, type Platform } from '../rpc/handlers';
 import { localAccess, type UiTokenSource } from './access';
 import { allowedHosts, isAllowedHost, isSameOrigin, tokenMatches } from './guard';
 
