@@ -2,7 +2,7 @@
  * The client-side uploader: puts a local file into a folder of any account. Files above 5 MB go
  * through a multipart session (MultipartService) in parts read straight from disk, N at a time;
  * smaller ones are one standard upload. Every failed request is retried with exponential
- * backoff for as long as the server keeps failing within `retryWindowMs` (a server that is away
+ * backoff for as long as the server keeps failing within the retry window (a server that is away
  * for a minute is waited for). The plan (file, size, mtime, target, session) is a SQLite row and
  * the confirmed parts are the session's rows, so a new process resumes an interrupted upload
  * from the parts already confirmed (`resumeAll`). The result is checked: size always, and the
@@ -14,7 +14,7 @@ import { open, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { retryTransient, type LastSuccess } from '../services/retry';
+import { retryTransient, type LastSuccess, type RetryPolicy } from '../services/retry';
 import type { AccountsService } from '../services/accounts';
 import type { StorageService } from '../services/storage';
 import { pausedBy, type TransferControls, type TransfersService } from '../services/transfers';
@@ -41,11 +41,8 @@ export interface UploaderOptions {
   concurrency?: Record<string, number>;
   /** Bytes per second over all uploads of this uploader (setting `uploads.bandwidthLimit`); unlimited when absent. */
   bandwidthLimit?: number;
-  /** Keep retrying a failing request while the last success is at most this old (default 5 min). */
-  retryWindowMs?: number;
-  /** First backoff delay (default 250 ms), doubled per attempt up to `retryMaxDelayMs` (default 8 s). */
-  retryBaseMs?: number;
-  retryMaxDelayMs?: number;
+  /** How long a failing request is retried, and its backoff (services/retry.ts). */
+  retry?: RetryPolicy;
   /** Called after each confirmed part (tests use it to kill the process mid-way). */
   onPart?: (jobId: number, partNumber: number) => void;
 }
@@ -246,7 +243,7 @@ export class Uploader {
   }
 
   private retry<T>(what: string, fn: () => Promise<T>, signal: AbortSignal, lastSuccess: LastSuccess): Promise<T> {
-    return retryTransient(what, fn, signal, lastSuccess, { windowMs: this.options.retryWindowMs, baseMs: this.options.retryBaseMs, maxDelayMs: this.options.retryMaxDelayMs });
+    return retryTransient(what, fn, signal, lastSuccess, this.options.retry);
   }
 
   private async runPlain(job: JobRow, transferId: string, signal: AbortSignal): Promise<{ resource: Resource; verified: Verification }> {

@@ -127,7 +127,7 @@ describe('pausing and resuming an upload (spec 1, Multipart upload)', () => {
   }, 60_000);
 
   it('a failed upload offers retry, which continues from the confirmed parts once the server is back', async () => {
-    const app = await createApp({ dataDir: join(work, 'retry-data'), defaultLocalFolder: false, uploads: { concurrency: { s3: 1 }, bandwidthLimit: 16 * MiB, retryWindowMs: 1500, retryMaxDelayMs: 300 } });
+    const app = await createApp({ dataDir: join(work, 'retry-data'), defaultLocalFolder: false, uploads: { concurrency: { s3: 1 }, bandwidthLimit: 16 * MiB, retry: { windowMs: 1500, maxDelayMs: 300 } } });
     try {
       const account = (await app.accounts.connect({ service: 's3', options: s3.options })).id;
       const data = randomBytes(30 * MiB + 5);
