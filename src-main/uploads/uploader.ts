@@ -17,11 +17,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { retryTransient, type LastSuccess, type RetryPolicy } from '../services/retry';
 import type { AccountsService } from '../services/accounts';
 import type { StorageService } from '../services/storage';
-import { pausedBy, type TransferControls, type TransfersService } from '../services/transfers';
+import { DurableJobs, type JobState } from '../services/durable-jobs';
+import type { TransfersService } from '../services/transfers';
 import { nowIso, type Db } from '../cache/db';
 import type { SettingsStore } from '../cache/queries/settings';
 import type { Resource } from '../contract';
-import { ServiceError, toServiceError } from '../errors';
+import { ServiceError } from '../errors';
 import { MULTIPART_MIN_SIZE, UploadLostError, type MultipartService, type MultipartSession } from './multipart';
 
 export interface UploadRequest {
@@ -54,7 +55,7 @@ export interface UploadJob {
   name: string;
   localPath: string;
   size: number;
-  state: 'running' | 'paused' | 'done' | 'failed' | 'cancelled';
+  state: JobState;
   sessionId: number | null;
   resultId: string | null;
   /** What the finished upload was checked with: size only, whole-file MD5, or S3's multipart ETag. */
@@ -74,7 +75,7 @@ interface JobRow {
   mtime_ms: number;
   overwrite: number;
   session_id: number | null;
-  state: UploadJob['state'];
+  state: JobState;
   result_id: string | null;
   verified: Verification | null;
   error: string | null;
@@ -93,13 +94,25 @@ const DEFAULT_CONCURRENCY: Record<string, number> = { default: 4, s3: 8, azure: 
 
 export class Uploader {
   private readonly bucket?: TokenBucket;
-  private readonly running = new Map<number, Promise<Resource>>();
+  private readonly jobs: DurableJobs<JobRow, Resource>;
 
   constructor(
     private readonly deps: UploaderDeps,
     private readonly multipart: MultipartService,
     private readonly options: UploaderOptions = {},
   ) {
+    this.jobs = new DurableJobs(deps, {
+      table: 'upload_jobs',
+      noun: 'Upload',
+      transferId,
+      transferInit: (job) => ({ direction: 'upload', name: job.name, account: job.account_id, target: job.parent_id, bytesTotal: job.size }),
+      run: (id) => this.run(id),
+      keptBytes: (job) => this.confirmedBytes(job),
+      // Pause keeps the session and its confirmed parts for resume; cancel aborts the session.
+      discard: async (job) => {
+        if (job.session_id !== null) await this.multipart.abort(job.account_id, job.session_id).catch(() => {});
+      },
+    });
     const limit = options.bandwidthLimit ?? deps.settings.get<number | null>('uploads.bandwidthLimit', null);
     if (limit && limit > 0) this.bucket = new TokenBucket(limit);
   }
@@ -126,45 +139,21 @@ export class Uploader {
   }
 
   job(id: number): UploadJob {
-    const r = this.jobRow(id);
+    const r = this.jobs.row(id);
     return { id: r.id, accountId: r.account_id, parentId: r.parent_id, name: r.name, localPath: r.local_path, size: r.size, state: r.state, sessionId: r.session_id, resultId: r.result_id, verified: r.verified, error: r.error };
   }
 
   /** Jobs a previous process left unfinished. */
   unfinished(): UploadJob[] {
-    return (this.deps.db.prepare("SELECT id FROM upload_jobs WHERE state = 'running' ORDER BY id").all() as { id: number }[]).map((r) => this.job(r.id));
+    return this.jobs.rows('running').map((r) => this.job(r.id));
   }
 
   /**
    * At startup: resumes every job a previous process left running, and lists the paused ones
    * in Transfers (paused, as the user left them). Settles each resumed job, never throws.
    */
-  async resumeAll(): Promise<PromiseSettledResult<Resource>[]> {
-    const paused = this.deps.db.prepare("SELECT * FROM upload_jobs WHERE state = 'paused' ORDER BY id").all() as JobRow[];
-    for (const job of paused) {
-      this.deps.transfers.addPaused(this.transferInit(job), { id: transferId(job.id), controls: this.controls(job.id), bytesDone: this.confirmedBytes(job) });
-    }
-    return Promise.allSettled(this.unfinished().map((j) => this.resume(j.id)));
-  }
-
-  /** Pause keeps the confirmed parts; resume and retry continue from them; discard aborts the session. */
-  private controls(id: number): TransferControls {
-    return {
-      pausable: true,
-      resume: () => {
-        this.setJob(id, { state: 'running', error: null });
-        this.resume(id).catch(() => {});
-      },
-      discard: async () => {
-        const job = this.jobRow(id);
-        if (job.session_id !== null) await this.multipart.abort(job.account_id, job.session_id).catch(() => {});
-        this.setJob(id, { state: 'cancelled', error: 'Cancelled by the user.' });
-      },
-    };
-  }
-
-  private transferInit(job: JobRow) {
-    return { direction: 'upload' as const, name: job.name, account: job.account_id, target: job.parent_id, bytesTotal: job.size };
+  resumeAll(): Promise<PromiseSettledResult<Resource>[]> {
+    return this.jobs.resumeAll();
   }
 
   /** Bytes of the parts the job's multipart session has confirmed (0 without one, or without the session). */
@@ -186,53 +175,24 @@ export class Uploader {
 
   /** Runs (or continues) a planned job to its end. */
   resume(id: number): Promise<Resource> {
-    let p = this.running.get(id);
-    if (!p) {
-      p = this.run(id).finally(() => this.running.delete(id));
-      this.running.set(id, p);
-    }
-    return p;
-  }
-
-  private jobRow(id: number): JobRow {
-    const r = this.deps.db.prepare('SELECT * FROM upload_jobs WHERE id = ?').get(id) as JobRow | undefined;
-    if (!r) throw new ServiceError('not_found', `Upload ${id} was not found.`);
-    return r;
-  }
-
-  private setJob(id: number, patch: Partial<Pick<JobRow, 'session_id' | 'state' | 'result_id' | 'verified' | 'error'>>): void {
-    const keys = Object.keys(patch) as (keyof typeof patch)[];
-    this.deps.db.prepare(`UPDATE upload_jobs SET ${keys.map((k) => `${k} = @${k}`).join(', ')}, updated = @updated WHERE id = @id`).run({ ...patch, updated: nowIso(), id });
+    return this.jobs.resume(id);
   }
 
   private async run(id: number): Promise<Resource> {
-    const job = this.jobRow(id);
+    const job = this.jobs.row(id);
     if (job.state === 'done' && job.result_id) return this.deps.storage.get(job.account_id, job.result_id);
     if (job.state !== 'running') throw new ServiceError('invalid_parameters', `Upload ${id} is ${job.state}.`);
-    const { transfer, signal } = this.deps.transfers.start(this.transferInit(job), { id: transferId(id), controls: this.controls(id) });
+    const { transferId, signal } = this.jobs.start(job);
     try {
       const s = await stat(job.local_path);
       if (s.size !== job.size || Math.trunc(s.mtimeMs) !== job.mtime_ms) {
         throw new ServiceError('conflict', `"${job.local_path}" changed since the upload started; start it again.`);
       }
-      const { resource, verified } = job.size > MULTIPART_MIN_SIZE ? await this.runMultipart(job, transfer.id, signal) : await this.runPlain(job, transfer.id, signal);
-      this.setJob(id, { state: 'done', result_id: resource.id, verified, error: null });
-      this.deps.transfers.finish(transfer.id);
+      const { resource, verified } = job.size > MULTIPART_MIN_SIZE ? await this.runMultipart(job, transferId, signal) : await this.runPlain(job, transferId, signal);
+      this.jobs.done(id, transferId, { result_id: resource.id, verified });
       return resource;
     } catch (e) {
-      const err = toServiceError(signal.aborted ? (signal.reason ?? e) : e);
-      if (pausedBy(signal)) {
-        // Kept as it is: the session and its confirmed parts wait for resume.
-        this.setJob(id, { state: 'paused', error: null });
-      } else if (signal.aborted) {
-        this.setJob(id, { state: 'cancelled', error: 'Cancelled by the user.' });
-        const sessionId = this.jobRow(id).session_id;
-        if (sessionId !== null) await this.multipart.abort(job.account_id, sessionId).catch(() => {});
-      } else {
-        this.setJob(id, { state: 'failed', error: err.message });
-      }
-      this.deps.transfers.finish(transfer.id, err);
-      throw err;
+      throw await this.jobs.settle(id, transferId, signal, e);
     }
   }
 
@@ -266,10 +226,10 @@ export class Uploader {
     } catch (e) {
       // The server lost the upload (restarted in-memory server, a lifecycle rule that aborts
       // old uploads, ...): its parts are gone, so start over once with a new session.
-      const sessionId = this.jobRow(job.id).session_id;
+      const sessionId = this.jobs.row(job.id).session_id;
       if (!(e instanceof ServiceError && lostUpload(e)) || sessionId === null || signal.aborted) throw e;
       await this.multipart.abort(job.account_id, sessionId).catch(() => {});
-      this.setJob(job.id, { session_id: null });
+      this.jobs.setJob(job.id, { session_id: null });
       this.deps.transfers.setDone(transferId, 0);
       return this.runSession({ ...job, session_id: null }, transferId, signal);
     }
@@ -288,7 +248,7 @@ export class Uploader {
     }
     if (!session) {
       session = await this.retry('Starting the upload', () => this.multipart.init(job.account_id, { parentId: job.parent_id, name: job.name, size: job.size, overwrite: job.overwrite === 1 }), signal, lastSuccess);
-      this.setJob(job.id, { session_id: session.id });
+      this.jobs.setJob(job.id, { session_id: session.id });
     }
     const sessionId = session.id;
     const partSize = session.part_size;
