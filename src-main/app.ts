@@ -20,8 +20,7 @@ import { EventBus } from './services/events';
 import { SETTING_TRACKING_BASE_URL } from './services/settings-keys';
 import { StorageService } from './services/storage';
 import { TransfersService } from './services/transfers';
-import type { RetryPolicy } from './services/retry';
-import { Downloader } from './downloads/downloader';
+import { Downloader, type DownloaderOptions } from './downloads/downloader';
 import { startUploads, type UploaderOptions, type Uploads } from './uploads';
 
 export interface AppOptions {
@@ -35,8 +34,8 @@ export interface AppOptions {
   activity?: Partial<Omit<ActivityOptions, 'signingKey'>>;
   /** Uploader settings (parallelism, bandwidth, retry window, progress hooks). */
   uploads?: UploaderOptions;
-  /** How long downloads wait out a failing server (tests shorten it). */
-  downloads?: RetryPolicy;
+  /** Downloader settings: how long a failing server is waited out (tests shorten it). */
+  downloads?: DownloaderOptions;
   /** Mail engine settings (live IDLE, body prefetch, a change hook): tests and benchmarks. */
   mail?: Partial<Pick<MailDeps, 'live' | 'prefetchBodies' | 'recordChanges' | 'trackingBaseUrl'>>;
 }

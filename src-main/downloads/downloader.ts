@@ -61,6 +61,11 @@ export const partialPath = (target: string) => `${target}.tributary-download`;
 const partialSize = (target: string) => stat(partialPath(target)).then((s) => s.size, () => 0);
 const transferId = (jobId: number) => `download-${jobId}`;
 
+export interface DownloaderOptions {
+  /** How long a failing server is waited out, and the backoff (services/retry.ts). */
+  retry?: RetryPolicy;
+}
+
 /** What the downloader uses of the app. */
 export interface DownloaderDeps {
   db: Db;
@@ -75,7 +80,7 @@ export class Downloader {
 
   constructor(
     private readonly deps: DownloaderDeps,
-    private readonly retryPolicy: RetryPolicy = {},
+    private readonly options: DownloaderOptions = {},
   ) {
     this.jobs = new DurableJobs(deps, {
       table: 'download_jobs',
@@ -166,7 +171,7 @@ export class Downloader {
         },
         signal,
         lastSuccess,
-        this.retryPolicy,
+        this.options.retry,
       );
       const got = (await stat(partial)).size;
       if (expected !== null && got !== expected) throw new ServiceError('upstream_error', `The download has ${got} bytes, not ${expected}.`);

@@ -220,7 +220,7 @@ describe('resumable downloads to disk (spec 1, Files: Download with byte ranges)
   }, 90_000);
 
   it('cancelling a paused download removes the partial file; a server that stays away fails it with retry offered', async () => {
-    const app = await createApp({ dataDir: join(work, 'down-fail'), defaultLocalFolder: false, downloads: { windowMs: 1000, maxDelayMs: 200 } });
+    const app = await createApp({ dataDir: join(work, 'down-fail'), defaultLocalFolder: false, downloads: { retry: { windowMs: 1000, maxDelayMs: 200 } } });
     try {
       const account = (await app.accounts.connect({ service: 's3', options: s3.options })).id;
       const data = randomBytes(48 * MiB);
