@@ -15,12 +15,12 @@ import { MailService, type MailDeps } from './mail/service';
 import { Keyring, type KeyWrapper } from './secrets';
 import { AccountsService } from './services/accounts';
 import { ApiKeysService } from './services/api-keys';
+import { EphemeralFiles } from './services/ephemeral';
 import { EventBus } from './services/events';
 import { SETTING_TRACKING_BASE_URL } from './services/settings-keys';
 import { StorageService } from './services/storage';
 import { TransfersService } from './services/transfers';
-import type { RetryPolicy } from './services/retry';
-import { Downloader } from './downloads/downloader';
+import { Downloader, type DownloaderOptions } from './downloads/downloader';
 import { startUploads, type UploaderOptions, type Uploads } from './uploads';
 
 export interface AppOptions {
@@ -34,8 +34,8 @@ export interface AppOptions {
   activity?: Partial<Omit<ActivityOptions, 'signingKey'>>;
   /** Uploader settings (parallelism, bandwidth, retry window, progress hooks). */
   uploads?: UploaderOptions;
-  /** How long downloads wait out a failing server (tests shorten it). */
-  downloads?: RetryPolicy;
+  /** Downloader settings: how long a failing server is waited out (tests shorten it). */
+  downloads?: DownloaderOptions;
   /** Mail engine settings (live IDLE, body prefetch, a change hook): tests and benchmarks. */
   mail?: Partial<Pick<MailDeps, 'live' | 'prefetchBodies' | 'recordChanges' | 'trackingBaseUrl'>>;
 }
@@ -48,6 +48,8 @@ export interface App {
   settings: SettingsStore;
   accounts: AccountsService;
   storage: StorageService;
+  /** The `ephemeral` upload area (spec 1), served as storage files and swept hourly. */
+  ephemeral: EphemeralFiles;
   transfers: TransfersService;
   mail: MailService;
   activity: ActivityService;
@@ -70,7 +72,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   const events = new EventBus();
   const settings = new SettingsStore(db);
   const accounts = new AccountsService(db, keyring, events, options.dataDir);
-  const storage = new StorageService(db, accounts, new IdCodec(keyring.key('ids')), events, options.dataDir);
+  const ids = new IdCodec(keyring.key('ids'));
+  const storage = new StorageService(db, accounts, ids, events);
+  const ephemeral = new EphemeralFiles(join(options.dataDir, 'ephemeral'), ids);
+  storage.addProvider(ephemeral);
   const transfers = new TransfersService(events);
   const apiKeys = new ApiKeysService(db, keyring);
   const activity = new ActivityService({ db, settings, events, accounts, storage }, { ...options.activity, signingKey: options.signingKey ?? (() => apiKeys.signingKey()) });
@@ -84,10 +89,15 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...options.mail,
   });
   storage.addProvider(mailFiles(mail));
-  const sweep = () => void storage.ephemeral.sweep().catch((e) => console.error('Ephemeral sweep failed:', e));
+  const sweep = () => void ephemeral.sweep().catch((e) => console.error('Ephemeral sweep failed:', e));
   sweep();
   const sweeper = setInterval(sweep, 3600_000).unref();
-  const app: App = {
+  const uploads = startUploads({ db, dataDir: options.dataDir, settings, accounts, storage, events, transfers }, options.uploads);
+  const downloads = new Downloader({ db, storage, transfers }, options.downloads);
+  downloads.start();
+  if (options.defaultLocalFolder !== false) await ensureDefaultAccount(settings, accounts, options.defaultLocalFolder ?? join(homedir(), 'Tributary'));
+  await activity.start();
+  return {
     dataDir: options.dataDir,
     db,
     keyring,
@@ -95,36 +105,30 @@ export async function createApp(options: AppOptions): Promise<App> {
     settings,
     accounts,
     storage,
+    ephemeral,
     transfers,
     mail,
     activity,
-    // Set right below: the uploads area needs the finished app.
-    uploads: undefined as unknown as Uploads,
-    downloads: undefined as unknown as Downloader,
+    uploads,
+    downloads,
     apiKeys,
     async close() {
       clearInterval(sweeper);
-      app.uploads?.stop();
+      uploads.stop();
       await activity.close();
       await mail.close();
       await accounts.close();
       db.close();
     },
   };
-  app.uploads = startUploads(app, options.uploads);
-  app.downloads = new Downloader(app, options.downloads);
-  app.downloads.start();
-  if (options.defaultLocalFolder !== false) await ensureDefaultAccount(app, options.defaultLocalFolder ?? join(homedir(), 'Tributary'));
-  await activity.start();
-  return app;
 }
 
 /** First run: a local-folder account, so the app is useful before any account is connected. */
-async function ensureDefaultAccount(app: App, folder: string): Promise<void> {
-  if (app.settings.get('defaultAccountCreated', false)) return;
+async function ensureDefaultAccount(settings: SettingsStore, accounts: AccountsService, folder: string): Promise<void> {
+  if (settings.get('defaultAccountCreated', false)) return;
   mkdirSync(folder, { recursive: true });
-  await app.accounts.connect({ service: 'local', options: { path: folder }, account: 'This computer', isDefault: true });
-  app.settings.set('defaultAccountCreated', true);
+  await accounts.connect({ service: 'local', options: { path: folder }, account: 'This computer', isDefault: true });
+  settings.set('defaultAccountCreated', true);
 }
 
 /** The per-user data folder, as Electron's `userData` would place it. */

@@ -21,7 +21,7 @@ import { closeHidesToTray } from './electron/tray-status';
 import { forwardEvents, registerRpc } from './ipc/rpc';
 import type { HttpServer } from './server/http';
 import { startLocalServer } from './server/local';
-import { createHandlers } from './services/handlers';
+import { createHandlers } from './rpc/handlers';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const rendererDir = join(here, '../renderer');

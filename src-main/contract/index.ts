@@ -1,7 +1,7 @@
 /**
  * The one typed contract between the renderer and the main process: every procedure
  * (`domain.verb`) with its zod input and output, and every pushed event (`domain.pastTense`).
- * Served over Electron IPC and over the headless WebSocket; implemented by services/handlers.ts
+ * Served over Electron IPC and over the headless WebSocket; implemented by rpc/handlers.ts
  * (the compiler checks it is complete). zod only: no node:, no electron.
  */
 import { z } from 'zod';

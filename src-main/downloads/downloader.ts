@@ -12,11 +12,12 @@ import { createWriteStream } from 'node:fs';
 import { rename, rm, stat, truncate } from 'node:fs/promises';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { App } from '../app';
-import { nowIso } from '../cache/db';
-import { ServiceError, toServiceError } from '../errors';
+import { nowIso, type Db } from '../cache/db';
+import { ServiceError } from '../errors';
+import { DurableJobs, type JobState } from '../services/durable-jobs';
 import { retryTransient, type RetryPolicy } from '../services/retry';
-import { pausedBy, type TransferControls } from '../services/transfers';
+import type { StorageService } from '../services/storage';
+import type { TransfersService } from '../services/transfers';
 
 export interface DownloadRequest {
   accountId: number;
@@ -31,7 +32,7 @@ export interface DownloadJob {
   name: string;
   targetPath: string;
   size: number | null;
-  state: 'running' | 'paused' | 'done' | 'failed' | 'cancelled';
+  state: JobState;
   error: string | null;
 }
 
@@ -44,7 +45,7 @@ interface JobRow {
   size: number | null;
   etag: string | null;
   modified: string | null;
-  state: DownloadJob['state'];
+  state: JobState;
   error: string | null;
 }
 
@@ -60,15 +61,40 @@ export const partialPath = (target: string) => `${target}.tributary-download`;
 const partialSize = (target: string) => stat(partialPath(target)).then((s) => s.size, () => 0);
 const transferId = (jobId: number) => `download-${jobId}`;
 
+export interface DownloaderOptions {
+  /** How long a failing server is waited out, and the backoff (services/retry.ts). */
+  retry?: RetryPolicy;
+}
+
+/** What the downloader uses of the app. */
+export interface DownloaderDeps {
+  db: Db;
+  storage: StorageService;
+  transfers: TransfersService;
+}
+
 export class Downloader {
-  private readonly running = new Map<number, Promise<string>>();
+  private readonly jobs: DurableJobs<JobRow, string>;
   /** Settles when the downloads found unfinished at start (`start()`) have ended. */
   resumed: Promise<PromiseSettledResult<string>[]> = Promise.resolve([]);
 
   constructor(
-    private readonly app: App,
-    private readonly retryPolicy: RetryPolicy = {},
-  ) {}
+    private readonly deps: DownloaderDeps,
+    private readonly options: DownloaderOptions = {},
+  ) {
+    this.jobs = new DurableJobs(deps, {
+      table: 'download_jobs',
+      noun: 'Download',
+      transferId,
+      transferInit: (job) => ({ direction: 'download', name: job.name, account: job.account_id, target: job.file_id, bytesTotal: job.size }),
+      run: (id) => this.run(id),
+      keptBytes: (job) => partialSize(job.target_path),
+      // Cancel removes the partial file; pause keeps it.
+      discard: (job) => rm(partialPath(job.target_path), { force: true }),
+      // Bytes counted but not yet written when the stream stopped are not kept: show what is.
+      onPaused: async (job, transferId) => this.deps.transfers.setDone(transferId, await partialSize(job.target_path)),
+    });
+  }
 
   /** Plans a download (a durable row) and runs it; resolves with the target path when done. */
   async download(req: DownloadRequest): Promise<string> {
@@ -79,7 +105,7 @@ export class Downloader {
     const v = await this.remoteVersion(req.accountId, req.fileId);
     if (v.kind !== 'file') throw new ServiceError('invalid_parameters', 'Only files can be downloaded.');
     const now = nowIso();
-    const info = this.app.db
+    const info = this.deps.db
       .prepare(
         `INSERT INTO download_jobs (account_id, file_id, name, target_path, size, etag, modified, state, created, updated)
          VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)`,
@@ -89,7 +115,7 @@ export class Downloader {
   }
 
   job(id: number): DownloadJob {
-    const r = this.row(id);
+    const r = this.jobs.row(id);
     return { id: r.id, accountId: r.account_id, fileId: r.file_id, name: r.name, targetPath: r.target_path, size: r.size, state: r.state, error: r.error };
   }
 
@@ -99,49 +125,21 @@ export class Downloader {
   }
 
   /** At startup: continues the downloads a previous process left running, lists the paused ones. */
-  async resumeAll(): Promise<PromiseSettledResult<string>[]> {
-    const rows = this.app.db.prepare("SELECT * FROM download_jobs WHERE state IN ('running', 'paused') ORDER BY id").all() as JobRow[];
-    for (const job of rows.filter((r) => r.state === 'paused')) {
-      const have = await partialSize(job.target_path);
-      this.app.transfers.addPaused(this.transferInit(job), { id: transferId(job.id), controls: this.controls(job.id), bytesDone: have });
-    }
-    return Promise.allSettled(rows.filter((r) => r.state === 'running').map((r) => this.resume(r.id)));
+  resumeAll(): Promise<PromiseSettledResult<string>[]> {
+    return this.jobs.resumeAll();
   }
 
   /** Runs (or continues) a planned download to its end. */
   resume(id: number): Promise<string> {
-    let p = this.running.get(id);
-    if (!p) {
-      p = this.run(id).finally(() => this.running.delete(id));
-      this.running.set(id, p);
-    }
-    return p;
-  }
-
-  private controls(id: number): TransferControls {
-    return {
-      pausable: true,
-      resume: () => {
-        this.setJob(id, { state: 'running', error: null });
-        this.resume(id).catch(() => {});
-      },
-      discard: async () => {
-        await rm(partialPath(this.row(id).target_path), { force: true });
-        this.setJob(id, { state: 'cancelled', error: 'Cancelled by the user.' });
-      },
-    };
-  }
-
-  private transferInit(job: JobRow) {
-    return { direction: 'download' as const, name: job.name, account: job.account_id, target: job.file_id, bytesTotal: job.size };
+    return this.jobs.resume(id);
   }
 
   private async run(id: number): Promise<string> {
-    const job = this.row(id);
+    const job = this.jobs.row(id);
     if (job.state === 'done') return job.target_path;
     if (job.state !== 'running') throw new ServiceError('invalid_parameters', `Download ${id} is ${job.state}.`);
     const partial = partialPath(job.target_path);
-    const { transfer, signal } = this.app.transfers.start(this.transferInit(job), { id: transferId(id), controls: this.controls(id) });
+    const { transferId, signal } = this.jobs.start(job);
     try {
       const lastSuccess = { at: Date.now() };
       // Progress while bytes flow counts as success: a long stream that breaks is retried.
@@ -162,63 +160,38 @@ export class Downloader {
             // Another version of the file: the partial bytes belong to the old one.
             have = 0;
             await truncate(partial, 0).catch(() => {});
-            this.app.db.prepare('UPDATE download_jobs SET size = ?, etag = ?, modified = ?, updated = ? WHERE id = ?').run(now.size, now.etag, now.modified, nowIso(), id);
+            this.deps.db.prepare('UPDATE download_jobs SET size = ?, etag = ?, modified = ?, updated = ? WHERE id = ?').run(now.size, now.etag, now.modified, nowIso(), id);
             Object.assign(job, { size: now.size, etag: now.etag, modified: now.modified });
           }
           expected = now.size;
-          this.app.transfers.setDone(transfer.id, have);
+          this.deps.transfers.setDone(transferId, have);
           if (now.size !== null && have === now.size && have > 0) return;
-          const { stream } = await this.app.storage.download(job.account_id, job.file_id, have > 0 ? { start: have } : undefined);
-          await pipeline(stream, alive(), this.app.transfers.meter(transfer.id), createWriteStream(partial, { flags: have > 0 ? 'r+' : 'w', start: have }), { signal });
+          const { stream } = await this.deps.storage.download(job.account_id, job.file_id, have > 0 ? { start: have } : undefined);
+          await pipeline(stream, alive(), this.deps.transfers.meter(transferId), createWriteStream(partial, { flags: have > 0 ? 'r+' : 'w', start: have }), { signal });
         },
         signal,
         lastSuccess,
-        this.retryPolicy,
+        this.options.retry,
       );
       const got = (await stat(partial)).size;
       if (expected !== null && got !== expected) throw new ServiceError('upstream_error', `The download has ${got} bytes, not ${expected}.`);
       await rename(partial, job.target_path);
-      this.setJob(id, { state: 'done', error: null });
-      this.app.transfers.finish(transfer.id);
+      this.jobs.done(id, transferId);
       return job.target_path;
     } catch (e) {
-      const err = toServiceError(signal.aborted ? (signal.reason ?? e) : e);
-      if (pausedBy(signal)) {
-        // Bytes counted but not yet written when the stream stopped are not kept: show what is.
-        this.app.transfers.setDone(transfer.id, await partialSize(job.target_path));
-        this.setJob(id, { state: 'paused', error: null });
-      } else if (signal.aborted) {
-        await rm(partial, { force: true });
-        this.setJob(id, { state: 'cancelled', error: 'Cancelled by the user.' });
-      } else {
-        // The partial file stays for a retry.
-        this.setJob(id, { state: 'failed', error: err.message });
-      }
-      this.app.transfers.finish(transfer.id, err);
-      throw err;
+      throw await this.jobs.settle(id, transferId, signal, e);
     }
   }
 
   /** One stat of the remote file; files served by a provider (mail attachments) have no ETag. */
   private async remoteVersion(accountId: number, fileId: string): Promise<RemoteVersion & { name: string; kind: string }> {
-    const loc = await this.app.storage.locate(accountId, fileId).catch(() => null);
+    const loc = await this.deps.storage.locate(accountId, fileId).catch(() => null);
     if (loc && !loc.trash) {
       const e = await loc.connector.stat(loc.path);
       return { name: e.name, kind: e.kind, size: e.size, etag: e.etag ?? null, modified: e.modified?.toISOString() ?? null };
     }
-    const r = await this.app.storage.get(accountId, fileId);
+    const r = await this.deps.storage.get(accountId, fileId);
     return { name: r.name, kind: r.kind, size: r.size, etag: null, modified: r.modified ?? null };
-  }
-
-  private row(id: number): JobRow {
-    const r = this.app.db.prepare('SELECT * FROM download_jobs WHERE id = ?').get(id) as JobRow | undefined;
-    if (!r) throw new ServiceError('not_found', `Download ${id} was not found.`);
-    return r;
-  }
-
-  private setJob(id: number, patch: Partial<Pick<JobRow, 'state' | 'error'>>): void {
-    const keys = Object.keys(patch) as (keyof typeof patch)[];
-    this.app.db.prepare(`UPDATE download_jobs SET ${keys.map((k) => `${k} = @${k}`).join(', ')}, updated = @updated WHERE id = @id`).run({ ...patch, updated: nowIso(), id });
   }
 }
 

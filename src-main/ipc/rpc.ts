@@ -6,7 +6,7 @@
 import type { BrowserWindow, IpcMain, IpcMainInvokeEvent } from 'electron';
 import { procedures, type Handlers, type RpcResult } from '../contract';
 import type { EventBus } from '../services/events';
-import { dispatch } from '../services/handlers';
+import { dispatch } from '../rpc/dispatch';
 
 export const RPC_CHANNEL = 'rpc';
 export const EVENT_CHANNEL = 'event';

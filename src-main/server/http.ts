@@ -18,7 +18,8 @@ import { RENDERER_CSP } from '../csp';
 import { WS_MAX_MESSAGE_BYTES, WsClientMessage, type WsServerMessage } from '../contract';
 import { ServiceError, toServiceError } from '../errors';
 import { int } from '../rest/http';
-import { createHandlers, dispatch, type Platform } from '../services/handlers';
+import { dispatch } from '../rpc/dispatch';
+import { createHandlers, type Platform } from '../rpc/handlers';
 import { localAccess, type UiTokenSource } from './access';
 import { allowedHosts, isAllowedHost, isSameOrigin, tokenMatches } from './guard';
 
@@ -130,14 +131,12 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
       const conflict = q.conflict === 'overwrite' || q.conflict === 'fail' ? q.conflict : 'rename';
       const length = request.headers['content-length'] ? Number(request.headers['content-length']) : undefined;
       const body = (request.body as Readable | undefined) ?? Readable.from([]);
-      const { transfer, signal } = app.transfers.start({ direction: 'upload', name: q.name ?? '', account, target: q.parent ?? '', bytesTotal: length ?? null });
-      signal.addEventListener('abort', () => body.destroy(signal.reason as Error), { once: true });
+      // The page that sends it shows it in Transfers, with its progress and its Cancel (which
+      // aborts the request): it is not recorded here a second time.
       try {
-        const resource = await app.storage.upload(account, q.parent ?? '', q.name ?? '', body.pipe(app.transfers.meter(transfer.id)), { conflict, size: length });
-        app.transfers.finish(transfer.id);
+        const resource = await app.storage.upload(account, q.parent ?? '', q.name ?? '', body, { conflict, size: length });
         return reply.code(201).header('Content-Type', 'application/json').send(JSON.stringify(resource));
       } catch (e) {
-        app.transfers.finish(transfer.id, e);
         body.resume(); // drain, so the client sees our answer rather than a reset
         throw e;
       }

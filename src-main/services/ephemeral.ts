@@ -12,7 +12,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Resource } from '../contract';
 import { ServiceError } from '../errors';
 import type { IdCodec } from '../ids';
-import { standaloneFile, type FileProvider } from './storage';
+import { standaloneFile, type FileProvider } from './file-provider';
 
 /** Longer than the 60 minutes the spec promises, so a slow compose never loses its files. */
 export const EPHEMERAL_TTL_MS = 24 * 3600_000;
@@ -29,6 +29,8 @@ export class EphemeralFiles implements FileProvider {
     private readonly root: string,
     private readonly ids: IdCodec,
   ) {}
+
+  readonly area = 'ephemeral';
 
   owns(upstreamId: string): boolean {
     return upstreamId.startsWith(PREFIX);

@@ -4,7 +4,6 @@
  * as the human-readable `path`. Every mutation refreshes the listing cache and publishes
  * `files.changed` for the folders it touched.
  */
-import { join } from 'node:path';
 import { PassThrough, Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { lookup as mimeLookup } from 'mime-types';
@@ -16,23 +15,12 @@ import type { FolderPage, Resource } from '../contract';
 import { ServiceError } from '../errors';
 import { isSpecialId, type IdCodec } from '../ids';
 import type { AccountsService } from './accounts';
-import { EphemeralFiles } from './ephemeral';
 import type { EventBus } from './events';
+import type { FileProvider } from './file-provider';
 import { NameReservations, type ConflictMode, type NameClaim } from './names';
 
 export type { ConflictMode } from './names';
-
-/**
- * Files that live outside any storage connector but are served as storage files (spec 2:
- * message attachments and the raw message; spec 1: the `ephemeral` area). A provider owns the
- * decoded ids it recognises; such ids never start with '/', so they cannot collide with paths.
- */
-export interface FileProvider {
-  owns(upstreamId: string): boolean;
-  get(accountId: number, id: string): Promise<Resource>;
-  open(accountId: number, id: string, range?: { start?: number; end?: number }): Promise<{ resource: Resource; stream: Readable }>;
-  delete?(accountId: number, id: string): Promise<void>;
-}
+export { standaloneFile, type FileProvider } from './file-provider';
 
 /** Where a resource lives: its account, live connector and upstream path. */
 export interface Location {
@@ -60,35 +48,11 @@ export interface TransferOptions {
   progress?: (bytes: number) => void;
 }
 
-/** A file outside any folder tree (attachments, ephemeral uploads), as a storage Resource. */
-export function standaloneFile(f: { id: string; account: number; name: string; size: number | null; mimeType?: string | null; created?: string | null; parent: { id: string; name: string } | null; rawId: string }): Resource {
-  return {
-    id: f.id,
-    name: f.name,
-    kind: 'file',
-    account: f.account,
-    size: f.size,
-    created: f.created ?? null,
-    modified: f.created ?? null,
-    parent: f.parent,
-    ancestors: null,
-    path: null,
-    mimeType: f.mimeType || mimeLookup(f.name) || 'application/octet-stream',
-    downloadable: true,
-    canCreateFolders: false,
-    canUploadFiles: false,
-    canListRecursively: false,
-    rawId: f.rawId,
-    raw: {},
-  };
-}
-
 export class StorageService {
   readonly entries: EntriesTable;
   private readonly snapshots = new Map<string, { at: number; children: Entry[] }>();
 
   private readonly providers: FileProvider[] = [];
-  readonly ephemeral: EphemeralFiles;
   /** The one free-name rule, with its reservations (uploads, moves, copies, multipart sessions). */
   readonly names = new NameReservations();
 
@@ -97,11 +61,8 @@ export class StorageService {
     private readonly accounts: AccountsService,
     private readonly ids: IdCodec,
     private readonly events: EventBus,
-    dataDir: string,
   ) {
     this.entries = new EntriesTable(db);
-    this.ephemeral = new EphemeralFiles(join(dataDir, 'ephemeral'), ids);
-    this.addProvider(this.ephemeral);
   }
 
   addProvider(provider: FileProvider): void {
@@ -360,9 +321,10 @@ export class StorageService {
     options: { conflict?: ConflictMode; size?: number } = {},
   ): Promise<Resource> {
     const name = checkName(rawName);
-    if (parentId === 'ephemeral') {
+    const area = this.providers.find((p) => p.area === parentId);
+    if (area?.upload) {
       this.accounts.row(accountId);
-      return this.ephemeral.upload(accountId, name, body);
+      return area.upload(accountId, name, body);
     }
     const parent = await this.locate(accountId, parentId);
     await this.requireFolder(parent);

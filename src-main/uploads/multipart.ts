@@ -21,12 +21,14 @@ import { mkdir, rename, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { App } from '../app';
 import { nowIso, type Db } from '../cache/db';
 import { baseName, checkName, joinPath, ROOT } from '../connectors/shared/paths';
 import type { ChunkWriter, Entry, PartReceipt, StorageConnector } from '../connectors/types';
 import type { Resource } from '../contract';
 import { ServiceError } from '../errors';
+import type { AccountsService } from '../services/accounts';
+import type { EventBus } from '../services/events';
+import type { StorageService } from '../services/storage';
 
 const MiB = 1024 * 1024;
 /** Spec 1, Limits: multipart is only for files larger than 5 MB. */
@@ -91,17 +93,26 @@ export function defaultPartSize(size: number | undefined): number {
   return Math.max(DEFAULT_PART_SIZE, Math.ceil(size / MAX_PARTS / MiB) * MiB);
 }
 
+/** What the multipart service uses of the app: sessions are rows, parts are spooled under `dataDir`. */
+export interface MultipartDeps {
+  db: Db;
+  dataDir: string;
+  accounts: AccountsService;
+  storage: StorageService;
+  events: EventBus;
+}
+
 export class MultipartService {
   private readonly db: Db;
   /** Live chunk writers, rebuilt from `writer_state` after a restart. */
   private readonly writers = new Map<number, Promise<ChunkWriter>>();
 
-  constructor(private readonly app: App) {
-    this.db = app.db;
+  constructor(private readonly deps: MultipartDeps) {
+    this.db = deps.db;
   }
 
   private spoolDir(id: number): string {
-    return join(this.app.dataDir, 'multipart', String(id));
+    return join(this.deps.dataDir, 'multipart', String(id));
   }
 
   private row(accountId: number, id: number): SessionRow {
@@ -141,7 +152,7 @@ export class MultipartService {
     if (size !== undefined && size <= MULTIPART_MIN_SIZE) {
       throw new ServiceError('invalid_parameters', `Multipart uploads are for files larger than 5 MB (${MULTIPART_MIN_SIZE} bytes); use the standard upload.`);
     }
-    const parent = await this.app.storage.locate(accountId, input.parentId);
+    const parent = await this.deps.storage.locate(accountId, input.parentId);
     if (parent.trash) throw new ServiceError('invalid_parent_folder', 'Nothing can be uploaded to the trash.');
     const c = parent.connector;
     const folder = parent.path === ROOT ? undefined : await c.stat(parent.path);
@@ -157,7 +168,7 @@ export class MultipartService {
     const open = input.overwrite
       ? []
       : (this.db.prepare('SELECT path FROM multipart_sessions WHERE account_id = ? AND parent_path = ?').all(accountId, parent.path) as { path: string }[]).map((r) => baseName(r.path));
-    const claim = await this.app.storage.claimName(accountId, c, parent.path, name, input.overwrite ? 'overwrite' : 'rename', open);
+    const claim = await this.deps.storage.claimName(accountId, c, parent.path, name, input.overwrite ? 'overwrite' : 'rename', open);
     try {
       const target = joinPath(parent.path, claim.name);
       let state: Record<string, unknown> | null = null;
@@ -180,7 +191,7 @@ export class MultipartService {
       // The name stays reserved until the session completes or is aborted, so parallel sessions
       // of one name get distinct names. After a restart the open sessions' rows stand in for
       // the reservations (`open` above).
-      this.app.storage.names.keep(claimOwner(id), claim);
+      this.deps.storage.names.keep(claimOwner(id), claim);
       return this.toSession(this.row(accountId, id));
     } catch (e) {
       claim.release(false);
@@ -221,7 +232,7 @@ export class MultipartService {
     if (row.mode === 'native') {
       const buffer = await readAtMost(body, limit, partNumber);
       this.checkPartSize(row, partNumber, expected, buffer.length);
-      const connector = await this.app.accounts.storage(accountId);
+      const connector = await this.deps.accounts.storage(accountId);
       try {
         receipt = await (await this.writer(row, connector)).writePart(partNumber, buffer, signal);
       } catch (e) {
@@ -280,15 +291,15 @@ export class MultipartService {
     if (row.size !== null && total !== row.size) {
       throw new ServiceError('invalid_parameters', `The parts hold ${total} bytes, not the ${row.size} announced.`);
     }
-    const connector = await this.app.accounts.storage(accountId);
+    const connector = await this.deps.accounts.storage(accountId);
     let resource: Resource;
     if (row.mode === 'native') {
       const writer = await this.writer(row, connector);
       let entry: Entry;
       // The session's reservation; after a restart a fresh one, for the no-replace publish's
       // next name.
-      const names = this.app.storage.names;
-      const claim = { current: names.keptBy(claimOwner(id)) ?? (await this.app.storage.claimName(accountId, connector, row.parent_path, baseName(row.path), row.overwrite ? 'overwrite' : 'rename')) };
+      const names = this.deps.storage.names;
+      const claim = { current: names.keptBy(claimOwner(id)) ?? (await this.deps.storage.claimName(accountId, connector, row.parent_path, baseName(row.path), row.overwrite ? 'overwrite' : 'rename')) };
       names.keep(claimOwner(id), claim.current);
       const noReplace = row.overwrite
         ? undefined
@@ -311,9 +322,9 @@ export class MultipartService {
         if (!done || done.kind !== 'file' || done.size !== total) throw e;
         entry = done;
       }
-      this.app.storage.entries.upsert(accountId, row.parent_path, entry);
-      this.app.events.emit('files.changed', { account: accountId, folder: this.app.storage.idOf(accountId, row.parent_path) });
-      resource = this.app.storage.toResource(accountId, entry);
+      this.deps.storage.entries.upsert(accountId, row.parent_path, entry);
+      this.deps.events.emit('files.changed', { account: accountId, folder: this.deps.storage.idOf(accountId, row.parent_path) });
+      resource = this.deps.storage.toResource(accountId, entry);
     } else {
       const dir = this.spoolDir(id);
       const body = Readable.from(
@@ -322,8 +333,8 @@ export class MultipartService {
         })(),
       );
       // The upload reserves (and publishes) the session's name itself.
-      this.app.storage.names.drop(claimOwner(id), false);
-      resource = await this.app.storage.upload(accountId, this.app.storage.idOf(accountId, row.parent_path), baseName(row.path), body, {
+      this.deps.storage.names.drop(claimOwner(id), false);
+      resource = await this.deps.storage.upload(accountId, this.deps.storage.idOf(accountId, row.parent_path), baseName(row.path), body, {
         conflict: row.overwrite ? 'overwrite' : 'rename',
         size: total,
       });
@@ -336,7 +347,7 @@ export class MultipartService {
   async abort(accountId: number, id: number): Promise<void> {
     const row = this.row(accountId, id);
     if (row.mode === 'native') {
-      const connector = await this.app.accounts.storage(accountId);
+      const connector = await this.deps.accounts.storage(accountId);
       try {
         await (await this.writer(row, connector)).abort();
       } catch (e) {
@@ -379,13 +390,13 @@ export class MultipartService {
     if (!Number.isInteger(expiresIn) || expiresIn < 1 || expiresIn > 10_000) {
       throw new ServiceError('invalid_parameters', '`expires_in` must be a whole number of seconds from 1 to 10000.');
     }
-    const parent = await this.app.storage.locate(accountId, input.parentId);
+    const parent = await this.deps.storage.locate(accountId, input.parentId);
     const c = parent.connector;
     if (!c.features.uploadUrl) throw new ServiceError('not_implemented', 'This service cannot create upload URLs.');
     if (parent.trash) throw new ServiceError('invalid_parent_folder', 'Nothing can be uploaded to the trash.');
     if (parent.path !== ROOT && (await c.stat(parent.path)).kind !== 'folder') throw new ServiceError('invalid_parent_folder', 'The parent is not a folder.');
     // The third party publishes later, outside Tributary: the name is chosen, not held.
-    const claim = await this.app.storage.claimName(accountId, c, parent.path, name, input.overwrite ? 'overwrite' : 'rename');
+    const claim = await this.deps.storage.claimName(accountId, c, parent.path, name, input.overwrite ? 'overwrite' : 'rename');
     claim.release(false);
     return c.features.uploadUrl(joinPath(parent.path, claim.name), { expiresIn, useHttp: !!input.useHttp });
   }
@@ -414,7 +425,7 @@ export class MultipartService {
   private async forget(row: SessionRow, published = false): Promise<void> {
     this.db.prepare('DELETE FROM multipart_sessions WHERE id = ?').run(row.id);
     this.writers.delete(row.id);
-    this.app.storage.names.drop(claimOwner(row.id), published);
+    this.deps.storage.names.drop(claimOwner(row.id), published);
     if (row.mode === 'spool') await rm(this.spoolDir(row.id), { recursive: true, force: true });
   }
 }

@@ -2,7 +2,7 @@
  * The client-side uploader: puts a local file into a folder of any account. Files above 5 MB go
  * through a multipart session (MultipartService) in parts read straight from disk, N at a time;
  * smaller ones are one standard upload. Every failed request is retried with exponential
- * backoff for as long as the server keeps failing within `retryWindowMs` (a server that is away
+ * backoff for as long as the server keeps failing within the retry window (a server that is away
  * for a minute is waited for). The plan (file, size, mtime, target, session) is a SQLite row and
  * the confirmed parts are the session's rows, so a new process resumes an interrupted upload
  * from the parts already confirmed (`resumeAll`). The result is checked: size always, and the
@@ -14,12 +14,15 @@ import { open, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { retryTransient, type LastSuccess } from '../services/retry';
-import { pausedBy, type TransferControls } from '../services/transfers';
-import type { App } from '../app';
-import { nowIso } from '../cache/db';
+import { retryTransient, type LastSuccess, type RetryPolicy } from '../services/retry';
+import type { AccountsService } from '../services/accounts';
+import type { StorageService } from '../services/storage';
+import { DurableJobs, type JobState } from '../services/durable-jobs';
+import type { TransfersService } from '../services/transfers';
+import { nowIso, type Db } from '../cache/db';
+import type { SettingsStore } from '../cache/queries/settings';
 import type { Resource } from '../contract';
-import { ServiceError, toServiceError } from '../errors';
+import { ServiceError } from '../errors';
 import { MULTIPART_MIN_SIZE, UploadLostError, type MultipartService, type MultipartSession } from './multipart';
 
 export interface UploadRequest {
@@ -39,11 +42,8 @@ export interface UploaderOptions {
   concurrency?: Record<string, number>;
   /** Bytes per second over all uploads of this uploader (setting `uploads.bandwidthLimit`); unlimited when absent. */
   bandwidthLimit?: number;
-  /** Keep retrying a failing request while the last success is at most this old (default 5 min). */
-  retryWindowMs?: number;
-  /** First backoff delay (default 250 ms), doubled per attempt up to `retryMaxDelayMs` (default 8 s). */
-  retryBaseMs?: number;
-  retryMaxDelayMs?: number;
+  /** How long a failing request is retried, and its backoff (services/retry.ts). */
+  retry?: RetryPolicy;
   /** Called after each confirmed part (tests use it to kill the process mid-way). */
   onPart?: (jobId: number, partNumber: number) => void;
 }
@@ -55,7 +55,7 @@ export interface UploadJob {
   name: string;
   localPath: string;
   size: number;
-  state: 'running' | 'paused' | 'done' | 'failed' | 'cancelled';
+  state: JobState;
   sessionId: number | null;
   resultId: string | null;
   /** What the finished upload was checked with: size only, whole-file MD5, or S3's multipart ETag. */
@@ -75,24 +75,45 @@ interface JobRow {
   mtime_ms: number;
   overwrite: number;
   session_id: number | null;
-  state: UploadJob['state'];
+  state: JobState;
   result_id: string | null;
   verified: Verification | null;
   error: string | null;
+}
+
+/** What the uploader uses of the app. */
+export interface UploaderDeps {
+  db: Db;
+  settings: SettingsStore;
+  accounts: AccountsService;
+  storage: StorageService;
+  transfers: TransfersService;
 }
 
 const DEFAULT_CONCURRENCY: Record<string, number> = { default: 4, s3: 8, azure: 8, memory: 4 };
 
 export class Uploader {
   private readonly bucket?: TokenBucket;
-  private readonly running = new Map<number, Promise<Resource>>();
+  private readonly jobs: DurableJobs<JobRow, Resource>;
 
   constructor(
-    private readonly app: App,
+    private readonly deps: UploaderDeps,
     private readonly multipart: MultipartService,
     private readonly options: UploaderOptions = {},
   ) {
-    const limit = options.bandwidthLimit ?? app.settings.get<number | null>('uploads.bandwidthLimit', null);
+    this.jobs = new DurableJobs(deps, {
+      table: 'upload_jobs',
+      noun: 'Upload',
+      transferId,
+      transferInit: (job) => ({ direction: 'upload', name: job.name, account: job.account_id, target: job.parent_id, bytesTotal: job.size }),
+      run: (id) => this.run(id),
+      keptBytes: (job) => this.confirmedBytes(job),
+      // Pause keeps the session and its confirmed parts for resume; cancel aborts the session.
+      discard: async (job) => {
+        if (job.session_id !== null) await this.multipart.abort(job.account_id, job.session_id).catch(() => {});
+      },
+    });
+    const limit = options.bandwidthLimit ?? deps.settings.get<number | null>('uploads.bandwidthLimit', null);
     if (limit && limit > 0) this.bucket = new TokenBucket(limit);
   }
 
@@ -106,9 +127,9 @@ export class Uploader {
   async plan(req: UploadRequest): Promise<number> {
     const s = await stat(req.localPath);
     if (!s.isFile()) throw new ServiceError('invalid_parameters', `"${req.localPath}" is not a file.`);
-    this.app.accounts.row(req.accountId);
+    this.deps.accounts.row(req.accountId);
     const now = nowIso();
-    const info = this.app.db
+    const info = this.deps.db
       .prepare(
         `INSERT INTO upload_jobs (account_id, parent_id, name, local_path, size, mtime_ms, overwrite, state, created, updated)
          VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)`,
@@ -118,45 +139,21 @@ export class Uploader {
   }
 
   job(id: number): UploadJob {
-    const r = this.jobRow(id);
+    const r = this.jobs.row(id);
     return { id: r.id, accountId: r.account_id, parentId: r.parent_id, name: r.name, localPath: r.local_path, size: r.size, state: r.state, sessionId: r.session_id, resultId: r.result_id, verified: r.verified, error: r.error };
   }
 
   /** Jobs a previous process left unfinished. */
   unfinished(): UploadJob[] {
-    return (this.app.db.prepare("SELECT id FROM upload_jobs WHERE state = 'running' ORDER BY id").all() as { id: number }[]).map((r) => this.job(r.id));
+    return this.jobs.rows('running').map((r) => this.job(r.id));
   }
 
   /**
    * At startup: resumes every job a previous process left running, and lists the paused ones
    * in Transfers (paused, as the user left them). Settles each resumed job, never throws.
    */
-  async resumeAll(): Promise<PromiseSettledResult<Resource>[]> {
-    const paused = this.app.db.prepare("SELECT * FROM upload_jobs WHERE state = 'paused' ORDER BY id").all() as JobRow[];
-    for (const job of paused) {
-      this.app.transfers.addPaused(this.transferInit(job), { id: transferId(job.id), controls: this.controls(job.id), bytesDone: this.confirmedBytes(job) });
-    }
-    return Promise.allSettled(this.unfinished().map((j) => this.resume(j.id)));
-  }
-
-  /** Pause keeps the confirmed parts; resume and retry continue from them; discard aborts the session. */
-  private controls(id: number): TransferControls {
-    return {
-      pausable: true,
-      resume: () => {
-        this.setJob(id, { state: 'running', error: null });
-        this.resume(id).catch(() => {});
-      },
-      discard: async () => {
-        const job = this.jobRow(id);
-        if (job.session_id !== null) await this.multipart.abort(job.account_id, job.session_id).catch(() => {});
-        this.setJob(id, { state: 'cancelled', error: 'Cancelled by the user.' });
-      },
-    };
-  }
-
-  private transferInit(job: JobRow) {
-    return { direction: 'upload' as const, name: job.name, account: job.account_id, target: job.parent_id, bytesTotal: job.size };
+  resumeAll(): Promise<PromiseSettledResult<Resource>[]> {
+    return this.jobs.resumeAll();
   }
 
   /** Bytes of the parts the job's multipart session has confirmed (0 without one, or without the session). */
@@ -178,64 +175,35 @@ export class Uploader {
 
   /** Runs (or continues) a planned job to its end. */
   resume(id: number): Promise<Resource> {
-    let p = this.running.get(id);
-    if (!p) {
-      p = this.run(id).finally(() => this.running.delete(id));
-      this.running.set(id, p);
-    }
-    return p;
-  }
-
-  private jobRow(id: number): JobRow {
-    const r = this.app.db.prepare('SELECT * FROM upload_jobs WHERE id = ?').get(id) as JobRow | undefined;
-    if (!r) throw new ServiceError('not_found', `Upload ${id} was not found.`);
-    return r;
-  }
-
-  private setJob(id: number, patch: Partial<Pick<JobRow, 'session_id' | 'state' | 'result_id' | 'verified' | 'error'>>): void {
-    const keys = Object.keys(patch) as (keyof typeof patch)[];
-    this.app.db.prepare(`UPDATE upload_jobs SET ${keys.map((k) => `${k} = @${k}`).join(', ')}, updated = @updated WHERE id = @id`).run({ ...patch, updated: nowIso(), id });
+    return this.jobs.resume(id);
   }
 
   private async run(id: number): Promise<Resource> {
-    const job = this.jobRow(id);
-    if (job.state === 'done' && job.result_id) return this.app.storage.get(job.account_id, job.result_id);
+    const job = this.jobs.row(id);
+    if (job.state === 'done' && job.result_id) return this.deps.storage.get(job.account_id, job.result_id);
     if (job.state !== 'running') throw new ServiceError('invalid_parameters', `Upload ${id} is ${job.state}.`);
-    const { transfer, signal } = this.app.transfers.start(this.transferInit(job), { id: transferId(id), controls: this.controls(id) });
+    const { transferId, signal } = this.jobs.start(job);
     try {
       const s = await stat(job.local_path);
       if (s.size !== job.size || Math.trunc(s.mtimeMs) !== job.mtime_ms) {
         throw new ServiceError('conflict', `"${job.local_path}" changed since the upload started; start it again.`);
       }
-      const { resource, verified } = job.size > MULTIPART_MIN_SIZE ? await this.runMultipart(job, transfer.id, signal) : await this.runPlain(job, transfer.id, signal);
-      this.setJob(id, { state: 'done', result_id: resource.id, verified, error: null });
-      this.app.transfers.finish(transfer.id);
+      const { resource, verified } = job.size > MULTIPART_MIN_SIZE ? await this.runMultipart(job, transferId, signal) : await this.runPlain(job, transferId, signal);
+      this.jobs.done(id, transferId, { result_id: resource.id, verified });
       return resource;
     } catch (e) {
-      const err = toServiceError(signal.aborted ? (signal.reason ?? e) : e);
-      if (pausedBy(signal)) {
-        // Kept as it is: the session and its confirmed parts wait for resume.
-        this.setJob(id, { state: 'paused', error: null });
-      } else if (signal.aborted) {
-        this.setJob(id, { state: 'cancelled', error: 'Cancelled by the user.' });
-        const sessionId = this.jobRow(id).session_id;
-        if (sessionId !== null) await this.multipart.abort(job.account_id, sessionId).catch(() => {});
-      } else {
-        this.setJob(id, { state: 'failed', error: err.message });
-      }
-      this.app.transfers.finish(transfer.id, err);
-      throw err;
+      throw await this.jobs.settle(id, transferId, signal, e);
     }
   }
 
   private concurrencyFor(accountId: number): number {
-    const service = this.app.accounts.row(accountId).service;
-    const table = { ...DEFAULT_CONCURRENCY, ...this.app.settings.get<Record<string, number>>('uploads.concurrency', {}), ...this.options.concurrency };
+    const service = this.deps.accounts.row(accountId).service;
+    const table = { ...DEFAULT_CONCURRENCY, ...this.deps.settings.get<Record<string, number>>('uploads.concurrency', {}), ...this.options.concurrency };
     return Math.max(1, table[service] ?? table.default);
   }
 
   private retry<T>(what: string, fn: () => Promise<T>, signal: AbortSignal, lastSuccess: LastSuccess): Promise<T> {
-    return retryTransient(what, fn, signal, lastSuccess, { windowMs: this.options.retryWindowMs, baseMs: this.options.retryBaseMs, maxDelayMs: this.options.retryMaxDelayMs });
+    return retryTransient(what, fn, signal, lastSuccess, this.options.retry);
   }
 
   private async runPlain(job: JobRow, transferId: string, signal: AbortSignal): Promise<{ resource: Resource; verified: Verification }> {
@@ -243,8 +211,8 @@ export class Uploader {
     const resource = await this.retry(
       'Upload',
       async () => {
-        const body = createReadStream(job.local_path).pipe(this.app.transfers.meter(transferId));
-        return this.app.storage.upload(job.account_id, job.parent_id, job.name, this.throttled(body), { conflict: job.overwrite ? 'overwrite' : 'rename', size: job.size });
+        const body = createReadStream(job.local_path).pipe(this.deps.transfers.meter(transferId));
+        return this.deps.storage.upload(job.account_id, job.parent_id, job.name, this.throttled(body), { conflict: job.overwrite ? 'overwrite' : 'rename', size: job.size });
       },
       signal,
       lastSuccess,
@@ -258,11 +226,11 @@ export class Uploader {
     } catch (e) {
       // The server lost the upload (restarted in-memory server, a lifecycle rule that aborts
       // old uploads, ...): its parts are gone, so start over once with a new session.
-      const sessionId = this.jobRow(job.id).session_id;
+      const sessionId = this.jobs.row(job.id).session_id;
       if (!(e instanceof ServiceError && lostUpload(e)) || sessionId === null || signal.aborted) throw e;
       await this.multipart.abort(job.account_id, sessionId).catch(() => {});
-      this.setJob(job.id, { session_id: null });
-      this.app.transfers.setDone(transferId, 0);
+      this.jobs.setJob(job.id, { session_id: null });
+      this.deps.transfers.setDone(transferId, 0);
       return this.runSession({ ...job, session_id: null }, transferId, signal);
     }
   }
@@ -280,13 +248,13 @@ export class Uploader {
     }
     if (!session) {
       session = await this.retry('Starting the upload', () => this.multipart.init(job.account_id, { parentId: job.parent_id, name: job.name, size: job.size, overwrite: job.overwrite === 1 }), signal, lastSuccess);
-      this.setJob(job.id, { session_id: session.id });
+      this.jobs.setJob(job.id, { session_id: session.id });
     }
     const sessionId = session.id;
     const partSize = session.part_size;
     const count = Math.ceil(job.size / partSize);
     const confirmed = this.confirmedParts(job, session);
-    this.app.transfers.setDone(transferId, confirmed.bytes);
+    this.deps.transfers.setDone(transferId, confirmed.bytes);
     const todo = Array.from({ length: count }, (_, i) => i + 1).filter((n) => !confirmed.numbers.has(n));
 
     const fh = await open(job.local_path, 'r');
@@ -312,7 +280,7 @@ export class Uploader {
               failed = true;
               throw e;
             }
-            this.app.transfers.progress(transferId, length);
+            this.deps.transfers.progress(transferId, length);
             this.options.onPart?.(job.id, partNumber);
           }
         }),
@@ -337,7 +305,7 @@ export class Uploader {
     if (resource.size !== job.size) {
       throw new ServiceError('upstream_error', `The uploaded file has ${resource.size} bytes, not ${job.size}.`);
     }
-    const loc = await this.app.storage.locate(job.account_id, resource.id);
+    const loc = await this.deps.storage.locate(job.account_id, resource.id);
     const entry = await loc.connector.stat(loc.path);
     const multipartEtag = /^[0-9a-f]{32}-(\d+)$/.exec(entry.etag ?? '');
     if (multipartEtag) {

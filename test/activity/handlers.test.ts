@@ -1,6 +1,6 @@
 /** The dashboard's `activity.*` procedures: outputs parse against contract/activity.ts. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { activityHandlers } from '../../src-main/activity/handlers';
+import { activityHandlers } from '../../src-main/rpc/activity';
 import { activityProcedures } from '../../src-main/contract/activity';
 import { v2Event } from '../../src-main/contract/activity-v2';
 import { V1_TYPES, type ActivityChange } from '../../src-main/activity/types';

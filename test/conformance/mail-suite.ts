@@ -10,7 +10,7 @@ import MailComposer from 'nodemailer/lib/mail-composer';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
-import { mailHandlers } from '../../src-main/mail/handlers';
+import { mailHandlers } from '../../src-main/rpc/mail';
 import type { MailMessage } from '../../src-main/contract/mail';
 import type { MailChange } from '../../src-main/mail/engine';
 import { MailService } from '../../src-main/mail/service';

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
 import type { RpcResult } from '../../src-main/contract';
 import { EVENT_CHANNEL, forwardEvents, registerRpc, RPC_CHANNEL } from '../../src-main/ipc/rpc';
-import { createHandlers } from '../../src-main/services/handlers';
+import { createHandlers } from '../../src-main/rpc/handlers';
 import { scratchDir } from '../servers/util';
 
 type Invoke = (event: unknown, procedure: unknown, input: unknown) => Promise<RpcResult<unknown>>;

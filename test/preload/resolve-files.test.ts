@@ -20,7 +20,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import { createApp, type App } from '../../src-main/app';
 import type { RpcResult } from '../../src-main/contract';
 import { registerRpc, RPC_CHANNEL } from '../../src-main/ipc/rpc';
-import { createHandlers } from '../../src-main/services/handlers';
+import { createHandlers } from '../../src-main/rpc/handlers';
 import { scratchDir } from '../servers/util';
 
 const electron = vi.hoisted(() => {

@@ -176,6 +176,13 @@ describe('browser upload and download', () => {
     expect(part.statusCode).toBe(206);
     expect(Buffer.from(await part.body.arrayBuffer())).toEqual(bytes.subarray(7, 16));
   });
+  it('records no transfer for a web upload: the page that sends it shows it in Transfers, once', async () => {
+    const before = new Set(app.transfers.list().map((t) => t.id));
+    const res = await request(`${http.url}/app/upload?account=${account}&parent=root&name=once.txt`, { method: 'POST', body: 'once', headers: { 'x-tributary-token': token } });
+    expect(res.statusCode).toBe(201);
+    await res.body.dump();
+    expect(app.transfers.list().filter((t) => !before.has(t.id))).toEqual([]);
+  });
   it('gives validators so a browser resumes safely: If-Range with the ETag continues, a stale one gets the whole file; past the end is 416', async () => {
     const bytes = Buffer.from('0123456789'.repeat(100));
     const file = await app.storage.upload(account, 'root', 'resume.txt', Readable.from([bytes]), { conflict: 'overwrite', size: bytes.length });

@@ -10,7 +10,7 @@ import { ListMultipartUploadsCommand, ListObjectsV2Command, S3Client } from '@aw
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
 import type { Transfer } from '../../src-main/contract';
-import { createHandlers } from '../../src-main/services/handlers';
+import { createHandlers } from '../../src-main/rpc/handlers';
 import { startApache, type ApacheServer } from '../servers/apache';
 import { startMoto, type S3Server } from '../servers/s3';
 import { startSshd, type Sshd } from '../servers/sshd';

@@ -127,7 +127,7 @@ describe('pausing and resuming an upload (spec 1, Multipart upload)', () => {
   }, 60_000);
 
   it('a failed upload offers retry, which continues from the confirmed parts once the server is back', async () => {
-    const app = await createApp({ dataDir: join(work, 'retry-data'), defaultLocalFolder: false, uploads: { concurrency: { s3: 1 }, bandwidthLimit: 16 * MiB, retryWindowMs: 1500, retryMaxDelayMs: 300 } });
+    const app = await createApp({ dataDir: join(work, 'retry-data'), defaultLocalFolder: false, uploads: { concurrency: { s3: 1 }, bandwidthLimit: 16 * MiB, retry: { windowMs: 1500, maxDelayMs: 300 } } });
     try {
       const account = (await app.accounts.connect({ service: 's3', options: s3.options })).id;
       const data = randomBytes(30 * MiB + 5);
@@ -220,7 +220,7 @@ describe('resumable downloads to disk (spec 1, Files: Download with byte ranges)
   }, 90_000);
 
   it('cancelling a paused download removes the partial file; a server that stays away fails it with retry offered', async () => {
-    const app = await createApp({ dataDir: join(work, 'down-fail'), defaultLocalFolder: false, downloads: { windowMs: 1000, maxDelayMs: 200 } });
+    const app = await createApp({ dataDir: join(work, 'down-fail'), defaultLocalFolder: false, downloads: { retry: { windowMs: 1000, maxDelayMs: 200 } } });
     try {
       const account = (await app.accounts.connect({ service: 's3', options: s3.options })).id;
       const data = randomBytes(48 * MiB);

@@ -6,7 +6,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
-import { createHandlers, dispatch } from '../../src-main/services/handlers';
+import { dispatch } from '../../src-main/rpc/dispatch';
+import { createHandlers } from '../../src-main/rpc/handlers';
 import { scratchDir } from '../servers/util';
 
 let app: App;

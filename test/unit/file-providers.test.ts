@@ -30,11 +30,11 @@ describe('ephemeral files', () => {
 
     // Swept only once older than the retention (which is well over the spec's 60 minutes).
     expect(EPHEMERAL_TTL_MS).toBeGreaterThanOrEqual(60 * 60_000);
-    expect(await app.storage.ephemeral.sweep()).toBe(0);
+    expect(await app.ephemeral.sweep()).toBe(0);
     const key = (await app.storage.get(a, file.id)).rawId.split(':')[1];
     const old = new Date(Date.now() - EPHEMERAL_TTL_MS - 60_000);
     utimesSync(join(dataDir, 'ephemeral', String(a), key), old, old);
-    expect(await app.storage.ephemeral.sweep()).toBe(1);
+    expect(await app.ephemeral.sweep()).toBe(1);
     await expect(app.storage.get(a, file.id)).rejects.toMatchObject({ code: 'not_found' });
     await app.close();
   });

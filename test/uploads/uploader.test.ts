@@ -98,7 +98,7 @@ describe('uploader', () => {
       const uploader = new Uploader(app, new MultipartService(app), {
         concurrency: { s3: 2 },
         bandwidthLimit: 8 * MiB, // about 6 s without the outage, so the outage hits mid-way
-        retryMaxDelayMs: 2000,
+        retry: { maxDelayMs: 2000 },
         onPart: () => (confirmed++, firstPart()),
       });
       const upload = uploader.upload({ accountId: account, parentId: 'root', localPath: file.path });

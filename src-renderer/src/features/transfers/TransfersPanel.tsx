@@ -36,12 +36,9 @@ function useRows(): Row[] {
   const api = useApi();
   const server = useTransfers();
   const local = useUi((s) => s.uploads);
-  // The headless server records each small web upload as its own transfer too; the page's row
-  // (with XHR progress and working buttons) stands for it, so that twin is hidden.
-  const twin = (t: Transfer) =>
-    t.direction === 'upload' && local.some((u) => u.name === t.name && u.account === t.account && u.target === t.target && Date.parse(t.startedAt) >= u.startedAt - 5000);
+  // The page's own web uploads are only here: the server does not record them as transfers.
   const rows: Row[] = [
-    ...(server.data ?? []).filter((t) => !twin(t)).map((t) => ({
+    ...(server.data ?? []).map((t) => ({
       ...t,
       startedAt: Date.parse(t.startedAt),
       finishedAt: t.finishedAt ? Date.parse(t.finishedAt) : null,

@@ -3,8 +3,8 @@
  */
 import type { App } from '../app';
 import type { Handlers } from '../contract';
-import type { Platform } from '../services/handlers';
-import { localAccess } from './access';
+import { localAccess } from '../server/access';
+import type { Platform } from './platform';
 
 export function localServerHandlers(app: App, platform: Pick<Platform, 'apiUrl'>): Pick<Handlers, 'files.downloadTicket' | 'uiToken.rotate'> {
   const access = localAccess(app);

@@ -1,11 +1,11 @@
 /**
  * The mail procedures of contract/mail.ts, one MailService call each, spread into
- * services/handlers.ts beside the other procedures.
+ * rpc/handlers.ts beside the other procedures.
  */
 import type { z } from 'zod';
 import type { mailProcedures } from '../contract/mail';
+import type { MailService } from '../mail/service';
 import type { StorageService } from '../services/storage';
-import type { MailService } from './service';
 
 type P = typeof mailProcedures;
 export type MailHandlers = { [K in keyof P]: (input: z.output<P[K]['input']>) => Promise<z.output<P[K]['output']>> };

@@ -1,11 +1,11 @@
 /**
  * Handlers of the `activity.*` procedures (contract/activity.ts) over ActivityService, spread
- * into services/handlers.ts beside the other procedures.
+ * into rpc/handlers.ts beside the other procedures.
  */
 import type { z } from 'zod';
 import type { activityProcedures } from '../contract/activity';
-import type { ActivityService } from './index';
-import type { Subscription } from './subscriptions';
+import type { ActivityService } from '../activity';
+import type { Subscription } from '../activity/subscriptions';
 
 type P = typeof activityProcedures;
 export type ActivityHandlers = { [K in keyof P]: (input: z.output<P[K]['input']>) => Promise<z.output<P[K]['output']>> };

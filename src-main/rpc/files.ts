@@ -1,0 +1,141 @@
+/**
+ * The `files.*`, `uploads.*` and `transfers.*` procedures over storage, the uploads area, the
+ * downloader and the transfers list.
+ */
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { basename } from 'node:path';
+import type { Handlers } from '../contract';
+import type { Downloader } from '../downloads/downloader';
+import { ServiceError } from '../errors';
+import type { StorageService, TransferOptions } from '../services/storage';
+import type { TransfersService } from '../services/transfers';
+import type { Uploads } from '../uploads';
+import type { Platform } from './platform';
+
+type FilesProcedure = Extract<keyof Handlers, `files.${string}` | `uploads.${string}` | `transfers.${string}`>;
+
+export interface FilesDeps {
+  storage: StorageService;
+  transfers: TransfersService;
+  uploads: Pick<Uploads, 'multipart' | 'uploader'>;
+  downloads: Downloader;
+}
+
+export function filesHandlers(deps: FilesDeps, platform: Platform): Pick<Handlers, Exclude<FilesProcedure, 'files.downloadTicket'>> {
+  const { storage, transfers, uploads, downloads } = deps;
+  return {
+    'files.list': async ({ account, folder, page, pageSize }) => storage.list(account, folder, page, pageSize),
+    'files.listCached': async ({ account, folder }) => storage.listCached(account, folder),
+    'files.get': async ({ account, id }) => storage.get(account, id),
+    'files.mkdir': async ({ account, parent, name }) => storage.mkdir(account, parent, name, { conflictIfExists: true }),
+    'files.rename': async ({ account, id, name }) => storage.move(account, id, { name }),
+    'files.move': async ({ account, id, toAccount, parent, name }) =>
+      withTransfer(deps, 'move', account, id, parent, (options) => storage.move(account, id, { parentId: parent, name, account: toAccount }, options)),
+    'files.copy': async ({ account, id, toAccount, parent, name }) =>
+      withTransfer(deps, 'copy', account, id, parent, (options) => storage.copy(account, id, { parentId: parent, name, account: toAccount }, options)),
+    'files.delete': async ({ account, id, permanent, recursive }) => (await storage.delete(account, id, { permanent, recursive }), {}),
+    'files.search': async ({ account, q }) => storage.search(account, q),
+    'files.uploadPaths': async ({ account, parent, paths, conflict }) => {
+      if (platform.mode !== 'electron') throw new ServiceError('not_implemented', 'Uploading by local path is only available in the desktop app; the web UI uploads over HTTP.');
+      const files = await Promise.all(
+        paths.map(async (path) => {
+          const info = await stat(path).catch(() => null);
+          if (!info?.isFile()) throw new ServiceError('invalid_parameters', `"${basename(path)}" is not a readable file.`);
+          return { path, size: info.size };
+        }),
+      );
+      if (conflict === 'fail') {
+        const taken = new Set((await storage.list(account, parent, 1, 100_000)).items.map((r) => r.name));
+        const clash = files.find((f) => taken.has(basename(f.path)));
+        if (clash) throw new ServiceError('naming_conflict', `"${basename(clash.path)}" already exists in this folder.`);
+      }
+      // Every file is a durable upload job (big ones in parallel parts): progress, pause, retry
+      // and the outcome arrive as transfers.updated events.
+      for (const { path } of files) {
+        void uploads.uploader.upload({ accountId: account, parentId: parent, localPath: path, overwrite: conflict === 'overwrite' }).catch(() => {});
+      }
+      return { started: files.length };
+    },
+    'files.uploadPath': async ({ account, parent, path, conflict }) => {
+      if (platform.mode !== 'electron') throw new ServiceError('not_implemented', 'Uploading by local path is only available in the desktop app; the web UI uploads over HTTP.');
+      const info = await stat(path).catch(() => null);
+      if (!info?.isFile()) throw new ServiceError('invalid_parameters', `"${basename(path)}" is not a readable file.`);
+      const { transfer, signal } = transfers.start({ direction: 'upload', name: basename(path), account, target: parent, bytesTotal: info.size });
+      try {
+        const source = createReadStream(path, { signal });
+        const metered = source.pipe(transfers.meter(transfer.id));
+        source.once('error', (e) => metered.destroy(e));
+        const resource = await storage.upload(account, parent, basename(path), metered, { conflict, size: info.size });
+        transfers.finish(transfer.id);
+        return resource;
+      } catch (e) {
+        transfers.finish(transfer.id, e);
+        throw e;
+      }
+    },
+    'files.download': async ({ account, id, to }) => {
+      // Writing to a caller-chosen path is a desktop ability only: headless, anyone holding the
+      // UI token could otherwise overwrite any file this process can write.
+      if (platform.mode !== 'electron') {
+        throw new ServiceError('not_implemented', 'Saving to a local path is only available in the desktop app; the web UI downloads over HTTP.');
+      }
+      const resource = await storage.get(account, id);
+      const target = to ?? (platform.chooseSavePath ? await platform.chooseSavePath(resource.name) : null);
+      if (!target) return { path: null };
+      const job = await downloads.plan({ accountId: account, fileId: id, targetPath: target });
+      try {
+        return { path: await downloads.resume(job) };
+      } catch (e) {
+        // Paused or cancelled by the user in Transfers: not an error, and not saved (yet).
+        if (['paused', 'cancelled'].includes(downloads.job(job).state)) return { path: null };
+        throw e;
+      }
+    },
+    'uploads.begin': async ({ account, parent, name, size, conflict }) => {
+      const m = await uploads.multipart.init(account, { parentId: parent, name, size, overwrite: conflict === 'overwrite' });
+      return { session: m.id, partSize: m.part_size, parallel: m.parallel_uploads };
+    },
+    'uploads.parts': async ({ account, session }) => uploads.multipart.parts(account, session).map((p) => p.partNumber),
+    'uploads.complete': async ({ account, session }) => uploads.multipart.complete(account, session),
+    'uploads.abort': async ({ account, session }) => (await uploads.multipart.abort(account, session), {}),
+    'transfers.list': async () => transfers.list(),
+    'transfers.cancel': async ({ id }) => (await transfers.cancel(id), {}),
+    'transfers.pause': async ({ id }) => (transfers.pause(id), {}),
+    'transfers.resume': async ({ id }) => (transfers.resume(id), {}),
+    'transfers.retry': async ({ id }) => (transfers.retry(id), {}),
+    'transfers.clearFinished': async () => (transfers.clearFinished(), {}),
+  };
+}
+
+/**
+ * Cross-account moves and copies stream bytes and can take long: show them as transfers. The
+ * transfer's signal reaches every step (cancel: nothing changed) and the streamed bytes are its
+ * progress; a server-side move or copy, which streams nothing, counts as done when it ends.
+ */
+async function withTransfer<T>(
+  { storage, transfers }: Pick<FilesDeps, 'storage' | 'transfers'>,
+  direction: 'move' | 'copy',
+  account: number,
+  id: string,
+  target: string,
+  run: (options: TransferOptions) => Promise<T>,
+): Promise<T> {
+  const resource = await storage.get(account, id);
+  const { transfer, signal } = transfers.start({ direction, name: resource.name, account, target, bytesTotal: resource.size });
+  let streamed = 0;
+  const progress = (bytes: number) => {
+    streamed += bytes;
+    transfers.progress(transfer.id, bytes);
+  };
+  try {
+    const result = await run({ signal, progress });
+    if (resource.size !== null && streamed < resource.size) transfers.progress(transfer.id, resource.size - streamed);
+    transfers.finish(transfer.id);
+    return result;
+  } catch (e) {
+    transfers.finish(transfer.id, e);
+    throw e;
+  }
+}
+
