@@ -38,11 +38,8 @@ export class IdCodec {
   /** The upstream id inside `id` if it is authentic and belongs to `accountId`; else not_found. */
   decode(accountId: number, id: string): string {
     const fail = () => new ServiceError('not_found', 'No file or folder has this id in this account.');
-    if (typeof id !== 'string' || id.length < 40 || id.length > MAX_ID_LENGTH || !/^[A-Za-z0-9_-]+$/.test(id)) throw fail();
+    if (!isWellFormedId(id)) throw fail();
     const sealed = Buffer.from(id, 'base64url');
-    // base64url decoding ignores trailing bits and characters: only the canonical spelling of
-    // these bytes is the id, so no other string names the same file.
-    if (sealed.toString('base64url') !== id) throw fail();
     let plain: Buffer;
     try {
       const decipher = createDecipheriv('aes-256-gcm', this.encKey, sealed.subarray(0, 12));
@@ -57,6 +54,18 @@ export class IdCodec {
 }
 
 export const isSpecialId = (id: string): id is SpecialId => (SPECIAL_IDS as readonly string[]).includes(id);
+
+/**
+ * Whether `id` has the form of an id this codec makes (or a reserved one): whether it names
+ * anything is for `decode` to say. base64url decoding ignores trailing bits and characters, so
+ * only the canonical spelling of the sealed bytes is an id: no other string names the same file.
+ */
+export function isWellFormedId(id: unknown): id is string {
+  if (typeof id !== 'string') return false;
+  if (isSpecialId(id)) return true;
+  if (id.length < 40 || id.length > MAX_ID_LENGTH || !/^[A-Za-z0-9_-]+$/.test(id)) return false;
+  return Buffer.from(id, 'base64url').toString('base64url') === id;
+}
 
 function u32(n: number): Buffer {
   const b = Buffer.alloc(4);

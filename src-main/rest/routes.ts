@@ -9,7 +9,7 @@ import sharp from 'sharp';
 import type { Account, Resource } from '../contract';
 import { connectorDefinition, secretFields } from '../connectors/registry';
 import { ServiceError, toServiceError } from '../errors';
-import { MAX_ID_LENGTH } from '../ids';
+import { isWellFormedId, MAX_ID_LENGTH } from '../ids';
 import type { LinkChanges } from '../services/links';
 import { accountOf, accountsOf, requireAccount, requireApiKey } from './auth';
 import { bodyStream, bool, DECIMAL_ID, errorBody, int, jsonBody, serviceHeader, str, timestamp, type Ctx, type Route, type Version } from './http';
@@ -36,6 +36,17 @@ function resourceId(value: string | undefined, name = 'id'): string {
   if (!value) throw new ServiceError('invalid_parameters', `\`${name}\` is required.`);
   if (value.length > MAX_ID_LENGTH) throw new ServiceError('invalid_parameters', `\`${name}\` is longer than ${MAX_ID_LENGTH} characters.`);
   return value;
+}
+
+/**
+ * A resource id given in a request body (`parent_id`): one that cannot be an id at all is a bad
+ * parameter (400); a well-formed id that names nothing in the account is not_found (404), as in
+ * a path.
+ */
+function bodyResourceId(body: Record<string, unknown>, name: string): string {
+  const id = resourceId(str(body, name, true), name);
+  if (!isWellFormedId(id)) throw new ServiceError('invalid_parameters', `\`${name}\` is not a file or folder id.`);
+  return id;
 }
 
 function accountBodyId(ctx: Ctx, value: unknown): number | undefined {
@@ -283,7 +294,7 @@ const keyRoutes: Route[] = [
 
 async function uploadFromUrl(ctx: Ctx, account: number, body: Json, overwrite: boolean): Promise<Resource> {
   const url = str(body, 'url', true);
-  const parentId = resourceId(str(body, 'parent_id', true), 'parent_id');
+  const parentId = bodyResourceId(body, 'parent_id');
   const name = str(body, 'name', true, 1024);
   let parsed: URL;
   try {
@@ -321,7 +332,7 @@ function parseMetadata(raw: string): { parentId: string; name: string } {
   }
   if (!meta || typeof meta !== 'object' || Array.isArray(meta)) throw new ServiceError('bad_request', 'X-Service-Metadata must be a JSON object with `parent_id` and `name`.');
   const m = meta as Json;
-  return { parentId: resourceId(str(m, 'parent_id', true), 'parent_id'), name: str(m, 'name', true, 1024) };
+  return { parentId: bodyResourceId(m, 'parent_id'), name: str(m, 'name', true, 1024) };
 }
 
 function contentLength(ctx: Ctx): number | undefined {
@@ -364,8 +375,11 @@ function resourceRoutes(kind: 'file' | 'folder'): Route[] {
         const account = accountOf(ctx, ctx.params.account!);
         const body = await jsonBody(ctx.req);
         const id = await checked(ctx, account);
+        // spec 1, Rename / move: `user` (the destination user of an admin account) requires `parent_id`.
+        if (body.user !== undefined && body.parent_id === undefined) throw new ServiceError('invalid_parameters', '`user` requires `parent_id`.');
+        if (body.user !== undefined && typeof body.user !== 'string') throw new ServiceError('invalid_parameters', '`user` must be a user id.');
         const r = await ctx.app.storage.move(account, id, {
-          parentId: body.parent_id === undefined ? undefined : resourceId(str(body, 'parent_id', true), 'parent_id'),
+          parentId: body.parent_id === undefined ? undefined : bodyResourceId(body, 'parent_id'),
           name: str(body, 'name', false, 1024),
           account: accountBodyId(ctx, body.account),
         });
@@ -382,8 +396,9 @@ function resourceRoutes(kind: 'file' | 'folder'): Route[] {
         const body = await jsonBody(ctx.req);
         const id = resourceId(ctx.params.id);
         await getKind(ctx, account, id, kind);
+        if (body.user !== undefined && typeof body.user !== 'string') throw new ServiceError('invalid_parameters', '`user` must be a user id.');
         const r = await ctx.app.storage.copy(account, id, {
-          parentId: resourceId(str(body, 'parent_id', true), 'parent_id'),
+          parentId: bodyResourceId(body, 'parent_id'),
           name: str(body, 'name', false, 1024),
           account: accountBodyId(ctx, body.account),
         });
@@ -571,7 +586,7 @@ const folderRoutes: Route[] = [
       const account = accountOf(ctx, ctx.params.account!);
       const conflictIfExists = bool(ctx.query.conflict_if_exists, 'conflict_if_exists', false);
       const body = await jsonBody(ctx.req);
-      const parentId = resourceId(str(body, 'parent_id', true), 'parent_id');
+      const parentId = bodyResourceId(body, 'parent_id');
       const r = await ctx.app.storage.mkdir(account, parentId, str(body, 'name', true, 1024), { conflictIfExists });
       return created(shape.resource(ctx.version, r));
     },
@@ -701,7 +716,7 @@ const multipartRoutes: Route[] = [
       const overwrite = bool(ctx.query.overwrite, 'overwrite', false);
       const body = await jsonBody(ctx.req);
       const size = body.size === undefined || body.size === null ? undefined : int(body.size, 'size', 0, 0, Number.MAX_SAFE_INTEGER);
-      const m = await ctx.multipart.init(account, { parentId: resourceId(str(body, 'parent_id', true), 'parent_id'), name: str(body, 'name', true, 1024), size, overwrite });
+      const m = await ctx.multipart.init(account, { parentId: bodyResourceId(body, 'parent_id'), name: str(body, 'name', true, 1024), size, overwrite });
       return created(session(ctx.version, { ...m }));
     },
   },
@@ -760,7 +775,7 @@ const multipartRoutes: Route[] = [
       const expiresIn = int(ctx.query.expires_in, 'expires_in', 300, 1, 10_000);
       const useHttp = bool(ctx.query.use_http, 'use_http', false);
       const body = await jsonBody(ctx.req);
-      const r = await ctx.multipart.uploadUrl(account, { parentId: resourceId(str(body, 'parent_id', true), 'parent_id'), name: str(body, 'name', true, 1024), overwrite, expiresIn, useHttp });
+      const r = await ctx.multipart.uploadUrl(account, { parentId: bodyResourceId(body, 'parent_id'), name: str(body, 'name', true, 1024), overwrite, expiresIn, useHttp });
       return created(ctx.version === 'v0' ? r : { ...r, type: 'upload_url', api: 'storage' });
     },
   },
