@@ -11,7 +11,7 @@ import { toV1Folder, toV1Label, toV1List, toV1Message, toV1MessageList, type V1C
 import { connectorDefinition } from '../connectors/registry';
 import { ServiceError } from '../errors';
 import { accountOf } from './auth';
-import { jsonBody, type Ctx, type RestDeps, type Route, type Version } from './http';
+import { bool, jsonBody, type Ctx, type RestDeps, type Route, type Version } from './http';
 
 const V1: Version[] = ['v1'];
 type Json = Record<string, unknown>;
@@ -93,9 +93,9 @@ function trackingParam(ctx: Ctx, account: number, value: unknown): { opens?: boo
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'object' || Array.isArray(value)) throw new ServiceError('invalid_parameters', '`tracking` must be an object {opens, clicks, subscription_id}.');
   const t = value as Json;
-  for (const k of ['opens', 'clicks'] as const) {
-    if (t[k] !== undefined && typeof t[k] !== 'boolean') throw new ServiceError('invalid_parameters', `\`tracking.${k}\` must be true or false.`);
-  }
+  // Booleans mean the same in every body as in the query: true, True, 1 or JSON true.
+  const opens = bool(t.opens, 'tracking.opens');
+  const clicks = bool(t.clicks, 'tracking.clicks');
   let subscriptionId: string | undefined;
   const sid = t.subscription_id;
   if (sid !== undefined && sid !== null) {
@@ -112,7 +112,7 @@ function trackingParam(ctx: Ctx, account: number, value: unknown): { opens?: boo
     }
     subscriptionId = String(sub.id);
   }
-  return { opens: t.opens as boolean | undefined, clicks: t.clicks as boolean | undefined, subscription_id: subscriptionId };
+  return { opens, clicks, subscription_id: subscriptionId };
 }
 
 const ok = (body: unknown) => ({ status: 200, body });

@@ -377,7 +377,8 @@ describe('REST email API v1 on Dovecot + SMTP relay (spec 2)', () => {
     let analytics = (subs.json.objects as { id: number; subscription_type: string }[]).find((x) => x.subscription_type === 'analytics');
     if (!analytics) analytics = (await s.call('POST', `/v1/accounts/${alice}/subscriptions`, { body: { subscription_type: 'analytics' } })).json;
     const before = await s.call('GET', `/v2/accounts/${alice}/subscriptions/${analytics!.id}/activity`);
-    const sent = await s.call('POST', v1(alice, 'messages/send'), { body: { to: [{ email: 'bob@example.test' }], subject: 'Tracked, no subscription named', body: '<p>Hi</p>', tracking: { opens: true } } });
+    // Booleans in bodies read as in the query: "True" is true (docs/rest.md, Booleans).
+    const sent = await s.call('POST', v1(alice, 'messages/send'), { body: { to: [{ email: 'bob@example.test' }], subject: 'Tracked, no subscription named', body: '<p>Hi</p>', tracking: { opens: 'True' } } });
     expect(sent.status, sent.text).toBe(201);
     const open = /\/t\/o\/([A-Za-z0-9_.-]+)/.exec(sent.json.body as string)?.[1];
     expect((await s.call('GET', `/t/o/${open}`, { auth: null })).status).toBe(200);
