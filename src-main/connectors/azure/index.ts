@@ -18,6 +18,7 @@ import { lookup as mimeLookup } from 'mime-types';
 import { z } from 'zod';
 import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
+import { isUnreachable } from '../shared/net-errors';
 import { objectStorePartSize, DEFAULT_PART } from '../s3';
 import { md5Of } from '../s3/md5';
 import { baseName, isInside, ROOT } from '../shared/paths';
@@ -48,6 +49,9 @@ function notReplaced(e: unknown, path: string): unknown {
   return e;
 }
 
+/** The Azure SDK's own code for a request that never reached the service. */
+const AZURE_UNREACHABLE = ['REQUEST_SEND_ERROR'];
+
 export function azureError(e: unknown, what: string, container: string): ServiceError {
   if (e instanceof ServiceError) return e;
   const err = e as { statusCode?: number; code?: string; message?: string; name?: string; details?: { errorCode?: string } };
@@ -60,7 +64,7 @@ export function azureError(e: unknown, what: string, container: string): Service
     return new ServiceError('upstream_auth_failed', `Azure refused the credentials: ${msg}`, {}, { cause: e });
   }
   if (status === 409 && code === 'BlobAlreadyExists') return new ServiceError('naming_conflict', `${what} already exists.`, {}, { cause: e });
-  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'REQUEST_SEND_ERROR', 'EHOSTUNREACH'].includes(code) || err?.name === 'AbortError') {
+  if (isUnreachable(code, AZURE_UNREACHABLE) || err?.name === 'AbortError') {
     return new ServiceError('service_not_available', `Azure cannot be reached (${code || err?.name}).`, { retryAfter: 5 }, { cause: e });
   }
   if (status === 503 || status === 500 || status === 502) return new ServiceError('service_not_available', `Azure is busy: ${msg}`, { retryAfter: 5 }, { cause: e });

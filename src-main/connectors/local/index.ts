@@ -5,7 +5,6 @@
  * crash never leaves a half-written file under its final name. Deletion goes to the desktop
  * trash (freedesktop.org Trash spec) unless the account names its own trash folder.
  */
-import { randomBytes } from 'node:crypto';
 import { constants as fsc, createWriteStream, existsSync, statSync, type Stats } from 'node:fs';
 import { cp, link, lstat, mkdir, open, readdir, readFile, realpath, rename, rm, rmdir, stat, statfs, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
 import { homedir } from 'node:os';
@@ -14,16 +13,13 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { watch as chokidarWatch } from 'chokidar';
 import { z } from 'zod';
+import { MULTIPART_MIN_SIZE } from '../../contract/limits';
 import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
-import { baseName, joinPath, parentOf, ROOT, splitExtension } from '../shared/paths';
+import { MAX_PARTS, MiB, partSizeFor } from '../shared/parts';
+import { baseName, joinPath, parentOf, ROOT, splitExtension, TEMP_NAME, tempName } from '../shared/paths';
 import type { ChunkWriter, Entry, NoReplace, PartReceipt, Quota, RawChange, StorageConnector, StorageFeatures, Watcher, WriteOptions } from '../types';
 
-const MiB = 1 << 20;
-const MIN_PART = 5 * MiB;
-const MAX_PARTS = 10_000;
-/** Our own temporary files (atomic writes, chunked uploads, the service's `.part` files). */
-const HIDDEN = /^\.tributary-[0-9a-f]{8,}\.(tmp|part|upload)$/;
 /** An unlink followed this soon by an add of the same inode and size is one rename/move. */
 const RENAME_WINDOW_MS = 150;
 /** How often a watch whose root folder was deleted looks for it to be created again. */
@@ -140,8 +136,6 @@ function entryOf(path: string, st: Stats, raw?: Record<string, unknown>): Entry 
   };
 }
 
-const tempName = (kind: 'tmp' | 'upload') => `.tributary-${randomBytes(8).toString('hex')}.${kind}`;
-
 /** Trash spec: the Path key is URL-escaped per segment (RFC 2396), '/' kept. */
 function trashInfoPath(abs: string): string {
   return abs.split('/').map(encodeURIComponent).join('/');
@@ -174,7 +168,7 @@ export class LocalConnector implements StorageConnector {
       trash: { put: (path) => this.trashPut(path), list: () => this.trashList() },
       quota: () => this.quota(),
       watch: (onChanges, onError) => this.watch(onChanges, onError),
-      partSizeFor: (size) => Math.max(MIN_PART, Math.ceil(size / MAX_PARTS / MiB) * MiB),
+      partSizeFor: (size) => partSizeFor(size, MULTIPART_MIN_SIZE),
       openChunkWriter: (path, plan) => this.openChunkWriter(path, plan),
       resumeChunkWriter: (path, state) => this.resumeChunkWriter(path, state),
     };
@@ -267,7 +261,7 @@ export class LocalConnector implements StorageConnector {
     const out: Entry[] = [];
     // Stat in batches: enough concurrency for 100,000-entry folders, bounded file handles.
     for (let i = 0; i < dirents.length; i += 256) {
-      const batch = dirents.slice(i, i + 256).filter((d) => !HIDDEN.test(d.name));
+      const batch = dirents.slice(i, i + 256).filter((d) => !TEMP_NAME.test(d.name));
       const entries = await Promise.all(
         batch.map(async (d): Promise<Entry | undefined> => {
           const child = join(abs, d.name);
@@ -313,7 +307,7 @@ export class LocalConnector implements StorageConnector {
     const abs = await this.safe(path);
     const existing = await stat(abs).catch(() => undefined);
     if (existing?.isDirectory()) throw new ServiceError('naming_conflict', `A folder named "${baseName(path)}" exists.`);
-    const temp = join(dirname(abs), tempName('tmp'));
+    const temp = join(dirname(abs), tempName());
     try {
       // `flush` fsyncs before close, so the rename below publishes complete bytes only.
       await pipeline(body, createWriteStream(temp, { flags: 'wx', mode: existing ? existing.mode & 0o777 : 0o644, flush: true, highWaterMark: MiB }), { signal: opts.signal });
@@ -516,7 +510,7 @@ export class LocalConnector implements StorageConnector {
     };
     const watcher = chokidarWatch(this.root, {
       alwaysStat: true,
-      ignored: (p: string) => HIDDEN.test(baseName(p.split(sep).join('/'))),
+      ignored: (p: string) => TEMP_NAME.test(baseName(p.split(sep).join('/'))),
     });
     const added = (abs: string, st: Stats | undefined, kind: 'file' | 'folder') => {
       if (st && isSpecial(st)) return; // not shown, so not activity either
@@ -607,7 +601,7 @@ export class LocalConnector implements StorageConnector {
 
   private async resumeChunkWriter(path: string, state: Record<string, unknown>): Promise<ChunkWriter> {
     const { temp, size, partSize } = state as { temp?: unknown; size?: unknown; partSize?: unknown };
-    if (typeof temp !== 'string' || typeof size !== 'number' || typeof partSize !== 'number' || parentOf(temp) !== parentOf(path) || !HIDDEN.test(baseName(temp))) {
+    if (typeof temp !== 'string' || typeof size !== 'number' || typeof partSize !== 'number' || parentOf(temp) !== parentOf(path) || !TEMP_NAME.test(baseName(temp))) {
       throw new ServiceError('invalid_parameters', 'This upload cannot be resumed: its saved state is invalid.');
     }
     const st = await stat(await this.safe(temp)).catch(() => undefined);

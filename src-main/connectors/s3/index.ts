@@ -29,6 +29,7 @@ import { lookup as mimeLookup } from 'mime-types';
 import { z } from 'zod';
 import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
+import { isUnreachable } from '../shared/net-errors';
 import { baseName, isInside, ROOT } from '../shared/paths';
 import { md5Of } from './md5';
 import type { ChunkWriter, Entry, PartReceipt, StorageConnector, StorageFeatures, WriteOptions } from '../types';
@@ -75,7 +76,7 @@ export function s3Error(e: unknown, what: string, bucket: string): ServiceError 
   if (['AccessDenied', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'Forbidden', 'ExpiredToken', 'InvalidToken'].includes(name) || status === 403) {
     return new ServiceError('upstream_auth_failed', `S3 refused the credentials: ${msg}`, {}, { cause: e });
   }
-  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'UND_ERR_SOCKET'].includes(code) || name === 'TimeoutError') {
+  if (isUnreachable(code) || name === 'TimeoutError') {
     return new ServiceError('service_not_available', `The S3 server cannot be reached (${code || name}).`, { retryAfter: 5 }, { cause: e });
   }
   if (name === 'SlowDown' || status === 503) return new ServiceError('service_not_available', `S3 is busy: ${msg}`, { retryAfter: 5 }, { cause: e });

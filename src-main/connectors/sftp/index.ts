@@ -8,14 +8,15 @@
  * name once every byte is in (posix-rename@openssh.com, which replaces atomically, where the
  * server offers it), so an interrupted upload never leaves a partial file under the final name.
  */
-import { randomBytes } from 'node:crypto';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import SftpClient from 'ssh2-sftp-client';
 import { z } from 'zod';
 import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
-import { baseName, joinPath, parentOf, ROOT } from '../shared/paths';
+import { isUnreachable, UNREACHABLE_IN_MESSAGE } from '../shared/net-errors';
+import { partSizeFor } from '../shared/parts';
+import { baseName, joinPath, parentOf, ROOT, TEMP_NAME, tempName } from '../shared/paths';
 import type { ChunkWriter, Entry, NoReplace, PartReceipt, ReadOptions, StorageConnector, StorageFeatures, WriteOptions } from '../types';
 import { fingerprintOf, KnownHosts, normalizeFingerprint } from './known-hosts';
 
@@ -46,8 +47,6 @@ export type SftpOptions = z.infer<typeof options>;
 
 /** SFTP v3 status codes (draft-ietf-secsh-filexfer-02). */
 const SFTP = { EOF: 1, NO_SUCH_FILE: 2, PERMISSION_DENIED: 3, FAILURE: 4, NO_CONNECTION: 6, CONNECTION_LOST: 7 } as const;
-const TEMP_NAME = /^\.tributary-[0-9a-f]{12}\.part$/;
-const tempName = () => `.tributary-${randomBytes(6).toString('hex')}.part`;
 
 // The raw ssh2 SFTP channel: ssh2-sftp-client's wrappers lose the numeric status codes we map.
 type RawSftp = any;
@@ -92,7 +91,7 @@ export class SftpConnector implements StorageConnector {
       quota: () => this.quota(),
       openChunkWriter: (path, plan) => this.openChunkWriter(path, plan),
       resumeChunkWriter: (path, state) => this.resumeChunkWriter(path, state),
-      partSizeFor: (size) => Math.max(8 << 20, Math.ceil(size / 10_000 / (1 << 20)) << 20),
+      partSizeFor: (size) => partSizeFor(size),
     };
   }
 
@@ -470,7 +469,7 @@ export class SftpConnector implements StorageConnector {
    */
   private async openChunkWriter(path: string, plan: { size: number; partSize: number }): Promise<ChunkWriter> {
     const s = await this.sftp();
-    const temp = joinPath(parentOf(path), tempName());
+    const temp = joinPath(parentOf(path), tempName('upload'));
     try {
       const h = await call<Buffer>((cb) => s.sftp.open(this.abs(s, temp), 'w', cb));
       await call((cb) => s.sftp.close(h, cb));
@@ -717,7 +716,10 @@ export function mapError(e: unknown, what: string, s?: Session): ServiceError {
   if (
     err?.level === 'client-socket' ||
     err?.level === 'client-timeout' ||
-    /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|EPIPE|Timed out|No SFTP connection|Not connected|connection lost|closed|ended/i.test(msg)
+    isUnreachable(err?.code) ||
+    UNREACHABLE_IN_MESSAGE.test(msg) ||
+    // ssh2 and ssh2-sftp-client's own words for a connection that is gone
+    /Timed out|No SFTP connection|Not connected|connection lost|closed|ended/i.test(msg)
   ) {
     return unavailable(what, e);
   }

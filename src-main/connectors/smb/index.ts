@@ -10,7 +10,6 @@
  */
 import { connect } from 'node:net';
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,7 +18,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { z } from 'zod';
 import { ServiceError, type ErrorCode } from '../../errors';
 import { defineConnector } from '../registry';
-import { baseName, joinPath, parentOf, ROOT } from '../shared/paths';
+import { baseName, joinPath, parentOf, ROOT, TEMP_NAME, tempName } from '../shared/paths';
 import type { Entry, NoReplace, ReadOptions, StorageConnector, StorageFeatures, WriteOptions } from '../types';
 
 const options = z.object({
@@ -43,8 +42,6 @@ const options = z.object({
 });
 export type SmbOptions = z.infer<typeof options>;
 
-const TEMP_NAME = /^\.tributary-[0-9a-f]{12}\.part$/;
-const tempName = () => `.tributary-${randomBytes(6).toString('hex')}.part`;
 /** Names SMB cannot hold: Windows' reserved characters, and trailing dots or spaces. */
 const INVALID_NAME = /["*:<>?|\\]|[. ]$/;
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
