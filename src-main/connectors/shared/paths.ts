@@ -100,3 +100,15 @@ export function truncateUtf8(s: string, maxBytes: number): string {
  */
 export const TEMP_NAME = /^\.tributary-(?:[0-9a-f]{12}|[0-9a-f]{16})\.(?:part|upload|tmp)$/;
 export const tempName = (kind: 'part' | 'upload' = 'part') => `.tributary-${randomBytes(6).toString('hex')}.${kind}`;
+
+/**
+ * Throws naming_conflict when `path` exists (server-side moves and copies need a free target);
+ * `stat` is the connector's own, so failures other than not_found go through as they are.
+ */
+export async function assertFree(stat: (path: string) => Promise<unknown>, path: string): Promise<void> {
+  const taken = await stat(path).then(
+    () => true,
+    (e) => (e instanceof ServiceError && e.code === 'not_found' ? false : Promise.reject(e)),
+  );
+  if (taken) throw new ServiceError('naming_conflict', `"${baseName(path)}" already exists.`);
+}
