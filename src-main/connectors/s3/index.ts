@@ -123,10 +123,6 @@ export class S3Connector extends ObjectStoreConnector {
     return s3Error(e, what, this.bucket);
   }
 
-  private send<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    return this.call(what, fn);
-  }
-
   private fileEntry(path: string, o: { size?: number; modified?: Date; etag?: string; mimeType?: string; raw?: Record<string, unknown> }): Entry {
     const etag = stripQuotes(o.etag);
     const md5 = md5FromEtag(etag);
@@ -171,14 +167,14 @@ export class S3Connector extends ObjectStoreConnector {
   }
 
   protected async anyBelow(prefix: string): Promise<boolean> {
-    const below = await this.send(prefix, () => this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, MaxKeys: 1 })));
+    const below = await this.call(prefix, () => this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, MaxKeys: 1 })));
     return Boolean(below.KeyCount || below.Contents?.length);
   }
 
   protected async *listLevel(prefix: string): AsyncGenerator<{ prefixes: string[]; files: Entry[] }> {
     let token: string | undefined;
     do {
-      const page = await this.send(prefix, () =>
+      const page = await this.call(prefix, () =>
         this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, Delimiter: '/', ContinuationToken: token, MaxKeys: 1000 })),
       );
       yield {
@@ -221,19 +217,19 @@ export class S3Connector extends ObjectStoreConnector {
       leavePartsOnError: false,
       abortController: opts.signal ? abortControllerFor(opts.signal) : undefined,
     });
-    await this.send(path, () => upload.done()).catch((e) => Promise.reject(notReplaced(e, path)));
+    await this.call(path, () => upload.done()).catch((e) => Promise.reject(notReplaced(e, path)));
     return this.stat(path);
   }
 
   protected async putMarker(key: string): Promise<void> {
-    await this.send(key, () => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: '', ContentLength: 0 })));
+    await this.call(key, () => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: '', ContentLength: 0 })));
   }
 
   protected async objectsBelow(prefix: string): Promise<StoredObject[]> {
     const out: StoredObject[] = [];
     let token: string | undefined;
     do {
-      const page = await this.send(prefix, () => this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token, MaxKeys: 1000 })));
+      const page = await this.call(prefix, () => this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token, MaxKeys: 1000 })));
       for (const o of page.Contents ?? []) out.push({ key: o.Key!, size: o.Size ?? 0 });
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
@@ -242,12 +238,12 @@ export class S3Connector extends ObjectStoreConnector {
 
   protected async deleteObjects(keys: string[]): Promise<void> {
     if (keys.length === 1) {
-      await this.send(keys[0]!, () => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: keys[0] })));
+      await this.call(keys[0]!, () => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: keys[0] })));
       return;
     }
     for (let i = 0; i < keys.length; i += 1000) {
       const batch = keys.slice(i, i + 1000);
-      const res = await this.send('delete', () =>
+      const res = await this.call('delete', () =>
         this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } })),
       );
       if (res.Errors?.length) throw new ServiceError('upstream_error', `S3 could not delete "${res.Errors[0].Key}": ${res.Errors[0].Message}`);
@@ -260,7 +256,7 @@ export class S3Connector extends ObjectStoreConnector {
 
   protected async copyObject(from: string, to: string, size: number): Promise<void> {
     if (size > COPY_OBJECT_LIMIT) return this.copyLarge(from, to, size, Math.max(512 * MiB, Math.ceil(size / MAX_PARTS / MiB) * MiB));
-    await this.send(from, () =>
+    await this.call(from, () =>
       this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: to, CopySource: this.copySource(from), MetadataDirective: 'COPY' })),
     );
   }
@@ -268,7 +264,7 @@ export class S3Connector extends ObjectStoreConnector {
   /** Server-side multipart copy in ranges of `partSize` (used above CopyObject's 5 GiB limit). */
   async copyLarge(from: string, to: string, size: number, partSize: number): Promise<void> {
     const head = await this.head(from);
-    const { UploadId } = await this.send(to, () => this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: to, ContentType: head?.ContentType })));
+    const { UploadId } = await this.call(to, () => this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: to, ContentType: head?.ContentType })));
     const base = { Bucket: this.bucket, Key: to, UploadId };
     try {
       const count = Math.ceil(size / partSize);
@@ -279,13 +275,13 @@ export class S3Connector extends ObjectStoreConnector {
         async (part) => {
           const start = (part - 1) * partSize;
           const end = Math.min(size, start + partSize) - 1;
-          const res = await this.send(from, () =>
+          const res = await this.call(from, () =>
             this.client.send(new UploadPartCopyCommand({ ...base, PartNumber: part, CopySource: this.copySource(from), CopySourceRange: `bytes=${start}-${end}` })),
           );
           etags[part - 1] = res.CopyPartResult!.ETag!;
         },
       );
-      await this.send(to, () =>
+      await this.call(to, () =>
         this.client.send(new CompleteMultipartUploadCommand({ ...base, MultipartUpload: { Parts: etags.map((ETag, i) => ({ PartNumber: i + 1, ETag })) } })),
       );
     } catch (e) {
@@ -299,7 +295,7 @@ export class S3Connector extends ObjectStoreConnector {
   private async openChunkWriter(path: string, plan: { size: number; partSize: number }): Promise<ChunkWriter> {
     if (plan.partSize < MULTIPART_MIN_SIZE) throw new ServiceError('invalid_parameters', `S3 parts must be at least ${MULTIPART_MIN_SIZE} bytes.`);
     if (Math.ceil(plan.size / plan.partSize) > MAX_PARTS) throw new ServiceError('invalid_parameters', `S3 uploads have at most ${MAX_PARTS} parts.`);
-    const res = await this.send(path, () =>
+    const res = await this.call(path, () =>
       this.client.send(
         new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: this.key(path), ContentType: contentTypeOf(path) }),
       ),
@@ -320,7 +316,7 @@ export class S3Connector extends ObjectStoreConnector {
       writePart: async (partNumber, body, signal): Promise<PartReceipt> => {
         // Content-MD5 makes the server verify every part (BadDigest otherwise).
         const md5 = await md5Of(body);
-        const res = await this.send(`Part ${partNumber}`, () =>
+        const res = await this.call(`Part ${partNumber}`, () =>
           this.client.send(
             new UploadPartCommand({ ...base, PartNumber: partNumber, Body: body, ContentLength: body.length, ContentMD5: md5.toString('base64') }),
             { abortSignal: signal },
@@ -335,7 +331,7 @@ export class S3Connector extends ObjectStoreConnector {
       complete: async (parts, options = {}) => {
         const sorted = [...parts].sort((a, b) => a.partNumber - b.partNumber);
         const condition = options.noReplace ? { IfNoneMatch: '*' } : {};
-        await this.send(path, () =>
+        await this.call(path, () =>
           this.client.send(
             new CompleteMultipartUploadCommand({ ...base, ...condition, MultipartUpload: { Parts: sorted.map((p) => ({ PartNumber: p.partNumber, ETag: `"${p.etag}"` })) } }),
           ),
@@ -354,7 +350,7 @@ export class S3Connector extends ObjectStoreConnector {
   }
 
   private async uploadUrl(path: string, opts: { expiresIn: number; useHttp: boolean }): Promise<{ method: string; url: string }> {
-    const url = await this.send(path, () =>
+    const url = await this.call(path, () =>
       getSignedUrl(this.client, new PutObjectCommand({ Bucket: this.bucket, Key: this.key(path) }), { expiresIn: opts.expiresIn }),
     );
     // The signature covers host and path, not the scheme, so the http variant stays valid.
