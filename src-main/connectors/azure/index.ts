@@ -260,15 +260,14 @@ export class AzureConnector extends ObjectStoreConnector {
     };
   }
 
-  private async uploadUrl(path: string, opts: { expiresIn: number; useHttp: boolean }): Promise<{ method: string; url: string }> {
-    const url = await this.call(path, () =>
-      this.container.getBlockBlobClient(this.key(path)).generateSasUrl({
+  private uploadUrl(path: string, opts: { expiresIn: number; useHttp: boolean }): Promise<{ method: string; url: string }> {
+    // The PUT needs the header `x-ms-blob-type: BlockBlob` (documented in docs/uploads.md).
+    return this.presignedPut(path, opts.useHttp, (key) =>
+      this.container.getBlockBlobClient(key).generateSasUrl({
         permissions: BlobSASPermissions.parse('cw'),
         expiresOn: new Date(Date.now() + opts.expiresIn * 1000),
       }),
     );
-    // The PUT needs the header `x-ms-blob-type: BlockBlob` (documented in docs/uploads.md).
-    return { method: 'PUT', url: opts.useHttp ? url.replace(/^https:/, 'http:') : url };
   }
 
   async close(): Promise<void> {}

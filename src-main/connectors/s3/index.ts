@@ -349,12 +349,8 @@ export class S3Connector extends ObjectStoreConnector {
     };
   }
 
-  private async uploadUrl(path: string, opts: { expiresIn: number; useHttp: boolean }): Promise<{ method: string; url: string }> {
-    const url = await this.call(path, () =>
-      getSignedUrl(this.client, new PutObjectCommand({ Bucket: this.bucket, Key: this.key(path) }), { expiresIn: opts.expiresIn }),
-    );
-    // The signature covers host and path, not the scheme, so the http variant stays valid.
-    return { method: 'PUT', url: opts.useHttp ? url.replace(/^https:/, 'http:') : url };
+  private uploadUrl(path: string, opts: { expiresIn: number; useHttp: boolean }): Promise<{ method: string; url: string }> {
+    return this.presignedPut(path, opts.useHttp, (Key) => getSignedUrl(this.client, new PutObjectCommand({ Bucket: this.bucket, Key }), { expiresIn: opts.expiresIn }));
   }
 
   async close(): Promise<void> {

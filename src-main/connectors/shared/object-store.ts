@@ -110,6 +110,13 @@ export abstract class ObjectStoreConnector implements StorageConnector {
     }
   }
 
+  /** A URL a third party can PUT `path`'s object to (`uploadUrl`), minted by `sign` for its key. */
+  protected async presignedPut(path: string, useHttp: boolean, sign: (key: string) => Promise<string>): Promise<{ method: string; url: string }> {
+    const url = await this.call(path, () => sign(this.key(path)));
+    // S3's and Azure's signatures cover host and path, not the scheme: the http variant stays valid.
+    return { method: 'PUT', url: useHttp ? url.replace(/^https:/, 'http:') : url };
+  }
+
   // ---- the core --------------------------------------------------------------------------
 
   /** The root's entry; a store that can check the container or bucket here does. */
