@@ -147,8 +147,13 @@ export interface StorageFeatures {
   noReplace: boolean;
   /** Server-side rename/move; `to` does not exist yet. */
   move?(from: string, to: string): Promise<Entry>;
-  /** Server-side copy; `to` does not exist yet. */
+  /** Server-side copy of a file or a whole folder tree (see copyFilesOnly); `to` does not exist yet. */
   copy?(from: string, to: string): Promise<Entry>;
+  /**
+   * `copy` takes single files only (SFTP copy-data, SMB COPYCHUNK): the storage service copies a
+   * folder tree itself, creating its folders and copying each file through `copy`.
+   */
+  copyFilesOnly?: boolean;
   trash?: TrashFeature;
   quota?(): Promise<Quota>;
   openChunkWriter?(path: string, plan: { size: number; partSize: number }): Promise<ChunkWriter>;

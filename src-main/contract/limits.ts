@@ -6,3 +6,9 @@
  * closes the socket with 1009, so the web client refuses to send one and says why instead.
  */
 export const WS_MAX_MESSAGE_BYTES = 1 << 20;
+
+/**
+ * Document 1, Limits: multipart uploads are for files larger than 5 MB (5 MiB here, as S3's
+ * smallest part): at or below it a file goes in one request, above it in parts of at least this.
+ */
+export const MULTIPART_MIN_SIZE = 5 * 1024 * 1024;

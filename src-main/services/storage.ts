@@ -420,9 +420,10 @@ export class StorageService {
     const claim = { current: await this.claimName(destAccount, dest.connector, dest.path, name, 'rename') };
     let copied: Entry;
     try {
+      const { copy, copyFilesOnly } = src.connector.features;
       copied =
-        destAccount === accountId && src.connector.features.copy
-          ? await src.connector.features.copy(src.path, joinPath(dest.path, claim.current.name))
+        destAccount === accountId && copy && (entry.kind === 'file' || !copyFilesOnly)
+          ? await copy(src.path, joinPath(dest.path, claim.current.name))
           : await this.copyTree(src.connector, entry, dest.connector, dest.path, claim, options);
     } catch (e) {
       claim.current.release(false);
@@ -464,7 +465,9 @@ export class StorageService {
       options.signal?.throwIfAborted();
       const path = joinPath(target, child.name);
       if (child.kind === 'file') {
-        await this.copyFile(from, child, to, path, options);
+        // Within one account a file is copied on the server where the backend can.
+        if (from === to && from.features.copy) await from.features.copy(child.path, path);
+        else await this.copyFile(from, child, to, path, options);
       } else {
         await to.mkdir(path);
         await this.copyChildren(from, child.path, to, path, options);

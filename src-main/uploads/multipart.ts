@@ -25,14 +25,14 @@ import { nowIso, type Db } from '../cache/db';
 import { baseName, checkName, joinPath, ROOT } from '../connectors/shared/paths';
 import type { ChunkWriter, Entry, PartReceipt, StorageConnector } from '../connectors/types';
 import type { Resource } from '../contract';
+import { MULTIPART_MIN_SIZE } from '../contract/limits';
 import { ServiceError } from '../errors';
 import type { AccountsService } from '../services/accounts';
 import type { EventBus } from '../services/events';
 import type { StorageService } from '../services/storage';
 
 const MiB = 1024 * 1024;
-/** Spec 1, Limits: multipart is only for files larger than 5 MB. */
-export const MULTIPART_MIN_SIZE = 5 * MiB;
+export { MULTIPART_MIN_SIZE } from '../contract/limits';
 export const MAX_PARTS = 10_000;
 /** Part size of the spooled assembly when the backend has no preference. */
 export const DEFAULT_PART_SIZE = 8 * MiB;

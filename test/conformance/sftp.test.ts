@@ -6,14 +6,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
 import sftpDefinition, { type SftpOptions } from '../../src-main/connectors/sftp';
 import { parseOptions } from '../../src-main/connectors/registry';
 import type { StorageConnector } from '../../src-main/connectors/types';
 import { startSshd, type Sshd } from '../servers/sshd';
 import { scratchDir } from '../servers/util';
-import { describeStorageConformance, diskServerSetup, sha256Of } from './storage-suite';
+import { describeStorageConformance, diskServerSetup, expectCode, sha256Of } from './storage-suite';
 
 describeStorageConformance(
   'sftp (OpenSSH internal-sftp)',
@@ -72,6 +72,25 @@ describe('sftp specifics', () => {
     const copy = await c.features.copy!('/copy-src.bin', '/copy-dst.bin');
     expect(copy.size).toBe(data.length);
     expect(readFileSync(join(server.dataDir, 'copy-dst.bin')).equals(data)).toBe(true);
+  });
+
+  // document 1, "Copy a folder": copy-data takes files only; the storage service walks the
+  // tree (creating the folders) and copies each file on the server through it.
+  it('copies a folder tree through the service, each file with copy-data', async () => {
+    const acc = await connect({ username: server.username, password: server.password });
+    const c = await app.accounts.storage(acc.id);
+    await c.list('/');
+    const serverCopy = vi.spyOn(c as unknown as { copy: (from: string, to: string) => Promise<unknown> }, 'copy');
+    const tree = await app.storage.mkdir(acc.id, 'root', `tree-${randomBytes(3).toString('hex')}`);
+    const sub = await app.storage.mkdir(acc.id, tree.id, 'sub');
+    await app.storage.upload(acc.id, tree.id, 'a.txt', Readable.from([Buffer.from('alpha')]));
+    await app.storage.upload(acc.id, sub.id, 'b.txt', Readable.from([Buffer.from('beta')]));
+    await expectCode(c.features.copy!(`/${tree.name}`, `/${tree.name}-direct`), 'invalid_parameters');
+    serverCopy.mockClear();
+    const copied = await app.storage.copy(acc.id, tree.id, { parentId: 'root', name: `${tree.name}-copy` });
+    expect(serverCopy.mock.calls.map((call) => call[0]).sort()).toEqual([`/${tree.name}/a.txt`, `/${tree.name}/sub/b.txt`]);
+    expect(readFileSync(join(server.dataDir, copied.name, 'a.txt'), 'utf8')).toBe('alpha');
+    expect(readFileSync(join(server.dataDir, copied.name, 'sub', 'b.txt'), 'utf8')).toBe('beta');
   });
 
   // spec 1, Multipart upload: offset writes for multipart, parts in parallel and out of order, then resumed

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApp } from '../../src-main/app';
 import { parseOptions } from '../../src-main/connectors/registry';
 import smbDefinition, { SmbConnector, type SmbOptions } from '../../src-main/connectors/smb';
@@ -83,6 +83,31 @@ describe('smb specifics', () => {
     expect(copy.size).toBe(data.length);
     expect(readFileSync(join(server.shareDir, 'dst.bin')).equals(data)).toBe(true);
     await expectCode(c.features.copy!('/src.bin', '/dst.bin'), 'naming_conflict');
+  });
+
+  // document 1, "Copy a folder": scopy takes files only; the storage service walks the tree
+  // (creating the folders) and copies each file on the server through it.
+  it('copies a folder tree through the service, each file with scopy', async () => {
+    const dataDir = scratchDir('smb-tree');
+    const app = await createApp({ dataDir, defaultLocalFolder: false });
+    try {
+      const acc = await app.accounts.connect({ service: 'smb', options: opts() });
+      const sc = await app.accounts.storage(acc.id);
+      const serverCopy = vi.spyOn(sc as unknown as { copy: (from: string, to: string) => Promise<unknown> }, 'copy');
+      const tree = await app.storage.mkdir(acc.id, 'root', 'tree');
+      const sub = await app.storage.mkdir(acc.id, tree.id, 'sub');
+      await app.storage.upload(acc.id, tree.id, 'a.txt', Readable.from([Buffer.from('alpha')]));
+      await app.storage.upload(acc.id, sub.id, 'b.txt', Readable.from([Buffer.from('beta')]));
+      await expectCode(sc.features.copy!('/tree', '/tree-direct'), 'invalid_parameters');
+      serverCopy.mockClear();
+      await app.storage.copy(acc.id, tree.id, { parentId: 'root', name: 'tree-copy' });
+      expect(serverCopy.mock.calls.map((call) => call[0]).sort()).toEqual(['/tree/a.txt', '/tree/sub/b.txt']);
+      expect(readFileSync(join(server.shareDir, 'tree-copy', 'a.txt'), 'utf8')).toBe('alpha');
+      expect(readFileSync(join(server.shareDir, 'tree-copy', 'sub', 'b.txt'), 'utf8')).toBe('beta');
+    } finally {
+      await app.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('reports features honestly: no trash, no hashes, 1 s mod times, case-insensitive', () => {

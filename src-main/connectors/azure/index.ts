@@ -14,14 +14,14 @@ import {
   type ContainerClient,
   type StoragePipelineOptions,
 } from '@azure/storage-blob';
-import { lookup as mimeLookup } from 'mime-types';
 import { z } from 'zod';
 import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
-import { objectStorePartSize, DEFAULT_PART } from '../s3';
-import { md5Of } from '../s3/md5';
-import { baseName, isInside, ROOT } from '../shared/paths';
-import type { ChunkWriter, Entry, PartReceipt, StorageConnector, StorageFeatures, WriteOptions } from '../types';
+import { md5Of } from '../shared/md5';
+import { isUnreachable } from '../shared/net-errors';
+import { contentTypeOf, inParallel, ObjectStoreConnector, uploadPartSize, type StoredObject } from '../shared/object-store';
+import { baseName } from '../shared/paths';
+import type { ChunkWriter, Entry, PartReceipt, ReadOptions, StorageFeatures, WriteOptions } from '../types';
 
 const options = z
   .object({
@@ -37,7 +37,6 @@ const options = z
   });
 type Options = z.infer<typeof options>;
 
-/** Maps RestError and network failures onto the documented codes. */
 /** A refused If-None-Match: * commit (409 BlobAlreadyExists or 412): the name is taken. */
 function notReplaced(e: unknown, path: string): unknown {
   const err = (e instanceof ServiceError ? e.cause : e) as { statusCode?: number; code?: string; details?: { errorCode?: string } } | undefined;
@@ -48,6 +47,10 @@ function notReplaced(e: unknown, path: string): unknown {
   return e;
 }
 
+/** The Azure SDK's own code for a request that never reached the service. */
+const AZURE_UNREACHABLE = ['REQUEST_SEND_ERROR'];
+
+/** Maps RestError and network failures onto the documented codes. */
 export function azureError(e: unknown, what: string, container: string): ServiceError {
   if (e instanceof ServiceError) return e;
   const err = e as { statusCode?: number; code?: string; message?: string; name?: string; details?: { errorCode?: string } };
@@ -60,7 +63,7 @@ export function azureError(e: unknown, what: string, container: string): Service
     return new ServiceError('upstream_auth_failed', `Azure refused the credentials: ${msg}`, {}, { cause: e });
   }
   if (status === 409 && code === 'BlobAlreadyExists') return new ServiceError('naming_conflict', `${what} already exists.`, {}, { cause: e });
-  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'REQUEST_SEND_ERROR', 'EHOSTUNREACH'].includes(code) || err?.name === 'AbortError') {
+  if (isUnreachable(code, AZURE_UNREACHABLE) || err?.name === 'AbortError') {
     return new ServiceError('service_not_available', `Azure cannot be reached (${code || err?.name}).`, { retryAfter: 5 }, { cause: e });
   }
   if (status === 503 || status === 500 || status === 502) return new ServiceError('service_not_available', `Azure is busy: ${msg}`, { retryAfter: 5 }, { cause: e });
@@ -93,49 +96,27 @@ function clientFor(o: Options): { service: BlobServiceClient; sharedKey?: Storag
   return { service: new BlobServiceClient(`${url}?${sas}`, new AnonymousCredential(), pipeline) };
 }
 
-export class AzureConnector implements StorageConnector {
+export class AzureConnector extends ObjectStoreConnector {
   readonly container: ContainerClient;
   readonly features: StorageFeatures;
   private readonly name: string;
 
   constructor(o: Options) {
+    super('');
     const { service, sharedKey } = clientFor(o);
     this.name = o.container;
     this.container = service.getContainerClient(o.container);
     this.features = {
-      caseSensitive: true,
-      hashes: ['md5'],
-      modTimePrecisionMs: 1000,
-      atomicWrites: true,
-      noReplace: true,
-      move: (from, to) => this.moveOrCopy(from, to, true),
-      copy: (from, to) => this.moveOrCopy(from, to, false),
+      ...this.commonFeatures(),
       openChunkWriter: async (path, plan) => this.chunkWriter(path, { partSize: plan.partSize }),
       resumeChunkWriter: async (path, state) => this.chunkWriter(path, state as { partSize: number }),
-      partSizeFor: objectStorePartSize,
       // A SAS URL with a lifetime needs the account key; SAS-token accounts cannot mint one.
       ...(sharedKey ? { uploadUrl: (path: string, opts: { expiresIn: number; useHttp: boolean }) => this.uploadUrl(path, opts) } : {}),
     };
   }
 
-  private blobName(path: string): string {
-    return path.slice(1);
-  }
-
-  private dirPrefix(path: string): string {
-    return path === ROOT ? '' : `${path.slice(1)}/`;
-  }
-
-  private pathOf(name: string): string {
-    return '/' + name.replace(/\/$/, '');
-  }
-
-  private async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (e) {
-      throw azureError(e, what, this.name);
-    }
+  protected mapError(e: unknown, what: string): ServiceError {
+    return azureError(e, what, this.name);
   }
 
   private fileEntry(path: string, p: { size?: number; modified?: Date; created?: Date; etag?: string; md5?: Uint8Array; mimeType?: string }): Entry {
@@ -151,12 +132,12 @@ export class AzureConnector implements StorageConnector {
       etag,
       mimeType: p.mimeType,
       hashes: md5 ? { md5 } : {},
-      raw: { name: this.blobName(path), etag, contentMD5: md5 },
+      raw: { name: this.key(path), etag, contentMD5: md5 },
     };
   }
 
-  private folderEntry(path: string, modified: Date | null = null): Entry {
-    return { path, name: baseName(path), kind: 'folder', size: null, modified, created: null, raw: { prefix: this.dirPrefix(path) } };
+  protected folderRaw(prefix: string): Record<string, unknown> {
+    return { prefix };
   }
 
   private async props(name: string) {
@@ -169,20 +150,24 @@ export class AzureConnector implements StorageConnector {
     }
   }
 
-  async stat(path: string): Promise<Entry> {
-    if (path === ROOT) {
-      await this.call('The container', () => this.container.getProperties());
-      return this.folderEntry(ROOT);
-    }
-    const file = await this.props(this.blobName(path));
-    if (file) {
-      return this.fileEntry(path, { size: file.contentLength, modified: file.lastModified, created: file.createdOn, etag: file.etag, md5: file.contentMD5, mimeType: file.contentType });
-    }
-    const marker = await this.props(this.dirPrefix(path));
-    if (marker) return this.folderEntry(path, marker.lastModified ?? null);
-    const page = await this.call(path, () => this.container.listBlobsFlat({ prefix: this.dirPrefix(path) }).byPage({ maxPageSize: 1 }).next());
-    if (!page.done && page.value.segment.blobItems.length > 0) return this.folderEntry(path);
-    throw new ServiceError('not_found', `"${path}" was not found.`);
+  protected async statRoot(): Promise<Entry> {
+    await this.call('The container', () => this.container.getProperties());
+    return super.statRoot();
+  }
+
+  protected async headFile(path: string): Promise<Entry | undefined> {
+    const file = await this.props(this.key(path));
+    return file && this.fileEntry(path, { size: file.contentLength, modified: file.lastModified, created: file.createdOn, etag: file.etag, md5: file.contentMD5, mimeType: file.contentType });
+  }
+
+  protected async headMarker(key: string): Promise<{ modified: Date | null } | undefined> {
+    const marker = await this.props(key);
+    return marker && { modified: marker.lastModified ?? null };
+  }
+
+  protected async anyBelow(prefix: string): Promise<boolean> {
+    const page = await this.call(prefix, () => this.container.listBlobsFlat({ prefix }).byPage({ maxPageSize: 1 }).next());
+    return !page.done && page.value.segment.blobItems.length > 0;
   }
 
   private itemEntry(b: BlobItem): Entry {
@@ -190,40 +175,23 @@ export class AzureConnector implements StorageConnector {
     return this.fileEntry(this.pathOf(b.name), { size: p.contentLength, modified: p.lastModified, created: p.createdOn, etag: p.etag, md5: p.contentMD5, mimeType: p.contentType });
   }
 
-  async list(path: string): Promise<Entry[]> {
-    const folder = await this.stat(path);
-    if (folder.kind !== 'folder') throw new ServiceError('invalid_parent_folder', `"${path}" is not a folder.`);
-    const prefix = this.dirPrefix(path);
-    const out: Entry[] = [];
-    await this.call(path, async () => {
-      for await (const page of this.container.listBlobsByHierarchy('/', { prefix }).byPage({ maxPageSize: 1000 })) {
-        for (const p of page.segment.blobPrefixes ?? []) out.push(this.folderEntry(this.pathOf(p.name)));
-        for (const b of page.segment.blobItems) if (b.name !== prefix) out.push(this.itemEntry(b));
-      }
-    });
-    return out;
-  }
-
-  async read(path: string, opts: { start?: number; end?: number; signal?: AbortSignal } = {}): Promise<Readable> {
-    const offset = opts.start ?? 0;
-    const count = opts.end !== undefined ? opts.end - offset + 1 : undefined;
-    try {
-      const res = await this.container.getBlobClient(this.blobName(path)).download(offset, count, { abortSignal: opts.signal });
-      return res.readableStreamBody as Readable;
-    } catch (e) {
-      const err = azureError(e, path, this.name);
-      if (err.code === 'not_found') {
-        const entry = await this.stat(path);
-        if (entry.kind === 'folder') throw new ServiceError('invalid_parameters', `"${path}" is a folder.`);
-      }
-      throw err;
+  protected async *listLevel(prefix: string): AsyncGenerator<{ prefixes: string[]; files: Entry[] }> {
+    for await (const page of this.container.listBlobsByHierarchy('/', { prefix }).byPage({ maxPageSize: 1000 })) {
+      yield { prefixes: (page.segment.blobPrefixes ?? []).map((p) => p.name), files: page.segment.blobItems.map((b) => this.itemEntry(b)) };
     }
   }
 
+  protected async download(key: string, opts: ReadOptions): Promise<Readable> {
+    const offset = opts.start ?? 0;
+    const count = opts.end !== undefined ? opts.end - offset + 1 : undefined;
+    const res = await this.container.getBlobClient(key).download(offset, count, { abortSignal: opts.signal });
+    return res.readableStreamBody as Readable;
+  }
+
   async write(path: string, body: Readable, opts: WriteOptions = {}): Promise<Entry> {
-    const blob = this.container.getBlockBlobClient(this.blobName(path));
-    const contentType = opts.mimeType || mimeLookup(baseName(path)) || 'application/octet-stream';
-    const bufferSize = opts.size !== undefined ? objectStorePartSize(opts.size) : DEFAULT_PART;
+    const blob = this.container.getBlockBlobClient(this.key(path));
+    const contentType = contentTypeOf(path, opts.mimeType);
+    const bufferSize = uploadPartSize(opts.size);
     // If-None-Match: * on the commit: the service refuses to replace (the no-replace publish).
     const conditions = opts.noReplace ? { ifNoneMatch: '*' } : undefined;
     await this.call(path, () => blob.uploadStream(body, bufferSize, 4, { blobHTTPHeaders: { blobContentType: contentType }, abortSignal: opts.signal, conditions })).catch((e) =>
@@ -232,45 +200,24 @@ export class AzureConnector implements StorageConnector {
     return this.stat(path);
   }
 
-  async mkdir(path: string): Promise<Entry> {
-    const exists = await this.stat(path).catch((e) => (e instanceof ServiceError && e.code === 'not_found' ? undefined : Promise.reject(e)));
-    if (exists) throw new ServiceError('naming_conflict', `"${baseName(path)}" already exists.`);
-    await this.call(path, () => this.container.getBlockBlobClient(this.dirPrefix(path)).upload('', 0));
-    return this.folderEntry(path, new Date());
+  protected async putMarker(key: string): Promise<void> {
+    await this.call(key, () => this.container.getBlockBlobClient(key).upload('', 0));
   }
 
-  private async namesBelow(prefix: string): Promise<string[]> {
-    const names: string[] = [];
+  protected async objectsBelow(prefix: string): Promise<StoredObject[]> {
+    const out: StoredObject[] = [];
     await this.call(prefix, async () => {
-      for await (const b of this.container.listBlobsFlat({ prefix })) names.push(b.name);
+      for await (const b of this.container.listBlobsFlat({ prefix })) out.push({ key: b.name, size: b.properties.contentLength ?? 0 });
     });
-    return names;
+    return out;
   }
 
-  private async parallel(names: string[], fn: (name: string) => Promise<unknown>): Promise<void> {
-    const queue = [...names];
-    await Promise.all(
-      Array.from({ length: Math.min(8, queue.length) }, async () => {
-        for (let n = queue.shift(); n !== undefined; n = queue.shift()) await fn(n);
-      }),
-    );
-  }
-
-  async remove(path: string, { recursive }: { recursive: boolean }): Promise<void> {
-    if (path === ROOT) throw new ServiceError('forbidden', 'The root cannot be removed.');
-    const entry = await this.stat(path);
-    if (entry.kind === 'file') {
-      await this.call(path, () => this.container.deleteBlob(this.blobName(path)));
-      return;
-    }
-    const prefix = this.dirPrefix(path);
-    const names = await this.namesBelow(prefix);
-    if (!recursive && names.some((n) => n !== prefix)) throw new ServiceError('folder_not_empty', `The folder "${baseName(path)}" is not empty.`);
-    await this.parallel(names, (n) => this.call(n, () => this.container.deleteBlob(n)));
+  protected async deleteObjects(names: string[]): Promise<void> {
+    await inParallel(names, 8, (n) => this.call(n, () => this.container.deleteBlob(n)));
   }
 
   /** Server-side Copy Blob (same account, so the shared key or SAS authorizes the source). */
-  private async copyBlob(from: string, to: string): Promise<void> {
+  protected async copyObject(from: string, to: string): Promise<void> {
     const source = this.container.getBlobClient(from);
     await this.call(from, async () => {
       const poller = await this.container.getBlobClient(to).beginCopyFromURL(source.url, { intervalInMs: 200 });
@@ -279,30 +226,11 @@ export class AzureConnector implements StorageConnector {
     });
   }
 
-  private async moveOrCopy(from: string, to: string, move: boolean): Promise<Entry> {
-    if (to === from || isInside(to, from)) throw new ServiceError('invalid_parameters', 'A folder cannot be moved into itself.');
-    const entry = await this.stat(from);
-    const taken = await this.stat(to).catch((e) => (e instanceof ServiceError && e.code === 'not_found' ? undefined : Promise.reject(e)));
-    if (taken) throw new ServiceError('naming_conflict', `"${baseName(to)}" already exists.`);
-    if (entry.kind === 'file') {
-      await this.copyBlob(this.blobName(from), this.blobName(to));
-      if (move) await this.call(from, () => this.container.deleteBlob(this.blobName(from)));
-      return this.stat(to);
-    }
-    const src = this.dirPrefix(from);
-    const dst = this.dirPrefix(to);
-    const names = await this.namesBelow(src);
-    await this.parallel(names, (n) => this.copyBlob(n, dst + n.slice(src.length)));
-    if (!names.includes(src)) await this.call(to, () => this.container.getBlockBlobClient(dst).upload('', 0));
-    if (move) await this.parallel(names, (n) => this.call(n, () => this.container.deleteBlob(n)));
-    return this.folderEntry(to, new Date());
-  }
-
   // ---- multipart -----------------------------------------------------------------------------
 
   private chunkWriter(path: string, state: { partSize: number }): ChunkWriter {
     if (typeof state?.partSize !== 'number') throw new ServiceError('invalid_parameters', 'This multipart state does not belong to Azure.');
-    const blob = this.container.getBlockBlobClient(this.blobName(path));
+    const blob = this.container.getBlockBlobClient(this.key(path));
     return {
       partSize: state.partSize,
       parallel: true,
@@ -316,7 +244,7 @@ export class AzureConnector implements StorageConnector {
       complete: async (parts, options = {}) => {
         const ids = [...parts].sort((a, b) => a.partNumber - b.partNumber).map((p) => blockId(p.partNumber));
         const conditions = options.noReplace ? { ifNoneMatch: '*' } : undefined;
-        await this.call(path, () => blob.commitBlockList(ids, { blobHTTPHeaders: { blobContentType: mimeLookup(baseName(path)) || 'application/octet-stream' }, conditions })).catch((e) =>
+        await this.call(path, () => blob.commitBlockList(ids, { blobHTTPHeaders: { blobContentType: contentTypeOf(path) }, conditions })).catch((e) =>
           Promise.reject(notReplaced(e, path)),
         );
         return this.stat(path);
@@ -325,22 +253,21 @@ export class AzureConnector implements StorageConnector {
         // Azure has no "abort": uncommitted blocks live until the next commit or 7 days. When no
         // blob exists yet, committing an empty list and deleting the result discards them now.
         // An existing blob keeps its content; its stray blocks expire on their own.
-        if (await this.props(this.blobName(path))) return;
+        if (await this.props(this.key(path))) return;
         await this.call(path, () => blob.commitBlockList([]));
         await this.call(path, () => blob.deleteIfExists());
       },
     };
   }
 
-  private async uploadUrl(path: string, opts: { expiresIn: number; useHttp: boolean }): Promise<{ method: string; url: string }> {
-    const url = await this.call(path, () =>
-      this.container.getBlockBlobClient(this.blobName(path)).generateSasUrl({
+  private uploadUrl(path: string, opts: { expiresIn: number; useHttp: boolean }): Promise<{ method: string; url: string }> {
+    // The PUT needs the header `x-ms-blob-type: BlockBlob` (documented in docs/uploads.md).
+    return this.presignedPut(path, opts.useHttp, (key) =>
+      this.container.getBlockBlobClient(key).generateSasUrl({
         permissions: BlobSASPermissions.parse('cw'),
         expiresOn: new Date(Date.now() + opts.expiresIn * 1000),
       }),
     );
-    // The PUT needs the header `x-ms-blob-type: BlockBlob` (documented in docs/uploads.md).
-    return { method: 'PUT', url: opts.useHttp ? url.replace(/^https:/, 'http:') : url };
   }
 
   async close(): Promise<void> {}

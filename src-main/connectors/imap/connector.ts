@@ -6,6 +6,7 @@
 import { ImapFlow } from 'imapflow';
 import nodemailer, { type Transporter } from 'nodemailer';
 import { ServiceError } from '../../errors';
+import { isUnreachable } from '../shared/net-errors';
 
 export type Security = 'tls' | 'starttls' | 'none';
 
@@ -37,6 +38,9 @@ export interface MailConnector {
   close(): Promise<void>;
 }
 
+/** nodemailer's (ECONNECTION, ESOCKET) and imapflow's codes for a lost or missing connection. */
+const MAIL_UNREACHABLE = ['ECONNECTION', 'ESOCKET', 'EConnectionClosed', 'NoConnection', 'StateLogout'];
+
 /** Maps imapflow / nodemailer / socket failures to the documented codes. */
 export function mailError(e: unknown, what: string): ServiceError {
   if (e instanceof ServiceError) return e;
@@ -46,7 +50,7 @@ export function mailError(e: unknown, what: string): ServiceError {
     return new ServiceError('upstream_auth_failed', `${what}: authentication failed (${detail}).`, {}, { cause: e });
   }
   if (err.mailboxMissing) return new ServiceError('not_found', `${what}: the mailbox does not exist.`, {}, { cause: e });
-  if (['ECONNREFUSED', 'ECONNECTION', 'ETIMEDOUT', 'ENOTFOUND', 'ECONNRESET', 'EConnectionClosed', 'ESOCKET', 'NoConnection', 'StateLogout'].includes(err.code ?? '')) {
+  if (isUnreachable(err.code, MAIL_UNREACHABLE)) {
     return new ServiceError('service_not_available', `${what}: ${detail}`, { retryAfter: 30 }, { cause: e });
   }
   return new ServiceError('upstream_error', `${what}: ${detail}`, {}, { cause: e });

@@ -5,29 +5,22 @@
  * crash never leaves a half-written file under its final name. Deletion goes to the desktop
  * trash (freedesktop.org Trash spec) unless the account names its own trash folder.
  */
-import { randomBytes } from 'node:crypto';
 import { constants as fsc, createWriteStream, existsSync, statSync, type Stats } from 'node:fs';
 import { cp, link, lstat, mkdir, open, readdir, readFile, realpath, rename, rm, rmdir, stat, statfs, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { watch as chokidarWatch } from 'chokidar';
 import { z } from 'zod';
+import { MULTIPART_MIN_SIZE } from '../../contract/limits';
 import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
-import { baseName, joinPath, parentOf, ROOT, splitExtension } from '../shared/paths';
-import type { ChunkWriter, Entry, NoReplace, PartReceipt, Quota, RawChange, StorageConnector, StorageFeatures, Watcher, WriteOptions } from '../types';
-
-const MiB = 1 << 20;
-const MIN_PART = 5 * MiB;
-const MAX_PARTS = 10_000;
-/** Our own temporary files (atomic writes, chunked uploads, the service's `.part` files). */
-const HIDDEN = /^\.tributary-[0-9a-f]{8,}\.(tmp|part|upload)$/;
-/** An unlink followed this soon by an add of the same inode and size is one rename/move. */
-const RENAME_WINDOW_MS = 150;
-/** How often a watch whose root folder was deleted looks for it to be created again. */
-const ROOT_RECHECK_MS = 250;
+import { MAX_PARTS, MiB, partSizeFor } from '../shared/parts';
+import { baseName, joinPath, parentOf, ROOT, splitExtension, TEMP_NAME, tempName } from '../shared/paths';
+import type { ChunkWriter, Entry, NoReplace, Quota, RawChange, StorageConnector, StorageFeatures, Watcher, WriteOptions } from '../types';
+import { LocalChunkWriter } from './chunk-writer';
+import { COPY_OPTIONS, entryOf, fsError, isSpecial, specialFile } from './files';
+import { watchFolder } from './watch';
 
 const options = z.object({
   path: z
@@ -43,104 +36,6 @@ const options = z.object({
     .meta({ title: 'Trash folder', description: 'Where deleted files go; the desktop trash when empty.' }),
 });
 type Options = z.infer<typeof options>;
-
-/** Maps a Node.js file system error to the documented codes. */
-function fsError(e: unknown, path: string): ServiceError {
-  if (e instanceof ServiceError) return e;
-  const code = (e as NodeJS.ErrnoException)?.code;
-  const name = baseName(path) || '/';
-  switch (code) {
-    case 'ENOENT':
-      return new ServiceError('not_found', `"${path}" was not found.`, {}, { cause: e });
-    case 'ELOOP':
-      // A symlink loop leads nowhere, like a broken link (which listings leave out too).
-      return new ServiceError('not_found', `"${path}" is a loop of symbolic links.`, {}, { cause: e });
-    case 'EEXIST':
-      return new ServiceError('naming_conflict', `"${name}" already exists.`, {}, { cause: e });
-    case 'ENOTEMPTY':
-      return new ServiceError('folder_not_empty', `The folder "${name}" is not empty.`, {}, { cause: e });
-    case 'ENOTDIR':
-      return new ServiceError('invalid_parent_folder', `A part of "${path}" is not a folder.`, {}, { cause: e });
-    case 'EISDIR':
-      return new ServiceError('naming_conflict', `"${name}" is a folder.`, {}, { cause: e });
-    case 'EACCES':
-    case 'EPERM':
-    case 'EROFS':
-      return new ServiceError('forbidden', `Permission denied for "${path}".`, {}, { cause: e });
-    case 'ENXIO':
-    case 'ENODEV':
-    case 'ERR_FS_CP_FIFO_PIPE':
-    case 'ERR_FS_CP_SOCKET':
-    case 'ERR_FS_CP_UNKNOWN':
-      return specialFile(path, e);
-    case 'ENOSPC':
-    case 'EDQUOT':
-      return new ServiceError('insufficient_storage', `Not enough disk space for "${name}".`, {}, { cause: e });
-    case 'EFBIG':
-      return new ServiceError('payload_too_large', `"${name}" is too large for this file system.`, {}, { cause: e });
-    case 'ENAMETOOLONG':
-      return new ServiceError('invalid_parameters', `The name "${name}" is too long for this file system.`, {}, { cause: e });
-    case 'EINVAL':
-      return new ServiceError('invalid_parameters', `Invalid operation on "${path}".`, {}, { cause: e });
-    case 'EBUSY':
-    case 'ETXTBSY':
-      return new ServiceError('conflict', `"${path}" is in use.`, {}, { cause: e });
-    case 'EMFILE':
-    case 'ENFILE':
-    case 'EAGAIN':
-      return new ServiceError('service_not_available', `Too many files are open to reach "${path}" now; try again.`, { retryAfter: 1 }, { cause: e });
-    case 'EIO':
-    case 'ESTALE':
-    case 'ETIMEDOUT':
-      return new ServiceError('upstream_error', `The disk failed to read or write "${path}".`, {}, { cause: e });
-    default:
-      return new ServiceError('internal_error', `File system error on "${path}": ${(e as Error)?.message ?? e}`, {}, { cause: e });
-  }
-}
-
-/** What a file that is neither a regular file nor a folder is, for messages. */
-function specialKind(st: Stats): string {
-  if (st.isFIFO()) return 'a named pipe (FIFO)';
-  if (st.isSocket()) return 'a socket';
-  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
-  return 'not a regular file';
-}
-
-/**
- * FIFOs, sockets and devices are never opened, copied or moved: opening a FIFO blocks until a
- * writer appears (a thread of the shared I/O pool, forever), and devices have no end.
- */
-function specialFile(path: string, cause?: unknown, st?: Stats): ServiceError {
-  const what = st ? specialKind(st) : 'a special file (named pipe, socket or device)';
-  return new ServiceError('forbidden', `"${path}" is ${what}; only regular files and folders can be read, copied or moved.`, {}, { cause });
-}
-
-const isSpecial = (st: Stats) => !st.isFile() && !st.isDirectory() && !st.isSymbolicLink();
-
-/** fs.cp of a folder leaves out the special files inside it (listings do not show them either). */
-const COPY_OPTIONS = {
-  recursive: true,
-  errorOnExist: true,
-  force: false,
-  preserveTimestamps: true,
-  filter: (source: string) => lstat(source).then((st) => !isSpecial(st), () => true),
-};
-
-function entryOf(path: string, st: Stats, raw?: Record<string, unknown>): Entry {
-  const folder = st.isDirectory();
-  return {
-    path,
-    name: baseName(path),
-    kind: folder ? 'folder' : 'file',
-    size: folder ? null : st.size,
-    modified: st.mtime,
-    created: st.birthtimeMs > 0 ? st.birthtime : null,
-    etag: `${st.ino.toString(16)}-${st.size.toString(16)}-${Math.round(st.mtimeMs).toString(16)}`,
-    raw: { mode: st.mode, inode: st.ino, ...raw },
-  };
-}
-
-const tempName = (kind: 'tmp' | 'upload') => `.tributary-${randomBytes(8).toString('hex')}.${kind}`;
 
 /** Trash spec: the Path key is URL-escaped per segment (RFC 2396), '/' kept. */
 function trashInfoPath(abs: string): string {
@@ -174,7 +69,7 @@ export class LocalConnector implements StorageConnector {
       trash: { put: (path) => this.trashPut(path), list: () => this.trashList() },
       quota: () => this.quota(),
       watch: (onChanges, onError) => this.watch(onChanges, onError),
-      partSizeFor: (size) => Math.max(MIN_PART, Math.ceil(size / MAX_PARTS / MiB) * MiB),
+      partSizeFor: (size) => partSizeFor(size, MULTIPART_MIN_SIZE),
       openChunkWriter: (path, plan) => this.openChunkWriter(path, plan),
       resumeChunkWriter: (path, state) => this.resumeChunkWriter(path, state),
     };
@@ -267,7 +162,7 @@ export class LocalConnector implements StorageConnector {
     const out: Entry[] = [];
     // Stat in batches: enough concurrency for 100,000-entry folders, bounded file handles.
     for (let i = 0; i < dirents.length; i += 256) {
-      const batch = dirents.slice(i, i + 256).filter((d) => !HIDDEN.test(d.name));
+      const batch = dirents.slice(i, i + 256).filter((d) => !TEMP_NAME.test(d.name));
       const entries = await Promise.all(
         batch.map(async (d): Promise<Entry | undefined> => {
           const child = join(abs, d.name);
@@ -313,7 +208,7 @@ export class LocalConnector implements StorageConnector {
     const abs = await this.safe(path);
     const existing = await stat(abs).catch(() => undefined);
     if (existing?.isDirectory()) throw new ServiceError('naming_conflict', `A folder named "${baseName(path)}" exists.`);
-    const temp = join(dirname(abs), tempName('tmp'));
+    const temp = join(dirname(abs), tempName());
     try {
       // `flush` fsyncs before close, so the rename below publishes complete bytes only.
       await pipeline(body, createWriteStream(temp, { flags: 'wx', mode: existing ? existing.mode & 0o777 : 0o644, flush: true, highWaterMark: MiB }), { signal: opts.signal });
@@ -472,115 +367,11 @@ export class LocalConnector implements StorageConnector {
   // ---- watch -------------------------------------------------------------------------------
 
   private async watch(onChanges: (changes: RawChange[]) => void, onError: (e: Error) => void): Promise<Watcher> {
-    const known = new Map<string, { ino: number; size: number; kind: 'file' | 'folder' }>();
-    // Both halves of a rename wait up to RENAME_WINDOW_MS for their partner: chokidar reports
-    // them in either order (it stats both names of the directory event concurrently).
-    interface Half {
-      change: RawChange;
-      ino: number;
-      size: number;
-      timer: NodeJS.Timeout;
-    }
-    const unlinked = new Map<string, Half>();
-    const addedHalf = new Map<string, Half>();
-    let ready = false;
-    let batch: RawChange[] = [];
-    let flushTimer: NodeJS.Timeout | undefined;
-    const emit = (c: RawChange) => {
-      batch.push(c);
-      flushTimer ??= setTimeout(() => {
-        flushTimer = undefined;
-        const out = batch;
-        batch = [];
-        if (out.length) onChanges(out);
-      }, 30);
-    };
-    const pair = (from: string, to: string, kind: 'file' | 'folder', entry?: Entry) =>
-      emit({ type: parentOf(from) === parentOf(to) ? 'rename' : 'move', path: to, previousPath: from, kind, entry });
-    const hold = (map: Map<string, Half>, path: string, change: RawChange, ino: number, size: number) => {
-      const timer = setTimeout(() => {
-        map.delete(path);
-        emit(change);
-      }, RENAME_WINDOW_MS);
-      map.set(path, { change, ino, size, timer });
-    };
-    const partner = (map: Map<string, Half>, ino: number, size: number, kind: 'file' | 'folder'): [string, Half] | undefined => {
-      for (const [path, h] of map) {
-        if (h.ino === ino && h.size === size && h.change.kind === kind) {
-          clearTimeout(h.timer);
-          map.delete(path);
-          return [path, h];
-        }
-      }
-      return undefined;
-    };
-    const watcher = chokidarWatch(this.root, {
-      alwaysStat: true,
-      ignored: (p: string) => HIDDEN.test(baseName(p.split(sep).join('/'))),
-    });
-    const added = (abs: string, st: Stats | undefined, kind: 'file' | 'folder') => {
-      if (st && isSpecial(st)) return; // not shown, so not activity either
-      const path = this.toUpstream(abs);
-      const size = kind === 'file' && st ? st.size : 0;
-      if (st) known.set(path, { ino: st.ino, size, kind });
-      if (!ready) return;
-      const entry = st ? entryOf(path, st) : undefined;
-      const change: RawChange = { type: 'add', path, kind, entry };
-      if (!st) return emit(change);
-      const from = partner(unlinked, st.ino, size, kind);
-      if (from) return pair(from[0], path, kind, entry);
-      hold(addedHalf, path, change, st.ino, size);
-    };
-    const removed = (abs: string, kind: 'file' | 'folder') => {
-      const path = this.toUpstream(abs);
-      const was = known.get(path);
-      known.delete(path);
-      const change: RawChange = { type: 'delete', path, kind };
-      if (!was) return emit(change);
-      const to = partner(addedHalf, was.ino, was.size, kind);
-      if (to) return pair(path, to[0], kind, to[1].change.entry);
-      hold(unlinked, path, change, was.ino, was.size);
-    };
-    watcher.on('add', (p, st) => added(p, st, 'file'));
-    watcher.on('addDir', (p, st) => (p === this.root ? undefined : added(p, st, 'folder')));
-    watcher.on('change', (p, st) => {
-      if (st && isSpecial(st)) return;
-      const path = this.toUpstream(p);
-      if (st) known.set(path, { ino: st.ino, size: st.size, kind: 'file' });
-      emit({ type: 'update', path, kind: 'file', entry: st ? entryOf(path, st) : undefined });
-    });
-    watcher.on('unlink', (p) => removed(p, 'file'));
-    // The root itself deleted: its watch died with it (chokidar does not notice a new folder of
-    // that name), so look for it again until it is back, then watch it anew.
-    let rootGone: NodeJS.Timeout | undefined;
-    const rewatchRoot = () => {
-      if (rootGone) return;
-      rootGone = setInterval(() => {
-        void stat(this.root).then(
-          (st) => {
-            if (!st.isDirectory() || !rootGone) return;
-            clearInterval(rootGone);
-            rootGone = undefined;
-            watcher.unwatch(this.root);
-            watcher.add(this.root);
-          },
-          () => {},
-        );
-      }, ROOT_RECHECK_MS);
-      rootGone.unref();
-    };
-    watcher.on('unlinkDir', (p) => (p === this.root ? rewatchRoot() : removed(p, 'folder')));
-    watcher.on('error', (e) => onError(e instanceof Error ? e : new Error(String(e))));
-    await new Promise<void>((res) => watcher.once('ready', () => res()));
-    ready = true;
+    const inner = await watchFolder(this.root, (abs) => this.toUpstream(abs), onChanges, onError);
     const handle: Watcher = {
       close: async () => {
         this.watchers.delete(handle);
-        for (const h of [...unlinked.values(), ...addedHalf.values()]) clearTimeout(h.timer);
-        if (flushTimer) clearTimeout(flushTimer);
-        if (rootGone) clearInterval(rootGone);
-        rootGone = undefined;
-        await watcher.close();
+        await inner.close();
       },
     };
     this.watchers.add(handle);
@@ -607,7 +398,7 @@ export class LocalConnector implements StorageConnector {
 
   private async resumeChunkWriter(path: string, state: Record<string, unknown>): Promise<ChunkWriter> {
     const { temp, size, partSize } = state as { temp?: unknown; size?: unknown; partSize?: unknown };
-    if (typeof temp !== 'string' || typeof size !== 'number' || typeof partSize !== 'number' || parentOf(temp) !== parentOf(path) || !HIDDEN.test(baseName(temp))) {
+    if (typeof temp !== 'string' || typeof size !== 'number' || typeof partSize !== 'number' || parentOf(temp) !== parentOf(path) || !TEMP_NAME.test(baseName(temp))) {
       throw new ServiceError('invalid_parameters', 'This upload cannot be resumed: its saved state is invalid.');
     }
     const st = await stat(await this.safe(temp)).catch(() => undefined);
@@ -625,75 +416,6 @@ export class LocalConnector implements StorageConnector {
   }
 }
 
-class LocalChunkWriter implements ChunkWriter {
-  readonly parallel = true;
-  readonly partSize: number;
-  private handle?: Promise<FileHandle>;
-
-  constructor(
-    private readonly c: LocalConnector,
-    private readonly path: string,
-    readonly state: { temp: string; size: number; partSize: number },
-  ) {
-    this.partSize = state.partSize;
-  }
-
-  private get parts(): number {
-    return Math.max(1, Math.ceil(this.state.size / this.partSize));
-  }
-
-  private fh(): Promise<FileHandle> {
-    this.handle ??= this.c.resolveForWriter(this.state.temp).then((abs) => open(abs, 'r+'));
-    this.handle.catch(() => (this.handle = undefined));
-    return this.handle;
-  }
-
-  async writePart(partNumber: number, body: Buffer, signal?: AbortSignal): Promise<PartReceipt> {
-    signal?.throwIfAborted();
-    if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > this.parts) {
-      throw new ServiceError('invalid_parameters', `part_number must be between 1 and ${this.parts}.`);
-    }
-    const offset = (partNumber - 1) * this.partSize;
-    const expected = Math.min(this.partSize, this.state.size - offset);
-    if (body.length !== expected) {
-      throw new ServiceError('invalid_parameters', `Part ${partNumber} must be ${expected} bytes, not ${body.length}.`);
-    }
-    try {
-      const h = await this.fh();
-      for (let done = 0; done < body.length; ) done += (await h.write(body, done, body.length - done, offset + done)).bytesWritten;
-    } catch (e) {
-      throw fsError(e, this.path);
-    }
-    return { partNumber, size: body.length };
-  }
-
-  async complete(parts: PartReceipt[], options: { noReplace?: NoReplace } = {}): Promise<Entry> {
-    const have = new Set(parts.map((p) => p.partNumber));
-    for (let n = 1; n <= this.parts; n++) {
-      if (!have.has(n) && this.state.size > 0) throw new ServiceError('invalid_parameters', `Part ${n} has not been uploaded.`);
-    }
-    let path = this.path;
-    try {
-      const h = await this.fh();
-      await h.sync();
-      await h.close();
-      this.handle = undefined;
-      const target = await this.c.resolveForWriter(this.path);
-      if ((await stat(target).catch(() => undefined))?.isDirectory()) throw new ServiceError('naming_conflict', `A folder named "${baseName(this.path)}" exists.`);
-      path = await this.c.publish(await this.c.resolveForWriter(this.state.temp), this.path, options.noReplace);
-    } catch (e) {
-      throw fsError(e, this.path);
-    }
-    return this.c.stat(path);
-  }
-
-  async abort(): Promise<void> {
-    const h = this.handle;
-    this.handle = undefined;
-    await h?.then((x) => x.close()).catch(() => {});
-    await unlink(await this.c.resolveForWriter(this.state.temp)).catch(() => {});
-  }
-}
 
 export default defineConnector({
   id: 'local',

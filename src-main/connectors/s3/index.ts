@@ -25,27 +25,19 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { lookup as mimeLookup } from 'mime-types';
 import { z } from 'zod';
+import { MULTIPART_MIN_SIZE } from '../../contract/limits';
 import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
-import { baseName, isInside, ROOT } from '../shared/paths';
-import { md5Of } from './md5';
-import type { ChunkWriter, Entry, PartReceipt, StorageConnector, StorageFeatures, WriteOptions } from '../types';
+import { md5Of } from '../shared/md5';
+import { isUnreachable } from '../shared/net-errors';
+import { contentTypeOf, inParallel, ObjectStoreConnector, uploadPartSize, type StoredObject } from '../shared/object-store';
+import { MAX_PARTS, MiB } from '../shared/parts';
+import { baseName } from '../shared/paths';
+import type { ChunkWriter, Entry, PartReceipt, ReadOptions, StorageFeatures, WriteOptions } from '../types';
 
-const MiB = 1024 * 1024;
-/** S3's own limits: parts of 5 MiB..5 GiB, at most 10,000 of them. */
-export const MIN_PART = 5 * MiB;
-export const DEFAULT_PART = 8 * MiB;
-const MAX_PARTS = 10_000;
 /** CopyObject copies at most 5 GiB; larger objects are copied part by part (UploadPartCopy). */
 const COPY_OBJECT_LIMIT = 5 * 1024 * MiB;
-
-/** The smallest whole-MiB part size ≥ 8 MiB that fits `size` in 10,000 parts. */
-export function objectStorePartSize(size: number): number {
-  const needed = Math.ceil(size / MAX_PARTS / MiB) * MiB;
-  return Math.max(DEFAULT_PART, MIN_PART, needed);
-}
 
 const bool = z.preprocess((v) => (typeof v === 'string' ? ['1', 'true', 'yes', 'on'].includes(v.toLowerCase()) : v), z.boolean());
 
@@ -75,7 +67,7 @@ export function s3Error(e: unknown, what: string, bucket: string): ServiceError 
   if (['AccessDenied', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'Forbidden', 'ExpiredToken', 'InvalidToken'].includes(name) || status === 403) {
     return new ServiceError('upstream_auth_failed', `S3 refused the credentials: ${msg}`, {}, { cause: e });
   }
-  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'UND_ERR_SOCKET'].includes(code) || name === 'TimeoutError') {
+  if (isUnreachable(code) || name === 'TimeoutError') {
     return new ServiceError('service_not_available', `The S3 server cannot be reached (${code || name}).`, { retryAfter: 5 }, { cause: e });
   }
   if (name === 'SlowDown' || status === 503) return new ServiceError('service_not_available', `S3 is busy: ${msg}`, { retryAfter: 5 }, { cause: e });
@@ -92,16 +84,15 @@ export function s3Error(e: unknown, what: string, bucket: string): ServiceError 
 const stripQuotes = (etag?: string) => etag?.replace(/^W\//, '').replace(/"/g, '');
 const md5FromEtag = (etag?: string) => (etag && /^[0-9a-f]{32}$/.test(etag) ? etag : undefined);
 
-export class S3Connector implements StorageConnector {
+export class S3Connector extends ObjectStoreConnector {
   readonly client: S3Client;
   readonly bucket: string;
-  private readonly prefix: string;
   readonly features: StorageFeatures;
 
-  constructor(private readonly o: Options) {
+  constructor(o: Options) {
+    const prefix = (o.prefix ?? '').replace(/^\/+|\/+$/g, '');
+    super(prefix ? `${prefix}/` : '');
     this.bucket = o.bucket;
-    this.prefix = (o.prefix ?? '').replace(/^\/+|\/+$/g, '');
-    if (this.prefix) this.prefix += '/';
     const agentOptions = { keepAlive: true, maxSockets: 64 };
     this.client = new S3Client({
       region: o.region,
@@ -121,41 +112,15 @@ export class S3Connector implements StorageConnector {
       },
     });
     this.features = {
-      caseSensitive: true,
-      hashes: ['md5'],
-      modTimePrecisionMs: 1000,
-      atomicWrites: true,
-      noReplace: true,
-      move: (from, to) => this.moveOrCopy(from, to, true),
-      copy: (from, to) => this.moveOrCopy(from, to, false),
+      ...this.commonFeatures(),
       openChunkWriter: (path, plan) => this.openChunkWriter(path, plan),
       resumeChunkWriter: async (path, state) => this.chunkWriter(path, state as unknown as WriterState),
-      partSizeFor: objectStorePartSize,
       uploadUrl: (path, opts) => this.uploadUrl(path, opts),
     };
   }
 
-  // ---- keys ----------------------------------------------------------------------------------
-
-  private key(path: string): string {
-    return this.prefix + path.slice(1);
-  }
-
-  /** The prefix of a folder's children ('' or 'p/' for the root). */
-  private dirKey(path: string): string {
-    return path === ROOT ? this.prefix : `${this.key(path)}/`;
-  }
-
-  private pathOf(key: string): string {
-    return '/' + key.slice(this.prefix.length).replace(/\/$/, '');
-  }
-
-  private async send<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (e) {
-      throw s3Error(e, what, this.bucket);
-    }
+  protected mapError(e: unknown, what: string): ServiceError {
+    return s3Error(e, what, this.bucket);
   }
 
   private fileEntry(path: string, o: { size?: number; modified?: Date; etag?: string; mimeType?: string; raw?: Record<string, unknown> }): Entry {
@@ -175,11 +140,11 @@ export class S3Connector implements StorageConnector {
     };
   }
 
-  private folderEntry(path: string, modified: Date | null = null): Entry {
-    return { path, name: baseName(path), kind: 'folder', size: null, modified, created: null, raw: { Prefix: this.dirKey(path) } };
+  protected folderRaw(prefix: string): Record<string, unknown> {
+    return { Prefix: prefix };
   }
 
-  // ---- core ----------------------------------------------------------------------------------
+  // ---- objects -------------------------------------------------------------------------------
 
   private async head(key: string) {
     try {
@@ -191,130 +156,107 @@ export class S3Connector implements StorageConnector {
     }
   }
 
-  async stat(path: string): Promise<Entry> {
-    if (path === ROOT) return this.folderEntry(ROOT);
+  protected async headFile(path: string): Promise<Entry | undefined> {
     const file = await this.head(this.key(path));
-    if (file) {
-      return this.fileEntry(path, { size: file.ContentLength, modified: file.LastModified, etag: file.ETag, mimeType: file.ContentType });
-    }
-    const marker = await this.head(this.dirKey(path));
-    if (marker) return this.folderEntry(path, marker.LastModified ?? null);
-    // An implicit folder: objects exist below the prefix but no marker does.
-    const below = await this.send(path, () => this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.dirKey(path), MaxKeys: 1 })));
-    if (below.KeyCount || below.Contents?.length) return this.folderEntry(path);
-    throw new ServiceError('not_found', `"${path}" was not found.`);
+    return file && this.fileEntry(path, { size: file.ContentLength, modified: file.LastModified, etag: file.ETag, mimeType: file.ContentType });
   }
 
-  async list(path: string): Promise<Entry[]> {
-    const folder = await this.stat(path);
-    if (folder.kind !== 'folder') throw new ServiceError('invalid_parent_folder', `"${path}" is not a folder.`);
-    const prefix = this.dirKey(path);
-    const out: Entry[] = [];
+  protected async headMarker(key: string): Promise<{ modified: Date | null } | undefined> {
+    const marker = await this.head(key);
+    return marker && { modified: marker.LastModified ?? null };
+  }
+
+  protected async anyBelow(prefix: string): Promise<boolean> {
+    const below = await this.call(prefix, () => this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, MaxKeys: 1 })));
+    return Boolean(below.KeyCount || below.Contents?.length);
+  }
+
+  protected async *listLevel(prefix: string): AsyncGenerator<{ prefixes: string[]; files: Entry[] }> {
     let token: string | undefined;
     do {
-      const page = await this.send(path, () =>
+      const page = await this.call(prefix, () =>
         this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, Delimiter: '/', ContinuationToken: token, MaxKeys: 1000 })),
       );
-      for (const p of page.CommonPrefixes ?? []) if (p.Prefix && p.Prefix !== prefix) out.push(this.folderEntry(this.pathOf(p.Prefix)));
-      for (const o of page.Contents ?? []) if (o.Key && o.Key !== prefix) out.push(this.objectEntry(o));
+      yield {
+        prefixes: (page.CommonPrefixes ?? []).flatMap((p) => (p.Prefix ? [p.Prefix] : [])),
+        files: (page.Contents ?? []).flatMap((o) => (o.Key ? [this.objectEntry(o)] : [])),
+      };
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
-    return out;
   }
 
   private objectEntry(o: _Object): Entry {
     return this.fileEntry(this.pathOf(o.Key!), { size: o.Size, modified: o.LastModified, etag: o.ETag, raw: { StorageClass: o.StorageClass } });
   }
 
-  async read(path: string, opts: { start?: number; end?: number; signal?: AbortSignal } = {}): Promise<Readable> {
+  protected async download(key: string, opts: ReadOptions): Promise<Readable> {
     const range = opts.start !== undefined || opts.end !== undefined ? `bytes=${opts.start ?? 0}-${opts.end ?? ''}` : undefined;
-    try {
-      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.key(path), Range: range }), { abortSignal: opts.signal });
-      const body = res.Body as Readable;
-      if (!range) return body;
-      // Some servers answer with more than was asked: the whole object, or (s3rver, for
-      // "bytes=0-0") the range up to the end. Cut the answer down to the requested bytes.
-      const got = /^bytes (\d+)-(\d+)\//.exec(res.ContentRange ?? '');
-      const gotStart = got ? Number(got[1]) : 0;
-      const gotEnd = got ? Number(got[2]) : Infinity;
-      const start = opts.start ?? 0;
-      if (gotStart === start && (opts.end === undefined || gotEnd <= opts.end)) return body;
-      return sliceStream(body, start - gotStart, opts.end === undefined ? undefined : opts.end - gotStart);
-    } catch (e) {
-      const err = s3Error(e, path, this.bucket);
-      if (err.code === 'not_found') {
-        const entry = await this.stat(path);
-        if (entry.kind === 'folder') throw new ServiceError('invalid_parameters', `"${path}" is a folder.`);
-      }
-      throw err;
-    }
+    const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: range }), { abortSignal: opts.signal });
+    const body = res.Body as Readable;
+    if (!range) return body;
+    // Some servers answer with more than was asked: the whole object, or (s3rver, for
+    // "bytes=0-0") the range up to the end. Cut the answer down to the requested bytes.
+    const got = /^bytes (\d+)-(\d+)\//.exec(res.ContentRange ?? '');
+    const gotStart = got ? Number(got[1]) : 0;
+    const gotEnd = got ? Number(got[2]) : Infinity;
+    const start = opts.start ?? 0;
+    if (gotStart === start && (opts.end === undefined || gotEnd <= opts.end)) return body;
+    return sliceStream(body, start - gotStart, opts.end === undefined ? undefined : opts.end - gotStart);
   }
 
   async write(path: string, body: Readable, opts: WriteOptions = {}): Promise<Entry> {
-    const contentType = opts.mimeType || mimeLookup(baseName(path)) || 'application/octet-stream';
+    const contentType = contentTypeOf(path, opts.mimeType);
     const upload = new Upload({
       client: this.client,
       // If-None-Match: * makes S3 refuse (412) to replace: the no-replace publish. It reaches S3
       // on a single PUT (files below one part); lib-storage's own multipart path does not carry
       // it to CompleteMultipartUpload, so big files rely on Tributary's name reservations.
       params: { Bucket: this.bucket, Key: this.key(path), Body: body, ContentType: contentType, ...(opts.noReplace ? { IfNoneMatch: '*' } : {}) },
-      partSize: opts.size !== undefined ? objectStorePartSize(opts.size) : DEFAULT_PART,
+      partSize: uploadPartSize(opts.size),
       queueSize: 4,
       leavePartsOnError: false,
       abortController: opts.signal ? abortControllerFor(opts.signal) : undefined,
     });
-    await this.send(path, () => upload.done()).catch((e) => Promise.reject(notReplaced(e, path)));
+    await this.call(path, () => upload.done()).catch((e) => Promise.reject(notReplaced(e, path)));
     return this.stat(path);
   }
 
-  async mkdir(path: string): Promise<Entry> {
-    const exists = await this.stat(path).catch((e) => (e instanceof ServiceError && e.code === 'not_found' ? undefined : Promise.reject(e)));
-    if (exists) throw new ServiceError('naming_conflict', `"${baseName(path)}" already exists.`);
-    await this.send(path, () => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.dirKey(path), Body: '', ContentLength: 0 })));
-    return this.folderEntry(path, new Date());
+  protected async putMarker(key: string): Promise<void> {
+    await this.call(key, () => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: '', ContentLength: 0 })));
   }
 
-  /** Every key at or below a folder prefix, the marker included. */
-  private async *keysBelow(prefix: string): AsyncGenerator<_Object> {
+  protected async objectsBelow(prefix: string): Promise<StoredObject[]> {
+    const out: StoredObject[] = [];
     let token: string | undefined;
     do {
-      const page = await this.send(prefix, () => this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token, MaxKeys: 1000 })));
-      for (const o of page.Contents ?? []) yield o;
+      const page = await this.call(prefix, () => this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token, MaxKeys: 1000 })));
+      for (const o of page.Contents ?? []) out.push({ key: o.Key!, size: o.Size ?? 0 });
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
+    return out;
   }
 
-  private async deleteKeys(keys: string[]): Promise<void> {
+  protected async deleteObjects(keys: string[]): Promise<void> {
+    if (keys.length === 1) {
+      await this.call(keys[0]!, () => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: keys[0] })));
+      return;
+    }
     for (let i = 0; i < keys.length; i += 1000) {
       const batch = keys.slice(i, i + 1000);
-      const res = await this.send('delete', () =>
+      const res = await this.call('delete', () =>
         this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } })),
       );
       if (res.Errors?.length) throw new ServiceError('upstream_error', `S3 could not delete "${res.Errors[0].Key}": ${res.Errors[0].Message}`);
     }
   }
 
-  async remove(path: string, { recursive }: { recursive: boolean }): Promise<void> {
-    if (path === ROOT) throw new ServiceError('forbidden', 'The root cannot be removed.');
-    const entry = await this.stat(path);
-    if (entry.kind === 'file') {
-      await this.send(path, () => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.key(path) })));
-      return;
-    }
-    const prefix = this.dirKey(path);
-    const keys: string[] = [];
-    for await (const o of this.keysBelow(prefix)) keys.push(o.Key!);
-    if (!recursive && keys.some((k) => k !== prefix)) throw new ServiceError('folder_not_empty', `The folder "${baseName(path)}" is not empty.`);
-    await this.deleteKeys(keys);
-  }
-
   private copySource(key: string): string {
     return `${this.bucket}/${key.split('/').map(encodeURIComponent).join('/')}`;
   }
 
-  private async copyKey(from: string, to: string, size: number): Promise<void> {
+  protected async copyObject(from: string, to: string, size: number): Promise<void> {
     if (size > COPY_OBJECT_LIMIT) return this.copyLarge(from, to, size, Math.max(512 * MiB, Math.ceil(size / MAX_PARTS / MiB) * MiB));
-    await this.send(from, () =>
+    await this.call(from, () =>
       this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: to, CopySource: this.copySource(from), MetadataDirective: 'COPY' })),
     );
   }
@@ -322,26 +264,24 @@ export class S3Connector implements StorageConnector {
   /** Server-side multipart copy in ranges of `partSize` (used above CopyObject's 5 GiB limit). */
   async copyLarge(from: string, to: string, size: number, partSize: number): Promise<void> {
     const head = await this.head(from);
-    const { UploadId } = await this.send(to, () => this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: to, ContentType: head?.ContentType })));
+    const { UploadId } = await this.call(to, () => this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: to, ContentType: head?.ContentType })));
     const base = { Bucket: this.bucket, Key: to, UploadId };
     try {
       const count = Math.ceil(size / partSize);
       const etags: string[] = [];
-      const queue = Array.from({ length: count }, (_, i) => i + 1);
-      await Promise.all(
-        Array.from({ length: Math.min(4, count) }, async () => {
-          for (let n = queue.shift(); n !== undefined; n = queue.shift()) {
-            const start = (n - 1) * partSize;
-            const end = Math.min(size, start + partSize) - 1;
-            const part = n;
-            const res = await this.send(from, () =>
-              this.client.send(new UploadPartCopyCommand({ ...base, PartNumber: part, CopySource: this.copySource(from), CopySourceRange: `bytes=${start}-${end}` })),
-            );
-            etags[part - 1] = res.CopyPartResult!.ETag!;
-          }
-        }),
+      await inParallel(
+        Array.from({ length: count }, (_, i) => i + 1),
+        4,
+        async (part) => {
+          const start = (part - 1) * partSize;
+          const end = Math.min(size, start + partSize) - 1;
+          const res = await this.call(from, () =>
+            this.client.send(new UploadPartCopyCommand({ ...base, PartNumber: part, CopySource: this.copySource(from), CopySourceRange: `bytes=${start}-${end}` })),
+          );
+          etags[part - 1] = res.CopyPartResult!.ETag!;
+        },
       );
-      await this.send(to, () =>
+      await this.call(to, () =>
         this.client.send(new CompleteMultipartUploadCommand({ ...base, MultipartUpload: { Parts: etags.map((ETag, i) => ({ PartNumber: i + 1, ETag })) } })),
       );
     } catch (e) {
@@ -350,42 +290,14 @@ export class S3Connector implements StorageConnector {
     }
   }
 
-  /** Server-side copy of one object or of every key below a prefix; move deletes the sources after. */
-  private async moveOrCopy(from: string, to: string, move: boolean): Promise<Entry> {
-    if (to === from || isInside(to, from)) throw new ServiceError('invalid_parameters', 'A folder cannot be moved into itself.');
-    const entry = await this.stat(from);
-    const taken = await this.stat(to).catch((e) => (e instanceof ServiceError && e.code === 'not_found' ? undefined : Promise.reject(e)));
-    if (taken) throw new ServiceError('naming_conflict', `"${baseName(to)}" already exists.`);
-    if (entry.kind === 'file') {
-      await this.copyKey(this.key(from), this.key(to), entry.size ?? 0);
-      if (move) await this.send(from, () => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.key(from) })));
-      return this.stat(to);
-    }
-    const src = this.dirKey(from);
-    const dst = this.dirKey(to);
-    const objects: _Object[] = [];
-    for await (const o of this.keysBelow(src)) objects.push(o);
-    const keys = objects.map((o) => o.Key!);
-    const queue = [...objects];
-    await Promise.all(
-      Array.from({ length: Math.min(8, queue.length) }, async () => {
-        for (let o = queue.shift(); o !== undefined; o = queue.shift()) await this.copyKey(o.Key!, dst + o.Key!.slice(src.length), o.Size ?? 0);
-      }),
-    );
-    // Keep the target visible as a folder even if the source was an implicit one.
-    if (!keys.includes(src)) await this.send(to, () => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: dst, Body: '', ContentLength: 0 })));
-    if (move) await this.deleteKeys(keys);
-    return this.folderEntry(to, new Date());
-  }
-
   // ---- multipart -----------------------------------------------------------------------------
 
   private async openChunkWriter(path: string, plan: { size: number; partSize: number }): Promise<ChunkWriter> {
-    if (plan.partSize < MIN_PART) throw new ServiceError('invalid_parameters', `S3 parts must be at least ${MIN_PART} bytes.`);
+    if (plan.partSize < MULTIPART_MIN_SIZE) throw new ServiceError('invalid_parameters', `S3 parts must be at least ${MULTIPART_MIN_SIZE} bytes.`);
     if (Math.ceil(plan.size / plan.partSize) > MAX_PARTS) throw new ServiceError('invalid_parameters', `S3 uploads have at most ${MAX_PARTS} parts.`);
-    const res = await this.send(path, () =>
+    const res = await this.call(path, () =>
       this.client.send(
-        new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: this.key(path), ContentType: mimeLookup(baseName(path)) || 'application/octet-stream' }),
+        new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: this.key(path), ContentType: contentTypeOf(path) }),
       ),
     );
     return this.chunkWriter(path, { uploadId: res.UploadId!, key: this.key(path), partSize: plan.partSize });
@@ -404,7 +316,7 @@ export class S3Connector implements StorageConnector {
       writePart: async (partNumber, body, signal): Promise<PartReceipt> => {
         // Content-MD5 makes the server verify every part (BadDigest otherwise).
         const md5 = await md5Of(body);
-        const res = await this.send(`Part ${partNumber}`, () =>
+        const res = await this.call(`Part ${partNumber}`, () =>
           this.client.send(
             new UploadPartCommand({ ...base, PartNumber: partNumber, Body: body, ContentLength: body.length, ContentMD5: md5.toString('base64') }),
             { abortSignal: signal },
@@ -419,7 +331,7 @@ export class S3Connector implements StorageConnector {
       complete: async (parts, options = {}) => {
         const sorted = [...parts].sort((a, b) => a.partNumber - b.partNumber);
         const condition = options.noReplace ? { IfNoneMatch: '*' } : {};
-        await this.send(path, () =>
+        await this.call(path, () =>
           this.client.send(
             new CompleteMultipartUploadCommand({ ...base, ...condition, MultipartUpload: { Parts: sorted.map((p) => ({ PartNumber: p.partNumber, ETag: `"${p.etag}"` })) } }),
           ),
@@ -437,12 +349,8 @@ export class S3Connector implements StorageConnector {
     };
   }
 
-  private async uploadUrl(path: string, opts: { expiresIn: number; useHttp: boolean }): Promise<{ method: string; url: string }> {
-    const url = await this.send(path, () =>
-      getSignedUrl(this.client, new PutObjectCommand({ Bucket: this.bucket, Key: this.key(path) }), { expiresIn: opts.expiresIn }),
-    );
-    // The signature covers host and path, not the scheme, so the http variant stays valid.
-    return { method: 'PUT', url: opts.useHttp ? url.replace(/^https:/, 'http:') : url };
+  private uploadUrl(path: string, opts: { expiresIn: number; useHttp: boolean }): Promise<{ method: string; url: string }> {
+    return this.presignedPut(path, opts.useHttp, (Key) => getSignedUrl(this.client, new PutObjectCommand({ Bucket: this.bucket, Key }), { expiresIn: opts.expiresIn }));
   }
 
   async close(): Promise<void> {

@@ -1,23 +1,24 @@
 /**
  * `sftp`: any SSH server with the SFTP subsystem (OpenSSH, NAS boxes, hosting). One SSH
- * connection per account, opened lazily, kept alive, and reopened after a drop. The host key is
- * pinned trust-on-first-use in `<dataDir>/connectors/sftp/known_hosts.json`; a changed key is
- * refused until the user confirms the new fingerprint (`hostKeyFingerprint`).
+ * connection per account (session.ts), opened lazily, kept alive, and reopened after a drop. The
+ * host key is pinned trust-on-first-use in `<dataDir>/connectors/sftp/known_hosts.json`; a
+ * changed key is refused until the user confirms the new fingerprint (`hostKeyFingerprint`).
  *
  * Writes go to a hidden temporary name in the target folder and are renamed over the final
  * name once every byte is in (posix-rename@openssh.com, which replaces atomically, where the
  * server offers it), so an interrupted upload never leaves a partial file under the final name.
  */
-import { randomBytes } from 'node:crypto';
-import { Readable, Writable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import SftpClient from 'ssh2-sftp-client';
 import { z } from 'zod';
 import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
-import { baseName, joinPath, parentOf, ROOT } from '../shared/paths';
+import { partSizeFor } from '../shared/parts';
+import { assertFree, baseName, joinPath, parentOf, ROOT, TEMP_NAME, tempName } from '../shared/paths';
 import type { ChunkWriter, Entry, NoReplace, PartReceipt, ReadOptions, StorageConnector, StorageFeatures, WriteOptions } from '../types';
-import { fingerprintOf, KnownHosts, normalizeFingerprint } from './known-hosts';
+import { mapError, unavailable } from './errors';
+import { call, SftpSessions, type Session } from './session';
+import { pipelinedRead, pipelinedWrite } from './streams';
 
 const options = z.object({
   host: z.string().trim().min(1).max(255).meta({ title: 'Server', placeholder: 'files.example.org' }),
@@ -44,39 +45,17 @@ const options = z.object({
 });
 export type SftpOptions = z.infer<typeof options>;
 
-/** SFTP v3 status codes (draft-ietf-secsh-filexfer-02). */
-const SFTP = { EOF: 1, NO_SUCH_FILE: 2, PERMISSION_DENIED: 3, FAILURE: 4, NO_CONNECTION: 6, CONNECTION_LOST: 7 } as const;
-const TEMP_NAME = /^\.tributary-[0-9a-f]{12}\.part$/;
-const tempName = () => `.tributary-${randomBytes(6).toString('hex')}.part`;
-
-// The raw ssh2 SFTP channel: ssh2-sftp-client's wrappers lose the numeric status codes we map.
-type RawSftp = any;
-interface Session {
-  client: SftpClient;
-  sftp: RawSftp;
-  home: string;
-  alive: boolean;
-  /** Called once when the connection drops: in-flight streams fail instead of waiting forever. */
-  onDead: Set<() => void>;
-}
-
-const call = <T>(fn: (cb: (err: any, value?: T) => void) => void): Promise<T> =>
-  new Promise((resolve, reject) => fn((err, value) => (err ? reject(err) : resolve(value as T))));
-
 export class SftpConnector implements StorageConnector {
   readonly features: StorageFeatures;
-  private session?: Promise<Session>;
-  private current?: Session;
-  private closed = false;
-  private readonly knownHosts: KnownHosts;
+  private readonly sessions: SftpSessions;
 
   constructor(
     private readonly o: SftpOptions,
     dataDir: string,
   ) {
-    this.knownHosts = new KnownHosts(dataDir);
+    this.sessions = new SftpSessions(o, dataDir);
     const serverCopy = (from: string, to: string) => this.copy(from, to);
-    const offersCopy = () => Boolean(this.current?.alive && this.current.sftp._extensions?.['copy-data'] === '1');
+    const offersCopy = () => Boolean(this.sessions.current?.alive && this.sessions.current.sftp._extensions?.['copy-data'] === '1');
     this.features = {
       caseSensitive: true,
       hashes: [],
@@ -89,118 +68,12 @@ export class SftpConnector implements StorageConnector {
       get copy() {
         return offersCopy() ? serverCopy : undefined;
       },
+      copyFilesOnly: true,
       quota: () => this.quota(),
       openChunkWriter: (path, plan) => this.openChunkWriter(path, plan),
       resumeChunkWriter: (path, state) => this.resumeChunkWriter(path, state),
-      partSizeFor: (size) => Math.max(8 << 20, Math.ceil(size / 10_000 / (1 << 20)) << 20),
+      partSizeFor: (size) => partSizeFor(size),
     };
-  }
-
-  // ---- connection -------------------------------------------------------------------------
-
-  private async connect(): Promise<Session> {
-    const o = this.o;
-    if (!o.password && !o.privateKey) throw new ServiceError('invalid_parameters', 'A password or a private key is required.');
-    const hostId = `[${o.host}]:${o.port}`;
-    const pinned = o.hostKeyFingerprint ? normalizeFingerprint(o.hostKeyFingerprint) : undefined;
-    let seen: string | undefined;
-    let refusal: ServiceError | undefined;
-    // Quiet global listeners: drops are noticed through `alive` and reported per operation.
-    const quiet = () => {};
-    const client = new SftpClient('tributary', { error: quiet, end: quiet, close: quiet });
-    const config = {
-      host: o.host,
-      port: o.port,
-      username: o.username,
-      password: o.password,
-      privateKey: o.privateKey,
-      passphrase: o.passphrase,
-      readyTimeout: 20_000,
-      keepaliveInterval: 10_000,
-      keepaliveCountMax: 3,
-      hostVerifier: (key: Buffer) => {
-        seen = fingerprintOf(key);
-        const known = this.knownHosts.get(hostId);
-        if (pinned && pinned !== seen) {
-          refusal = new ServiceError(
-            'forbidden',
-            `The host key of ${o.host} (SHA256:${seen}) does not match the fingerprint in the settings (SHA256:${pinned}). The connection was refused.`,
-          );
-          return false;
-        }
-        if (!pinned && known && known !== seen) {
-          refusal = new ServiceError(
-            'forbidden',
-            `The host key of ${o.host} has changed: it was SHA256:${known} and is now SHA256:${seen}. ` +
-              `This can mean someone is intercepting the connection. If the server's key was replaced on purpose, ` +
-              `accept the new key by setting the host key fingerprint to SHA256:${seen}.`,
-          );
-          return false;
-        }
-        return true;
-      },
-    };
-    try {
-      await client.connect(config as SftpClient.ConnectOptions);
-    } catch (e) {
-      await client.end().catch(() => {});
-      if (refusal) throw refusal;
-      throw mapError(e, `Could not connect to ${o.host}:${o.port}`);
-    }
-    // Trust on first use (or on the user's explicit acceptance of a new key).
-    if (seen) this.knownHosts.set(hostId, seen);
-    const sftp = (client as any).sftp as RawSftp;
-    const ssh = (client as any).client;
-    const session: Session = { client, sftp, home: '/', alive: true, onDead: new Set() };
-    const dead = () => {
-      if (!session.alive) return;
-      session.alive = false;
-      for (const f of session.onDead) f();
-      session.onDead.clear();
-    };
-    ssh.on('close', dead);
-    ssh.on('end', dead);
-    ssh.on('error', dead);
-    sftp.on?.('close', dead);
-    try {
-      const root = o.root?.trim() ? o.root.trim() : '.';
-      session.home = await call<string>((cb) => sftp.realpath(root, cb));
-      const st = await call<any>((cb) => sftp.stat(session.home, cb));
-      if (!st.isDirectory()) throw new ServiceError('invalid_parameters', `"${o.root}" is not a folder on ${o.host}.`);
-    } catch (e) {
-      await client.end().catch(() => {});
-      if (e instanceof ServiceError) throw e;
-      if (e && (e as any).code === SFTP.NO_SUCH_FILE) throw new ServiceError('invalid_parameters', `The folder "${o.root}" does not exist on ${o.host}.`);
-      throw mapError(e, 'Could not open the folder');
-    }
-    return session;
-  }
-
-  /** The live session, reconnecting when the previous one dropped. */
-  private async sftp(): Promise<Session> {
-    if (this.closed) throw new ServiceError('service_not_available', 'This connection was closed.');
-    if (this.session) {
-      const s = await this.session.catch(() => undefined);
-      if (s?.alive) return s;
-      if (s) s.client.end().catch(() => {});
-    }
-    const p = this.connect();
-    this.session = p;
-    p.then((s) => (this.current = s)).catch(() => {
-      if (this.session === p) this.session = undefined;
-    });
-    return p;
-  }
-
-  /** Runs an idempotent operation, once more on a fresh connection if the first one dropped. */
-  private async idempotent<T>(op: (s: Session) => Promise<T>): Promise<T> {
-    const s = await this.sftp();
-    try {
-      return await op(s);
-    } catch (e) {
-      if (!s.alive && !this.closed) return op(await this.sftp());
-      throw e;
-    }
   }
 
   private abs(s: Session, path: string): string {
@@ -225,7 +98,7 @@ export class SftpConnector implements StorageConnector {
   }
 
   async stat(path: string): Promise<Entry> {
-    return this.idempotent(async (s) => {
+    return this.sessions.idempotent(async (s) => {
       try {
         return this.toEntry(path, await call((cb) => s.sftp.stat(this.abs(s, path), cb)));
       } catch (e) {
@@ -235,7 +108,7 @@ export class SftpConnector implements StorageConnector {
   }
 
   async list(path: string): Promise<Entry[]> {
-    return this.idempotent(async (s) => {
+    return this.sessions.idempotent(async (s) => {
       let items: any[];
       try {
         items = await call<any[]>((cb) => s.sftp.readdir(this.abs(s, path), cb));
@@ -264,7 +137,7 @@ export class SftpConnector implements StorageConnector {
   }
 
   async read(path: string, opts: ReadOptions = {}): Promise<Readable> {
-    return this.idempotent(async (s) => {
+    return this.sessions.idempotent(async (s) => {
       const abs = this.abs(s, path);
       let handle: Buffer;
       let st: any;
@@ -288,7 +161,7 @@ export class SftpConnector implements StorageConnector {
   }
 
   async write(path: string, body: Readable, opts: WriteOptions = {}): Promise<Entry> {
-    const s = await this.sftp();
+    const s = await this.sessions.get();
     const temp = joinPath(parentOf(path), tempName());
     const absTemp = this.abs(s, temp);
     let handle: Buffer;
@@ -358,7 +231,7 @@ export class SftpConnector implements StorageConnector {
   }
 
   async mkdir(path: string): Promise<Entry> {
-    const s = await this.sftp();
+    const s = await this.sessions.get();
     try {
       await call((cb) => s.sftp.mkdir(this.abs(s, path), cb));
     } catch (e) {
@@ -373,7 +246,7 @@ export class SftpConnector implements StorageConnector {
   }
 
   async remove(path: string, { recursive }: { recursive: boolean }): Promise<void> {
-    const s = await this.sftp();
+    const s = await this.sessions.get();
     const entry = await this.stat(path);
     try {
       if (entry.kind === 'file') {
@@ -394,21 +267,14 @@ export class SftpConnector implements StorageConnector {
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    const s = await this.session?.catch(() => undefined);
-    this.session = undefined;
-    if (s) await s.client.end().catch(() => {});
+    await this.sessions.close();
   }
 
   // ---- features ---------------------------------------------------------------------------
 
   private async move(from: string, to: string): Promise<Entry> {
-    const s = await this.sftp();
-    const exists = await call((cb) => s.sftp.stat(this.abs(s, to), cb)).then(
-      () => true,
-      () => false,
-    );
-    if (exists) throw new ServiceError('naming_conflict', `"${baseName(to)}" already exists.`);
+    await assertFree((p) => this.stat(p), to);
+    const s = await this.sessions.get();
     try {
       await call((cb) => s.sftp.rename(this.abs(s, from), this.abs(s, to), cb));
     } catch (e) {
@@ -417,20 +283,14 @@ export class SftpConnector implements StorageConnector {
     return this.stat(to);
   }
 
-  /** Server-side copy with the "copy-data" extension: the bytes never leave the server. */
+  /**
+   * Server-side copy of one file with the "copy-data" extension: the bytes never leave the
+   * server. Files only (`copyFilesOnly`): the storage service copies folder trees itself.
+   */
   private async copy(from: string, to: string): Promise<Entry> {
-    const s = await this.sftp();
-    const src = await this.stat(from);
-    const exists = await call((cb) => s.sftp.stat(this.abs(s, to), cb)).then(
-      () => true,
-      () => false,
-    );
-    if (exists) throw new ServiceError('naming_conflict', `"${baseName(to)}" already exists.`);
-    if (src.kind === 'folder') {
-      await this.mkdir(to);
-      for (const child of await this.list(from)) await this.copy(child.path, joinPath(to, child.name));
-      return this.stat(to);
-    }
+    if ((await this.stat(from)).kind === 'folder') throw new ServiceError('invalid_parameters', `"${from}" is a folder; the server copies files only.`);
+    await assertFree((p) => this.stat(p), to);
+    const s = await this.sessions.get();
     const temp = joinPath(parentOf(to), tempName());
     let rh: Buffer | undefined;
     let wh: Buffer | undefined;
@@ -453,7 +313,7 @@ export class SftpConnector implements StorageConnector {
   }
 
   private async quota() {
-    const s = await this.sftp();
+    const s = await this.sessions.get();
     if (s.sftp._extensions?.['statvfs@openssh.com'] !== '2') return { used: null, total: null };
     const v = await call<any>((cb) => s.sftp.ext_openssh_statvfs(s.home, cb)).catch(() => undefined);
     if (!v) return { used: null, total: null };
@@ -469,8 +329,8 @@ export class SftpConnector implements StorageConnector {
    * in any order. complete() checks the size and renames it over the final name.
    */
   private async openChunkWriter(path: string, plan: { size: number; partSize: number }): Promise<ChunkWriter> {
-    const s = await this.sftp();
-    const temp = joinPath(parentOf(path), tempName());
+    const s = await this.sessions.get();
+    const temp = joinPath(parentOf(path), tempName('upload'));
     try {
       const h = await call<Buffer>((cb) => s.sftp.open(this.abs(s, temp), 'w', cb));
       await call((cb) => s.sftp.close(h, cb));
@@ -504,7 +364,7 @@ export class SftpConnector implements StorageConnector {
         }
         const expected = partNumber < parts ? partSize : size - partSize * (parts - 1);
         if (body.length !== expected) throw new ServiceError('invalid_parameters', `Part ${partNumber} must be ${expected} bytes, not ${body.length}.`);
-        const s = await this.sftp();
+        const s = await this.sessions.get();
         const abs = this.abs(s, temp);
         let h: Buffer | undefined;
         try {
@@ -525,7 +385,7 @@ export class SftpConnector implements StorageConnector {
       complete: async (receipts: PartReceipt[], options: { noReplace?: NoReplace } = {}): Promise<Entry> => {
         const numbers = new Set(receipts.map((r) => r.partNumber));
         for (let n = 1; n <= parts; n++) if (!numbers.has(n)) throw new ServiceError('invalid_parameters', `Part ${n} was not uploaded.`);
-        const s = await this.sftp();
+        const s = await this.sessions.get();
         const st = await this.stat(temp);
         if (st.size !== size) throw new ServiceError('conflict', `The uploaded parts hold ${st.size} bytes, not ${size}.`);
         let published: string;
@@ -537,196 +397,11 @@ export class SftpConnector implements StorageConnector {
         return this.stat(published);
       },
       abort: async () => {
-        const s = await this.sftp();
+        const s = await this.sessions.get();
         await call((cb) => s.sftp.unlink(this.abs(s, temp), cb)).catch(() => {});
       },
     };
   }
-}
-
-const READ_CHUNK = 64 * 1024;
-const READS_IN_FLIGHT = 32;
-
-/**
- * Reads [start, end) with up to 32 requests in flight, delivered in order: ssh2's own read
- * stream asks for one block at a time and waits a round trip for each.
- */
-function pipelinedRead(sftp: RawSftp, handle: Buffer, start: number, end: number, mapErr: (e: unknown) => ServiceError): Readable {
-  interface Req {
-    offset: number;
-    length: number;
-    done: Promise<Buffer>;
-  }
-  const queue: Req[] = [];
-  let next = start;
-  let closed = false;
-  const request = (offset: number, length: number): Req => ({
-    offset,
-    length,
-    done: new Promise<Buffer>((resolve, reject) => {
-      const buf = Buffer.allocUnsafe(length);
-      sftp.read(handle, buf, 0, length, offset, (err: any, n: number) => {
-        if (err && err.code !== SFTP.EOF) reject(err);
-        else resolve(buf.subarray(0, err ? 0 : n));
-      });
-    }),
-  });
-  const fill = () => {
-    while (queue.length < READS_IN_FLIGHT && next < end) {
-      const length = Math.min(READ_CHUNK, end - next);
-      queue.push(request(next, length));
-      next += length;
-    }
-  };
-  const closeHandle = () => {
-    if (closed) return;
-    closed = true;
-    try {
-      sftp.close(handle, () => {});
-    } catch {
-      // connection already gone
-    }
-  };
-  let reading = false;
-  const stream = new Readable({
-    highWaterMark: 1 << 20,
-    read() {
-      if (reading) return;
-      reading = true;
-      void (async () => {
-        try {
-          for (;;) {
-            fill();
-            const head = queue[0];
-            if (!head) {
-              closeHandle();
-              stream.push(null);
-              return;
-            }
-            const data = await head.done;
-            queue.shift();
-            if (data.length === 0) {
-              // The file got shorter than it was: end where it ends now.
-              queue.length = 0;
-              next = end;
-              continue;
-            }
-            if (data.length < head.length) queue.unshift(request(head.offset + data.length, head.length - data.length));
-            if (!stream.push(data)) return;
-          }
-        } catch (e) {
-          closeHandle();
-          stream.destroy(mapErr(e));
-        } finally {
-          reading = false;
-        }
-      })();
-    },
-    destroy(err, cb) {
-      for (const r of queue) r.done.catch(() => {});
-      closeHandle();
-      cb(err);
-    },
-  });
-  return stream;
-}
-
-const WRITES_IN_FLIGHT = 32;
-
-/**
- * Writes sequentially with up to 32 requests in flight (ssh2's write stream waits a round trip
- * per chunk); finishes only when every write is acknowledged and the handle is closed.
- */
-function pipelinedWrite(sftp: RawSftp, handle: Buffer): Writable {
-  let offset = 0;
-  let inFlight = 0;
-  let failed: unknown;
-  let waiter: (() => void) | undefined;
-  let closed = false;
-  const settle = () => {
-    const w = waiter;
-    waiter = undefined;
-    w?.();
-  };
-  const send = (chunk: Buffer) => {
-    const position = offset;
-    offset += chunk.length;
-    inFlight++;
-    sftp.write(handle, chunk, 0, chunk.length, position, (err: unknown) => {
-      inFlight--;
-      if (err) failed ??= err;
-      settle();
-    });
-  };
-  const whenBelow = (limit: number, cb: (err?: Error | null) => void) => {
-    const check = () => {
-      if (failed) return cb(failed as Error);
-      if (inFlight < limit) return cb();
-      waiter = check;
-    };
-    check();
-  };
-  const close = (cb: (err?: unknown) => void) => {
-    if (closed) return cb();
-    closed = true;
-    try {
-      sftp.close(handle, (err: unknown) => cb(err));
-    } catch (e) {
-      cb(e);
-    }
-  };
-  return new Writable({
-    highWaterMark: 1 << 20,
-    write(chunk: Buffer, _enc, cb) {
-      // Split big chunks so that each request fits the server's packet size.
-      for (let i = 0; i < chunk.length; i += READ_CHUNK) send(chunk.subarray(i, i + READ_CHUNK));
-      whenBelow(WRITES_IN_FLIGHT, cb);
-    },
-    final(cb) {
-      whenBelow(1, (err) => (err ? cb(err) : close((e) => cb(e as Error | null | undefined))));
-    },
-    destroy(err, cb) {
-      close(() => cb(err));
-    },
-  });
-}
-
-/** Maps ssh2 / SFTP failures to documented codes, with a message a person can act on. */
-export function mapError(e: unknown, what: string, s?: Session): ServiceError {
-  if (e instanceof ServiceError) return e;
-  const err = e as { code?: unknown; level?: string; message?: string };
-  const msg = err?.message ?? String(e);
-  if (typeof err?.code === 'number') {
-    switch (err.code) {
-      case SFTP.NO_SUCH_FILE:
-        return new ServiceError('not_found', `${what} was not found.`, {}, { cause: e });
-      case SFTP.PERMISSION_DENIED:
-        return new ServiceError('forbidden', `${what}: permission denied by the server.`, {}, { cause: e });
-      case SFTP.NO_CONNECTION:
-      case SFTP.CONNECTION_LOST:
-        return unavailable(what, e);
-    }
-  }
-  if (s && !s.alive) return unavailable(what, e);
-  if (err?.level === 'client-authentication' || /authentication methods failed|All configured authentication/i.test(msg)) {
-    return new ServiceError('upstream_auth_failed', 'The server refused the user name, password or key.', {}, { cause: e });
-  }
-  if (/passphrase|Cannot parse privateKey|Unsupported key format|Malformed/i.test(msg)) {
-    return new ServiceError('invalid_parameters', `The private key could not be read: ${msg}`, {}, { cause: e });
-  }
-  if (
-    err?.level === 'client-socket' ||
-    err?.level === 'client-timeout' ||
-    /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|EPIPE|Timed out|No SFTP connection|Not connected|connection lost|closed|ended/i.test(msg)
-  ) {
-    return unavailable(what, e);
-  }
-  return new ServiceError('upstream_error', `${what}: ${msg}`, {}, { cause: e });
-}
-
-function unavailable(what: string, cause: unknown): ServiceError {
-  const m = (cause as Error)?.message;
-  return new ServiceError('service_not_available', `${what}: the SFTP server is not reachable${m ? ` (${m})` : ''}.`, { retryAfter: 5 }, { cause });
 }
 
 export default defineConnector({

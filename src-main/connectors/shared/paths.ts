@@ -90,6 +90,25 @@ export function truncateUtf8(s: string, maxBytes: number): string {
   return s.slice(0, end);
 }
 
-/** Hidden temporary names writers publish from (listings leave them out). */
-export const TEMP_NAME = /^\.tributary-[0-9a-f]{12}\.part$/;
-export const tempName = () => `.tributary-${randomBytes(6).toString('hex')}.part`;
+/**
+ * Hidden temporary names writers publish from, the one rule every backend and the storage
+ * service share: listings and watches leave them out, resumed uploads accept only them.
+ * `part` holds a whole body being written, `upload` a multipart upload's file (offset writes);
+ * `tmp` and 16 hex digits are what earlier versions of the local connector wrote, still hidden.
+ * (A download's `<target>.tributary-download` is another thing: a partial file on this
+ * computer, outside every account, named after its target so that a person recognises it.)
+ */
+export const TEMP_NAME = /^\.tributary-(?:[0-9a-f]{12}|[0-9a-f]{16})\.(?:part|upload|tmp)$/;
+export const tempName = (kind: 'part' | 'upload' = 'part') => `.tributary-${randomBytes(6).toString('hex')}.${kind}`;
+
+/**
+ * Throws naming_conflict when `path` exists (server-side moves and copies need a free target);
+ * `stat` is the connector's own, so failures other than not_found go through as they are.
+ */
+export async function assertFree(stat: (path: string) => Promise<unknown>, path: string): Promise<void> {
+  const taken = await stat(path).then(
+    () => true,
+    (e) => (e instanceof ServiceError && e.code === 'not_found' ? false : Promise.reject(e)),
+  );
+  if (taken) throw new ServiceError('naming_conflict', `"${baseName(path)}" already exists.`);
+}

@@ -1,6 +1,6 @@
 /**
  * `smb`: a Windows / NAS / Samba share over SMB2 and SMB3, driven through Samba's own
- * `smbclient` (one short-lived process per operation). Chosen over the npm SMB libraries
+ * `smbclient` (one short-lived process per operation, smbclient.ts). Chosen over the npm SMB libraries
  * after measuring both (docs/sftp-smb.md): smbclient negotiates SMB 3.1.1 with signing and
  * encryption, handles the server's interim (STATUS_PENDING) replies that make the libraries
  * fail on default Samba settings, needs no `--openssl-legacy-provider`, and was faster.
@@ -8,19 +8,16 @@
  * Uploads go to a hidden temporary name and are renamed over the final name (`rename -f`, an
  * atomic replace on the server) once every byte is in.
  */
-import { connect } from 'node:net';
-import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { z } from 'zod';
-import { ServiceError, type ErrorCode } from '../../errors';
+import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
-import { baseName, joinPath, parentOf, ROOT } from '../shared/paths';
+import { assertFree, baseName, joinPath, parentOf, ROOT, tempName } from '../shared/paths';
 import type { Entry, NoReplace, ReadOptions, StorageConnector, StorageFeatures, WriteOptions } from '../types';
+import { parseLs, q, renameLine, Smbclient, spawnError, statusError, unavailable } from './smbclient';
 
 const options = z.object({
   host: z.string().trim().min(1).max(255).meta({ title: 'Server', placeholder: 'nas.local' }),
@@ -43,30 +40,18 @@ const options = z.object({
 });
 export type SmbOptions = z.infer<typeof options>;
 
-const TEMP_NAME = /^\.tributary-[0-9a-f]{12}\.part$/;
-const tempName = () => `.tributary-${randomBytes(6).toString('hex')}.part`;
 /** Names SMB cannot hold: Windows' reserved characters, and trailing dots or spaces. */
 const INVALID_NAME = /["*:<>?|\\]|[. ]$/;
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-// smbclient's `ls` line: "  %-30s%7s %8.0f  %s" (name, attributes, size, ctime-style date).
-const LS_LINE = /^ {2}(.+?) +([A-Z]*) +(\d+) {2}\w{3} (\w{3}) +(\d+) (\d\d):(\d\d):(\d\d) (\d{4})$/;
 const BLOCKS_LINE = /(\d+) blocks of size (\d+)\. (\d+) blocks available/;
-const MAX_PROCESSES = 6;
 /** Bodies up to this size are spooled locally and sent in one smbclient process. */
 const SPOOL_BYTES = 4 << 20;
 
-interface Run {
-  output: string;
-  code: number | null;
-}
-
 export class SmbConnector implements StorageConnector {
   readonly features: StorageFeatures;
-  private running = 0;
-  private readonly waiting: (() => void)[] = [];
-  private readonly children = new Set<ReturnType<typeof spawn>>();
+  private readonly smb: Smbclient;
 
   constructor(private readonly o: SmbOptions) {
+    this.smb = new Smbclient(o);
     this.features = {
       // Samba and Windows match names case-insensitively for SMB clients.
       caseSensitive: false,
@@ -76,130 +61,27 @@ export class SmbConnector implements StorageConnector {
       noReplace: true,
       move: (from, to) => this.move(from, to),
       copy: (from, to) => this.copy(from, to),
+      copyFilesOnly: true,
       quota: () => this.quota(),
     };
   }
 
-  // ---- running smbclient ------------------------------------------------------------------
-
-  private args(extra: string[] = []): string[] {
-    const o = this.o;
-    const args = ['-s', '/dev/null', '-p', String(o.port), `//${o.host}/${o.share}`, '-W', o.workgroup || 'WORKGROUP'];
-    if (o.username) args.push('-U', o.username);
-    else args.push('-N');
-    if (o.protection !== 'auto') args.push(`--client-protection=${o.protection}`);
-    return [...args, ...extra];
-  }
-
-  private spawn(extra: string[]) {
-    const program = this.o.smbclient;
-    if (program.includes('/') && !existsSync(program)) {
-      throw new ServiceError('service_not_available', `${program} is not installed: SMB accounts need Samba's smbclient (package "smbclient").`);
-    }
-    // The password travels in the environment (PASSWD), never on the command line; TZ=UTC
-    // makes `ls` print dates in UTC.
-    const child = spawn(program, this.args(extra), {
-      env: { ...process.env, PASSWD: this.o.password, TZ: 'UTC', LC_ALL: 'C.UTF-8' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    this.children.add(child);
-    child.once('close', () => this.children.delete(child));
-    return child;
-  }
-
-  private async slot<T>(fn: () => Promise<T>): Promise<T> {
-    while (this.running >= MAX_PROCESSES) await new Promise<void>((r) => this.waiting.push(r));
-    this.running++;
-    try {
-      return await fn();
-    } finally {
-      this.running--;
-      this.waiting.shift()?.();
-    }
-  }
-
-  /** Runs smbclient commands (fed on stdin, one per line, so names may contain ";"). */
-  private commands(lines: string[]): Promise<Run> {
-    return this.slot(
-      () =>
-        new Promise<Run>((resolve, reject) => {
-          const child = this.spawn([]);
-          let output = '';
-          child.stdout!.setEncoding('utf8').on('data', (d: string) => (output += d));
-          child.stderr!.setEncoding('utf8').on('data', (d: string) => (output += d));
-          child.once('error', (e) => reject(spawnError(this.o.smbclient, e)));
-          child.once('close', (code) => resolve({ output, code }));
-          child.stdin!.on('error', () => {});
-          child.stdin!.end(lines.join('\n') + '\n');
-        }),
-    );
-  }
-
-  /** Runs commands and throws the first NT_STATUS failure they reported, mapped. */
-  /**
-   * smbclient reports a server that died mid-transfer with whatever status the broken exchange
-   * left (NT_STATUS_INVALID_PARAMETER, say): a failure that is not specific is checked against
-   * whether the server still answers at all, so "gone" reads as service_not_available.
-   */
-  private async settle(err: ServiceError, what: string): Promise<ServiceError> {
-    if (err.code !== 'upstream_error') return err;
-    const alive = await new Promise<boolean>((resolve) => {
-      const socket = connect({ host: this.o.host, port: this.o.port, timeout: 2000 });
-      const done = (ok: boolean) => (socket.destroy(), resolve(ok));
-      socket.once('connect', () => done(true));
-      socket.once('error', () => done(false));
-      socket.once('timeout', () => done(false));
-    });
-    return alive ? err : unavailable(what, err.message);
-  }
-
-  private async must(lines: string[], what: string): Promise<string> {
-    const r = await this.commands(lines);
-    const err = statusError(r.output, what);
-    if (err) throw await this.settle(err, what);
-    if (r.code !== 0 && r.code !== null) throw new ServiceError('upstream_error', `${what}: smbclient exited with ${r.code}: ${r.output.trim().slice(-300)}`);
-    return r.output;
-  }
-
   // ---- core -------------------------------------------------------------------------------
-
-  private parseLs(output: string, folder: string): Entry[] {
-    const out: Entry[] = [];
-    for (const line of output.split('\n')) {
-      const m = LS_LINE.exec(line);
-      if (!m) continue;
-      const [, name, attrs, size, mon, day, hh, mm, ss, year] = m;
-      if (name === '.' || name === '..' || TEMP_NAME.test(name!)) continue;
-      const kind = attrs!.includes('D') ? 'folder' : 'file';
-      const modified = new Date(Date.UTC(Number(year), MONTHS.indexOf(mon!), Number(day), Number(hh), Number(mm), Number(ss)));
-      out.push({
-        path: joinPath(folder, name!.normalize('NFC')),
-        name: name!.normalize('NFC'),
-        kind,
-        size: kind === 'file' ? Number(size) : null,
-        modified,
-        created: null,
-        etag: kind === 'file' ? `${modified.getTime()}-${size}` : undefined,
-        raw: { attributes: attrs },
-      });
-    }
-    return out;
-  }
 
   async stat(path: string): Promise<Entry> {
     if (path === ROOT) {
       // Any command proves the share is reachable with these credentials.
-      await this.must(['pwd'], 'The share');
+      await this.smb.must(['pwd'], 'The share');
       return { path: ROOT, name: '', kind: 'folder', size: null, modified: null, created: null };
     }
-    const out = await this.must([`ls ${q(path)}`], `"${path}"`);
-    const entry = this.parseLs(out, parentOf(path)).find((e) => e.name.toLocaleLowerCase() === baseName(path).toLocaleLowerCase());
+    const out = await this.smb.must([`ls ${q(path)}`], `"${path}"`);
+    const entry = parseLs(out, parentOf(path)).find((e) => e.name.toLocaleLowerCase() === baseName(path).toLocaleLowerCase());
     if (!entry) throw new ServiceError('not_found', `"${path}" was not found.`);
     return { ...entry, path };
   }
 
   async list(path: string): Promise<Entry[]> {
-    const r = await this.commands([`ls ${q(path === ROOT ? '/*' : `${path}/*`)}`]);
+    const r = await this.smb.commands([`ls ${q(path === ROOT ? '/*' : `${path}/*`)}`]);
     const err = statusError(r.output, `"${path}"`);
     if (err) {
       if (err.code === 'service_not_available' || err.code === 'upstream_auth_failed' || path === ROOT) throw err;
@@ -208,7 +90,7 @@ export class SmbConnector implements StorageConnector {
       // An empty folder lists "." and ".." and no error; an error here means it is gone.
       throw self ? err : new ServiceError('not_found', `"${path}" was not found.`);
     }
-    return this.parseLs(r.output, path);
+    return parseLs(r.output, path);
   }
 
   async read(path: string, opts: ReadOptions = {}): Promise<Readable> {
@@ -226,7 +108,7 @@ export class SmbConnector implements StorageConnector {
     {
       // smbclient has no ranged get: skip to `start` and stop the transfer after `end`.
       // Not counted in the process limit: the caller's reading pace decides when it ends.
-      const child = this.spawn(['-E']);
+      const child = this.smb.spawn(['-E']);
       let log = '';
       let seen = 0;
       let delivered = 0;
@@ -308,7 +190,7 @@ export class SmbConnector implements StorageConnector {
     const temp = joinPath(parentOf(path), tempName());
     try {
       await writeFile(local, data, { mode: 0o600 });
-      const r = await this.commands([`put ${q(local, false)} ${q(temp)}`, renameLine(temp, path, !noReplace), `ls ${q(path)}`]);
+      const r = await this.smb.commands([`put ${q(local, false)} ${q(temp)}`, renameLine(temp, path, !noReplace), `ls ${q(path)}`]);
       const err = statusError(r.output, `Writing "${path}"`);
       if (err?.code === 'naming_conflict' && noReplace) {
         // The bytes are in; the name was taken: publish under the next one.
@@ -317,14 +199,14 @@ export class SmbConnector implements StorageConnector {
           try {
             return await this.publish(temp, next, noReplace);
           } catch (e) {
-            await this.commands([`del ${q(temp)}`]).catch(() => {});
+            await this.smb.commands([`del ${q(temp)}`]).catch(() => {});
             throw e;
           }
         }
       }
       if (err) {
-        await this.commands([`del ${q(temp)}`]).catch(() => {});
-        throw await this.settle(err, `Writing "${path}"`);
+        await this.smb.commands([`del ${q(temp)}`]).catch(() => {});
+        throw await this.smb.settle(err, `Writing "${path}"`);
       }
       return await this.entryIn(r.output, path);
     } finally {
@@ -340,7 +222,7 @@ export class SmbConnector implements StorageConnector {
   private async publish(temp: string, path: string, noReplace?: NoReplace): Promise<Entry> {
     for (let target: string | undefined = path; target !== undefined; target = await noReplace?.next?.(target)) {
       try {
-        return await this.entryIn(await this.must([renameLine(temp, target, !noReplace), `ls ${q(target)}`], `Writing "${target}"`), target);
+        return await this.entryIn(await this.smb.must([renameLine(temp, target, !noReplace), `ls ${q(target)}`], `Writing "${target}"`), target);
       } catch (e) {
         if (!(noReplace && e instanceof ServiceError && e.code === 'naming_conflict')) throw e;
       }
@@ -357,10 +239,10 @@ export class SmbConnector implements StorageConnector {
     const script = `put - ${q(temp)}`;
     let log = '';
     try {
-      await this.slot(
+      await this.smb.slot(
         () =>
           new Promise<void>((resolve, reject) => {
-            const child = this.spawn(['-c', script]);
+            const child = this.smb.spawn(['-c', script]);
             let bodyError: unknown;
             // When smbclient dies first, the EPIPE that follows is not the body's fault.
             let stdinBroken = false;
@@ -380,7 +262,7 @@ export class SmbConnector implements StorageConnector {
               // dropped server); a silent death of smbclient means the server went away.
               if (bodyError) return reject(bodyError);
               const err = statusError(log, `Writing "${path}"`);
-              if (err) return void this.settle(err, `Writing "${path}"`).then(reject);
+              if (err) return void this.smb.settle(err, `Writing "${path}"`).then(reject);
               if (code !== 0 || signal) return reject(unavailable(`Writing "${path}"`, `smbclient stopped (${signal ?? `exit ${code}`}) ${log.trim().slice(-200)}`.trim()));
               resolve();
             });
@@ -395,35 +277,36 @@ export class SmbConnector implements StorageConnector {
       );
       return await this.publish(temp, path, opts.noReplace);
     } catch (e) {
-      await this.commands([`del ${q(temp)}`]).catch(() => {});
+      await this.smb.commands([`del ${q(temp)}`]).catch(() => {});
       throw e instanceof ServiceError ? e : new ServiceError('upstream_error', `Writing "${path}": ${(e as Error).message}`, {}, { cause: e });
     }
   }
 
   /** The entry for `path` in the output of an `ls` that ended a command batch. */
   private async entryIn(output: string, path: string): Promise<Entry> {
-    const entry = this.parseLs(output, parentOf(path)).find((e) => e.name.toLocaleLowerCase() === baseName(path).toLocaleLowerCase());
+    const entry = parseLs(output, parentOf(path)).find((e) => e.name.toLocaleLowerCase() === baseName(path).toLocaleLowerCase());
     return entry ? { ...entry, path } : this.stat(path);
   }
 
   async mkdir(path: string): Promise<Entry> {
     checkSmbName(baseName(path));
-    return this.entryIn(await this.must([`mkdir ${q(path)}`, `ls ${q(path)}`], `Creating "${path}"`), path);
+    return this.entryIn(await this.smb.must([`mkdir ${q(path)}`, `ls ${q(path)}`], `Creating "${path}"`), path);
   }
 
   async remove(path: string, { recursive }: { recursive: boolean }): Promise<void> {
     const entry = await this.stat(path);
     if (entry.kind === 'file') {
-      await this.must([`del ${q(path)}`], `Deleting "${path}"`);
+      await this.smb.must([`del ${q(path)}`], `Deleting "${path}"`);
       return;
     }
-    if (!recursive) await this.must([`rmdir ${q(path)}`], `Deleting "${path}"`);
-    else await this.must([`deltree ${q(path)}`], `Deleting "${path}"`);
+    if (!recursive) await this.smb.must([`rmdir ${q(path)}`], `Deleting "${path}"`);
+    else await this.smb.must([`deltree ${q(path)}`], `Deleting "${path}"`);
   }
 
   async close(): Promise<void> {
-    for (const child of this.children) child.kill('SIGTERM');
+    this.smb.close();
   }
+
 
   // ---- features ---------------------------------------------------------------------------
 
@@ -431,45 +314,33 @@ export class SmbConnector implements StorageConnector {
     checkSmbName(baseName(to));
     // Without -f the server refuses an existing target (naming_conflict), except for a
     // case-only rename of the entry itself, which the service allows.
-    return this.entryIn(await this.must([`rename ${q(from)} ${q(to)}`, `ls ${q(to)}`], `Moving "${from}"`), to);
+    return this.entryIn(await this.smb.must([`rename ${q(from)} ${q(to)}`, `ls ${q(to)}`], `Moving "${from}"`), to);
   }
 
-  /** Server-side copy (SMB2 COPYCHUNK via `scopy`): the bytes never cross the network. */
+  /**
+   * Server-side copy of one file (SMB2 COPYCHUNK via `scopy`): the bytes never cross the
+   * network. Files only (`copyFilesOnly`): the storage service copies folder trees itself.
+   */
   private async copy(from: string, to: string): Promise<Entry> {
     checkSmbName(baseName(to));
-    const src = await this.stat(from);
-    const exists = await this.stat(to).then(
-      () => true,
-      () => false,
-    );
-    if (exists) throw new ServiceError('naming_conflict', `"${baseName(to)}" already exists.`);
-    if (src.kind === 'folder') {
-      await this.mkdir(to);
-      for (const child of await this.list(from)) await this.copy(child.path, joinPath(to, child.name));
-      return this.stat(to);
-    }
+    if ((await this.stat(from)).kind === 'folder') throw new ServiceError('invalid_parameters', `"${from}" is a folder; the server copies files only.`);
+    await assertFree((p) => this.stat(p), to);
     const temp = joinPath(parentOf(to), tempName());
     try {
-      return this.entryIn(await this.must([`scopy ${q(from)} ${q(temp)}`, `rename ${q(temp)} ${q(to)} -f`, `ls ${q(to)}`], `Copying "${from}"`), to);
+      return this.entryIn(await this.smb.must([`scopy ${q(from)} ${q(temp)}`, `rename ${q(temp)} ${q(to)} -f`, `ls ${q(to)}`], `Copying "${from}"`), to);
     } catch (e) {
-      await this.commands([`del ${q(temp)}`]).catch(() => {});
+      await this.smb.commands([`del ${q(temp)}`]).catch(() => {});
       throw e;
     }
   }
 
   private async quota() {
-    const out = await this.must(['du'], 'The share');
+    const out = await this.smb.must(['du'], 'The share');
     const m = BLOCKS_LINE.exec(out);
     if (!m) return { used: null, total: null };
     const block = Number(m[2]);
     return { total: Number(m[1]) * block, used: (Number(m[1]) - Number(m[3])) * block };
   }
-}
-
-/** A path as one quoted smbclient argument: remote ones with backslashes, from the share root. */
-function q(path: string, remote = true): string {
-  if (path.includes('"')) throw new ServiceError('invalid_parameters', 'SMB names cannot contain ".');
-  return remote ? `"${path.replace(/\//g, '\\')}"` : `"${path}"`;
 }
 
 function checkSmbName(name: string): void {
@@ -478,66 +349,6 @@ function checkSmbName(name: string): void {
   }
 }
 
-const STATUS: Record<string, ErrorCode> = {
-  OBJECT_NAME_NOT_FOUND: 'not_found',
-  OBJECT_PATH_NOT_FOUND: 'not_found',
-  NO_SUCH_FILE: 'not_found',
-  NOT_FOUND: 'not_found',
-  DELETE_PENDING: 'not_found',
-  OBJECT_NAME_COLLISION: 'naming_conflict',
-  DIRECTORY_NOT_EMPTY: 'folder_not_empty',
-  NOT_A_DIRECTORY: 'invalid_parent_folder',
-  FILE_IS_A_DIRECTORY: 'invalid_parameters',
-  OBJECT_NAME_INVALID: 'invalid_parameters',
-  OBJECT_PATH_SYNTAX_BAD: 'invalid_parameters',
-  BAD_NETWORK_NAME: 'invalid_parameters',
-  LOGON_FAILURE: 'upstream_auth_failed',
-  WRONG_PASSWORD: 'upstream_auth_failed',
-  NO_SUCH_USER: 'upstream_auth_failed',
-  ACCOUNT_DISABLED: 'upstream_auth_failed',
-  ACCOUNT_LOCKED_OUT: 'upstream_auth_failed',
-  ACCOUNT_RESTRICTION: 'upstream_auth_failed',
-  PASSWORD_EXPIRED: 'upstream_auth_failed',
-  PASSWORD_MUST_CHANGE: 'upstream_auth_failed',
-  ACCESS_DENIED: 'forbidden',
-  NETWORK_ACCESS_DENIED: 'forbidden',
-  SHARING_VIOLATION: 'conflict',
-  FILE_LOCK_CONFLICT: 'conflict',
-  DISK_FULL: 'payload_too_large',
-};
-
-const UNAVAILABLE = /CONNECTION_|IO_TIMEOUT|HOST_UNREACHABLE|NETWORK_UNREACHABLE|END_OF_FILE|INVALID_NETWORK_RESPONSE|PIPE_BROKEN|NETWORK_NAME_DELETED|LOCAL_DISCONNECT|REMOTE_DISCONNECT|NETWORK_SESSION_EXPIRED|PORT_UNREACHABLE|UNSUCCESSFUL|PIPE_DISCONNECTED|USER_SESSION_DELETED/;
-
-/** The first NT_STATUS failure in smbclient's output, as a ServiceError; undefined if none. */
-/** smbclient's rename: `-f` replaces an existing target; without it the server refuses. */
-const renameLine = (from: string, to: string, replace: boolean) => `rename ${q(from)} ${q(to)}${replace ? ' -f' : ''}`;
-
-export function statusError(output: string, what: string): ServiceError | undefined {
-  const m = /NT_STATUS_([A-Z0-9_]+)/.exec(output);
-  if (!m || m[1] === 'OK') return undefined;
-  const status = m[1]!;
-  const line = output.split('\n').find((l) => l.includes(m[0]))?.trim() ?? m[0];
-  const code = STATUS[status];
-  if (code === 'upstream_auth_failed') return new ServiceError(code, `The SMB server refused the user name or password (${m[0]}).`);
-  if (status === 'BAD_NETWORK_NAME') return new ServiceError('invalid_parameters', `The server has no share of that name (${m[0]}).`);
-  if (code === 'not_found') return new ServiceError(code, `${what} was not found.`);
-  if (code === 'naming_conflict') return new ServiceError(code, `${what}: the name is already taken.`);
-  if (code === 'folder_not_empty') return new ServiceError(code, `${what}: the folder is not empty.`);
-  if (code) return new ServiceError(code, `${what}: ${line}`);
-  if (UNAVAILABLE.test(status)) return unavailable(what, line);
-  return new ServiceError('upstream_error', `${what}: ${line}`);
-}
-
-function unavailable(what: string, detail: string): ServiceError {
-  return new ServiceError('service_not_available', `${what}: the SMB server is not reachable (${detail}).`, { retryAfter: 5 });
-}
-
-function spawnError(program: string, e: NodeJS.ErrnoException): ServiceError {
-  if (e.code === 'ENOENT') {
-    return new ServiceError('service_not_available', `${program} was not found: SMB accounts need Samba's smbclient (package "smbclient").`, {}, { cause: e });
-  }
-  return new ServiceError('service_not_available', `Could not run ${program}: ${e.message}`, {}, { cause: e });
-}
 
 export default defineConnector({
   id: 'smb',

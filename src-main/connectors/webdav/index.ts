@@ -13,6 +13,7 @@ import { Pool } from 'undici';
 import { z } from 'zod';
 import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
+import { isUnreachable } from '../shared/net-errors';
 import { baseName, joinPath, parentOf, ROOT, TEMP_NAME, tempName } from '../shared/paths';
 import type { Entry, Quota, StorageConnector, StorageFeatures, WriteOptions } from '../types';
 import { parseMultistatus, type DavResponse } from './xml';
@@ -35,23 +36,6 @@ const PROPFIND_BODY =
   '</D:prop></D:propfind>';
 const QUOTA_BODY =
   '<?xml version="1.0" encoding="utf-8"?><D:propfind xmlns:D="DAV:"><D:prop><D:quota-used-bytes/><D:quota-available-bytes/></D:prop></D:propfind>';
-
-/** Network failures that mean "the server is not there right now". */
-const NETWORK_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CLOSED',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-]);
 
 export class WebDavConnector implements StorageConnector {
   readonly features: StorageFeatures;
@@ -136,7 +120,8 @@ export class WebDavConnector implements StorageConnector {
     const err = e as { code?: string; name?: string; message?: string; cause?: { code?: string } };
     if (err.name === 'AbortError') return new ServiceError('request_timeout', `${method} ${path} was cancelled.`, {}, { cause: e });
     const code = err.code ?? err.cause?.code;
-    if (code && (NETWORK_CODES.has(code) || code.startsWith('UND_ERR'))) {
+    // Any other undici failure (aborted socket, mismatched length) is the connection's, too.
+    if (code && (isUnreachable(code) || code.startsWith('UND_ERR'))) {
       return new ServiceError('service_not_available', `The WebDAV server at ${this.where} is not reachable (${code} during ${method}).`, {}, { cause: e });
     }
     if (code && /CERT|SSL|TLS/.test(code)) {

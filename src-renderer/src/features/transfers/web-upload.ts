@@ -9,12 +9,11 @@
  * A page reload loses the File, so a big upload continues only while the page is open.
  */
 import type { TransferAction } from '../../../../src-main/contract';
+import { MULTIPART_MIN_SIZE } from '../../../../src-main/contract/limits';
 import { SpeedWindow, transferActions } from '../../../../src-main/contract/transfers';
 import { ApiError, type Api } from '../../api/client';
 import { toastError, useUi, type LocalUpload } from '../../stores/ui';
 
-/** Spec 1: multipart is for files larger than 5 MB. */
-const MULTIPART_MIN = 5 * 1024 * 1024;
 /** Parts in flight per upload when the backend accepts parallel parts. */
 const PARALLEL_PARTS = 4;
 /** A part keeps being retried while the last success is at most this old. */
@@ -85,7 +84,7 @@ class WebUpload {
   }
 
   private get big(): boolean {
-    return this.file.size > MULTIPART_MIN;
+    return this.file.size > MULTIPART_MIN_SIZE;
   }
 
   /** Starts, resumes or retries; one run at a time. */

@@ -1,0 +1,155 @@
+/**
+ * Pipelined reads and writes on one SFTP handle: ssh2's own streams wait a round trip per
+ * block, these keep up to 32 requests in flight.
+ */
+import { Readable, Writable } from 'node:stream';
+import type { ServiceError } from '../../errors';
+import { SFTP } from './errors';
+import type { RawSftp } from './session';
+
+const READ_CHUNK = 64 * 1024;
+const READS_IN_FLIGHT = 32;
+
+/**
+ * Reads [start, end) with up to 32 requests in flight, delivered in order: ssh2's own read
+ * stream asks for one block at a time and waits a round trip for each.
+ */
+export function pipelinedRead(sftp: RawSftp, handle: Buffer, start: number, end: number, mapErr: (e: unknown) => ServiceError): Readable {
+  interface Req {
+    offset: number;
+    length: number;
+    done: Promise<Buffer>;
+  }
+  const queue: Req[] = [];
+  let next = start;
+  let closed = false;
+  const request = (offset: number, length: number): Req => ({
+    offset,
+    length,
+    done: new Promise<Buffer>((resolve, reject) => {
+      const buf = Buffer.allocUnsafe(length);
+      sftp.read(handle, buf, 0, length, offset, (err: any, n: number) => {
+        if (err && err.code !== SFTP.EOF) reject(err);
+        else resolve(buf.subarray(0, err ? 0 : n));
+      });
+    }),
+  });
+  const fill = () => {
+    while (queue.length < READS_IN_FLIGHT && next < end) {
+      const length = Math.min(READ_CHUNK, end - next);
+      queue.push(request(next, length));
+      next += length;
+    }
+  };
+  const closeHandle = () => {
+    if (closed) return;
+    closed = true;
+    try {
+      sftp.close(handle, () => {});
+    } catch {
+      // connection already gone
+    }
+  };
+  let reading = false;
+  const stream = new Readable({
+    highWaterMark: 1 << 20,
+    read() {
+      if (reading) return;
+      reading = true;
+      void (async () => {
+        try {
+          for (;;) {
+            fill();
+            const head = queue[0];
+            if (!head) {
+              closeHandle();
+              stream.push(null);
+              return;
+            }
+            const data = await head.done;
+            queue.shift();
+            if (data.length === 0) {
+              // The file got shorter than it was: end where it ends now.
+              queue.length = 0;
+              next = end;
+              continue;
+            }
+            if (data.length < head.length) queue.unshift(request(head.offset + data.length, head.length - data.length));
+            if (!stream.push(data)) return;
+          }
+        } catch (e) {
+          closeHandle();
+          stream.destroy(mapErr(e));
+        } finally {
+          reading = false;
+        }
+      })();
+    },
+    destroy(err, cb) {
+      for (const r of queue) r.done.catch(() => {});
+      closeHandle();
+      cb(err);
+    },
+  });
+  return stream;
+}
+
+const WRITES_IN_FLIGHT = 32;
+
+/**
+ * Writes sequentially with up to 32 requests in flight (ssh2's write stream waits a round trip
+ * per chunk); finishes only when every write is acknowledged and the handle is closed.
+ */
+export function pipelinedWrite(sftp: RawSftp, handle: Buffer): Writable {
+  let offset = 0;
+  let inFlight = 0;
+  let failed: unknown;
+  let waiter: (() => void) | undefined;
+  let closed = false;
+  const settle = () => {
+    const w = waiter;
+    waiter = undefined;
+    w?.();
+  };
+  const send = (chunk: Buffer) => {
+    const position = offset;
+    offset += chunk.length;
+    inFlight++;
+    sftp.write(handle, chunk, 0, chunk.length, position, (err: unknown) => {
+      inFlight--;
+      if (err) failed ??= err;
+      settle();
+    });
+  };
+  const whenBelow = (limit: number, cb: (err?: Error | null) => void) => {
+    const check = () => {
+      if (failed) return cb(failed as Error);
+      if (inFlight < limit) return cb();
+      waiter = check;
+    };
+    check();
+  };
+  const close = (cb: (err?: unknown) => void) => {
+    if (closed) return cb();
+    closed = true;
+    try {
+      sftp.close(handle, (err: unknown) => cb(err));
+    } catch (e) {
+      cb(e);
+    }
+  };
+  return new Writable({
+    highWaterMark: 1 << 20,
+    write(chunk: Buffer, _enc, cb) {
+      // Split big chunks so that each request fits the server's packet size.
+      for (let i = 0; i < chunk.length; i += READ_CHUNK) send(chunk.subarray(i, i + READ_CHUNK));
+      whenBelow(WRITES_IN_FLIGHT, cb);
+    },
+    final(cb) {
+      whenBelow(1, (err) => (err ? cb(err) : close((e) => cb(e as Error | null | undefined))));
+    },
+    destroy(err, cb) {
+      close(() => cb(err));
+    },
+  });
+}
