@@ -7,7 +7,13 @@ import { ServiceError } from '../../errors';
 import { baseName } from '../shared/paths';
 import type { ChunkWriter, Entry, NoReplace, PartReceipt } from '../types';
 import { fsError } from './files';
-import type { LocalConnector } from './index';
+
+/** What the writer needs of the local connector: real paths, the no-replace publish, stat. */
+export interface ChunkWriterHost {
+  resolveForWriter(path: string): Promise<string>;
+  publish(temp: string, path: string, noReplace?: NoReplace): Promise<string>;
+  stat(path: string): Promise<Entry>;
+}
 
 export class LocalChunkWriter implements ChunkWriter {
   readonly parallel = true;
@@ -15,7 +21,7 @@ export class LocalChunkWriter implements ChunkWriter {
   private handle?: Promise<FileHandle>;
 
   constructor(
-    private readonly c: LocalConnector,
+    private readonly c: ChunkWriterHost,
     private readonly path: string,
     readonly state: { temp: string; size: number; partSize: number },
   ) {

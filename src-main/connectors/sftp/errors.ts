@@ -1,13 +1,12 @@
 /** ssh2 and SFTP failures as the documented codes, with a message a person can act on. */
 import { ServiceError } from '../../errors';
 import { isUnreachable, UNREACHABLE_IN_MESSAGE } from '../shared/net-errors';
-import type { Session } from './session';
 
 /** SFTP v3 status codes (draft-ietf-secsh-filexfer-02). */
 export const SFTP = { EOF: 1, NO_SUCH_FILE: 2, PERMISSION_DENIED: 3, FAILURE: 4, NO_CONNECTION: 6, CONNECTION_LOST: 7 } as const;
 
 /** Maps ssh2 / SFTP failures to documented codes, with a message a person can act on. */
-export function mapError(e: unknown, what: string, s?: Session): ServiceError {
+export function mapError(e: unknown, what: string, s?: { alive: boolean }): ServiceError {
   if (e instanceof ServiceError) return e;
   const err = e as { code?: unknown; level?: string; message?: string };
   const msg = err?.message ?? String(e);

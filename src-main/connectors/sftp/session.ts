@@ -6,7 +6,7 @@
 import SftpClient from 'ssh2-sftp-client';
 import { ServiceError } from '../../errors';
 import { mapError, SFTP } from './errors';
-import type { SftpOptions } from './index';
+import type { SftpOptions } from './options';
 import { fingerprintOf, KnownHosts, normalizeFingerprint } from './known-hosts';
 
 // The raw ssh2 SFTP channel: ssh2-sftp-client's wrappers lose the numeric status codes we map.

@@ -12,33 +12,12 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
-import { z } from 'zod';
 import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
 import { assertFree, baseName, joinPath, parentOf, ROOT, tempName } from '../shared/paths';
 import type { Entry, NoReplace, ReadOptions, StorageConnector, StorageFeatures, WriteOptions } from '../types';
+import { options, type SmbOptions } from './options';
 import { parseLs, q, renameLine, Smbclient, spawnError, statusError, unavailable } from './smbclient';
-
-const options = z.object({
-  host: z.string().trim().min(1).max(255).meta({ title: 'Server', placeholder: 'nas.local' }),
-  port: z.coerce.number().int().min(1).max(65535).default(445).meta({ title: 'Port' }),
-  share: z
-    .string()
-    .trim()
-    .min(1)
-    .max(80)
-    .regex(/^[^\\/"*:<>?|;]+$/, 'A share name cannot contain \\ / " * : < > ? | or ;.')
-    .meta({ title: 'Share', placeholder: 'photos' }),
-  workgroup: z.string().trim().max(255).default('WORKGROUP').meta({ title: 'Domain or workgroup' }),
-  username: z.string().max(255).default('').meta({ title: 'User name', description: 'Empty for guest access.' }),
-  password: z.string().max(4096).default('').meta({ title: 'Password', secret: true }),
-  protection: z
-    .enum(['auto', 'sign', 'encrypt'])
-    .default('auto')
-    .meta({ title: 'Protection', description: 'Require SMB signing or SMB3 encryption; "auto" uses what the server asks for.' }),
-  smbclient: z.string().max(1024).default('smbclient').meta({ title: 'smbclient program', description: 'Path of Samba\'s smbclient.' }),
-});
-export type SmbOptions = z.infer<typeof options>;
 
 /** Names SMB cannot hold: Windows' reserved characters, and trailing dots or spaces. */
 const INVALID_NAME = /["*:<>?|\\]|[. ]$/;

@@ -9,7 +9,7 @@ import { connect } from 'node:net';
 import { ServiceError, type ErrorCode } from '../../errors';
 import { joinPath, TEMP_NAME } from '../shared/paths';
 import type { Entry } from '../types';
-import type { SmbOptions } from './index';
+import type { SmbOptions } from './options';
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 // smbclient's `ls` line: "  %-30s%7s %8.0f  %s" (name, attributes, size, ctime-style date).

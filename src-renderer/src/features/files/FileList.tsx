@@ -10,6 +10,7 @@ import { formatBytes, formatDate } from '../../components/format';
 import { DownloadIcon, FileIcon, FolderIcon, UploadIcon } from '../../components/Icons';
 import { useUi, type SortKey } from '../../stores/ui';
 import { hasFiles, hasItems, isCopyGesture, ITEMS_MIME, readItems, type DraggedItems } from './dnd';
+import { listPlaceholder } from '../../components/ListPlaceholder';
 import './files.css';
 
 const ROW_HEIGHT = 36;
@@ -257,24 +258,21 @@ export function FileList(props: FileListProps) {
         }}
         onDrop={(e) => handleDrop(e, null)}
       >
-        {props.loading ? (
-          <div className="list-state" data-testid="list-loading">
-            <span className="spinner" aria-hidden="true" />
-            Loading…
-          </div>
-        ) : props.error ? (
-          <div className="list-state list-error" role="alert">
-            {props.error}
-          </div>
-        ) : items.length === 0 ? (
-          <div className="list-state" data-testid="list-empty">
-            <UploadIcon />
-            <div>
-              <strong>This folder is empty</strong>
-              <p>{props.canUpload ? 'Drop files here, or use Upload.' : 'Nothing can be added here.'}</p>
-            </div>
-          </div>
-        ) : (
+        {listPlaceholder({
+          loading: props.loading,
+          error: props.error,
+          empty: items.length === 0,
+          emptyTestId: 'list-empty',
+          whenEmpty: (
+            <>
+              <UploadIcon />
+              <div>
+                <strong>This folder is empty</strong>
+                <p>{props.canUpload ? 'Drop files here, or use Upload.' : 'Nothing can be added here.'}</p>
+              </div>
+            </>
+          ),
+        }) ?? (
           <div className="list-inner" style={{ height: virtualizer.getTotalSize() }}>
             {virtualItems.map((v) => {
               const item = items[v.index];

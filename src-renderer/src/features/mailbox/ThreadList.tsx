@@ -4,6 +4,7 @@ import { useVirtualizer } from '@tanstack/react-virtual';
 import { formatDate } from '../../components/format';
 import { FlagIcon, PaperclipIcon } from '../../components/Icons';
 import { shortPerson, type Thread } from './mailQueries';
+import { listPlaceholder } from '../../components/ListPlaceholder';
 import './mailbox.css';
 
 const ROW_HEIGHT = 64;
@@ -40,19 +41,7 @@ export function ThreadList(props: {
     <div className="mail-list-wrap">
       <div className="mail-list-title">{props.title}</div>
       <div ref={props.listRef} className="mail-list" role="listbox" aria-label="Messages" tabIndex={0} data-testid="mail-list" aria-busy={props.loading}>
-        {props.loading ? (
-          <div className="list-state">
-            <span className="spinner" aria-hidden="true" /> Loading…
-          </div>
-        ) : props.error ? (
-          <div className="list-state list-error" role="alert">
-            {props.error}
-          </div>
-        ) : threads.length === 0 ? (
-          <div className="list-state" data-testid="mail-empty">
-            No messages
-          </div>
-        ) : (
+        {listPlaceholder({ loading: props.loading, error: props.error, empty: threads.length === 0, emptyTestId: 'mail-empty', whenEmpty: 'No messages' }) ?? (
           <div className="list-inner" style={{ height: virtualizer.getTotalSize() }}>
             {items.map((v) => {
               const t = threads[v.index];
