@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { ServiceError } from '../errors';
-import type { ConnectorDefinition, ConnectorKinds } from './types';
+import type { ConnectorDefinition, ConnectorKinds, ImportCredentials } from './types';
 
 const definitions = new Map<string, ConnectorDefinition>();
 
@@ -41,6 +41,13 @@ export function parseOptions(def: ConnectorDefinition, input: unknown): unknown 
 }
 
 /** Names of the option fields marked `secret` (passwords, keys); never sent to the renderer. */
+/** The import credentials an account's options hold (`credentialsOf`, else its secret options in order). */
+export function credentialsOf(def: ConnectorDefinition, options: Record<string, unknown>): ImportCredentials {
+  if (def.credentialsOf) return def.credentialsOf(options);
+  const [token, tokenSecret] = secretFields(def).map((k) => options[k]).filter((v): v is string => typeof v === 'string');
+  return { token, token_secret: tokenSecret };
+}
+
 export function secretFields(def: ConnectorDefinition): string[] {
   const shape = (def.options as unknown as z.ZodObject).shape ?? {};
   return Object.entries(shape)

@@ -176,6 +176,12 @@ export type ImportBody = Record<string, unknown> & {
   token_secret?: unknown;
 };
 
+/** The credential attributes of an import (spec 1, Import an account), as read back. */
+export interface ImportCredentials {
+  token?: string;
+  token_secret?: string;
+}
+
 /** Per-kind connector instances; other kinds (mail) extend this by declaration merging. */
 export interface ConnectorKinds {
   storage: StorageConnector;
@@ -209,6 +215,11 @@ export interface ConnectorDefinition<K extends keyof ConnectorKinds = keyof Conn
    * need not define it.
    */
   endpoint?(options: O): string;
+  /**
+   * The import credentials these options hold (spec 1, Account: `token`, `token_secret`), the
+   * inverse of `fromImport` for `retrieve_tokens`. By default the secret options in order.
+   */
+  credentialsOf?(options: O): ImportCredentials;
   /** The `account` display string for a new account (usually user@host). */
   describe(options: O): string;
   create(options: O, context: ConnectorContext): ConnectorKinds[K];

@@ -7,7 +7,7 @@
 import { Readable } from 'node:stream';
 import sharp from 'sharp';
 import type { Account, Resource } from '../contract';
-import { connectorDefinition, secretFields } from '../connectors/registry';
+import { connectorDefinition, credentialsOf } from '../connectors/registry';
 import { ServiceError, toServiceError } from '../errors';
 import { isWellFormedId, MAX_ID_LENGTH } from '../ids';
 import type { LinkChanges } from '../services/links';
@@ -71,14 +71,18 @@ function linkUrl(ctx: Ctx, token: string): string {
   return `${ctx.req.protocol}://${ctx.req.host}/l/${token}`;
 }
 
-/** Credential attributes for `retrieve_tokens` (spec 1, Account): the connector's secret options. */
+/**
+ * Credential attributes for `retrieve_tokens` (spec 1, Account): what was imported or last
+ * updated — `token` and `token_secret` as the connector holds them, and what it holds no option
+ * for (a `refresh_token`, a `token_secret` the service takes none of) as stored beside them.
+ */
 function credentials(ctx: Ctx, a: Account): Json {
-  const options = ctx.app.accounts.options(a.id);
-  const secrets = secretFields(connectorDefinition(a.service)).map((k) => options[k]).filter((v) => typeof v === 'string') as string[];
+  const held = credentialsOf(connectorDefinition(a.service), ctx.app.accounts.options(a.id));
+  const extra = ctx.app.accounts.importCredentials(a.id);
   return {
-    token: secrets[0] ?? '',
-    token_secret: secrets[1] ?? '',
-    refresh_token: '',
+    token: held.token ?? '',
+    token_secret: held.token_secret ?? extra.token_secret ?? '',
+    refresh_token: extra.refresh_token ?? '',
     account_id: a.userId ?? String(a.id),
     token_expiry: a.tokenExpiry,
     refresh_token_expiry: a.refreshTokenExpiry,
@@ -107,6 +111,23 @@ function fromImport(service: string, body: Json): unknown {
     if (e instanceof ServiceError) throw e;
     throw new ServiceError('invalid_parameters', `Invalid ${def.name} import parameters: ${(e as Error).message}`);
   }
+}
+
+/**
+ * Keeps what an import or update gave as `refresh_token`, and as `token_secret` where the
+ * connector holds no option for it, so that `retrieve_tokens` reads back what was set.
+ */
+function keepImportCredentials(ctx: Ctx, a: Account, given: { refresh_token?: string; token_secret?: string }): void {
+  const kept: { refresh_token?: string; token_secret?: string } = {};
+  if (given.refresh_token !== undefined) kept.refresh_token = given.refresh_token;
+  const held = credentialsOf(connectorDefinition(a.service), ctx.app.accounts.options(a.id));
+  if (given.token_secret !== undefined && held.token_secret === undefined) kept.token_secret = given.token_secret;
+  if (Object.keys(kept).length) ctx.app.accounts.setImportCredentials(a.id, kept);
+}
+
+/** `refresh_token` and `token_secret` of an import or update body (spec 1), checked before anything changes. */
+function givenCredentials(body: Json): { refresh_token?: string; token_secret?: string } {
+  return { refresh_token: str(body, 'refresh_token', false, 65_536), token_secret: str(body, 'token_secret', false, 65_536) };
 }
 
 function importExpiries(a: Account): Json {
@@ -151,6 +172,7 @@ const accountRoutes: Route[] = [
       const accountName = str(body, 'account', true, 500);
       const def = connectorDefinition(service);
       const options = fromImport(def.id, body);
+      const given = givenCredentials(body);
       const a = await ctx.app.accounts.connect({
         service: def.id,
         options,
@@ -158,6 +180,7 @@ const accountRoutes: Route[] = [
         tokenExpiry: timestamp(body.token_expiry, 'token_expiry') ?? null,
         refreshTokenExpiry: timestamp(body.refresh_token_expiry, 'refresh_token_expiry') ?? null,
       });
+      keepImportCredentials(ctx, a, given);
       const token = ctx.apiKeys.bearerToken(a.id);
       return created(shape.account(ctx.version, a, { ...importExpiries(a), bearer_token: { key: token } }));
     },
@@ -200,6 +223,7 @@ const accountRoutes: Route[] = [
       const service = str(body, 'service', false, 100);
       if (service !== undefined && service !== current.service) throw new ServiceError('invalid_parameters', 'The service of an account cannot be changed; import a new account.');
       const active = bool(ctx.version === 'v2' ? (body.enabled ?? body.active) : body.active, 'active');
+      const given = givenCredentials(body);
       const a = await ctx.app.accounts.update(id, {
         account: str(body, 'account', false, 500),
         active,
@@ -207,6 +231,7 @@ const accountRoutes: Route[] = [
         tokenExpiry: body.token_expiry === null ? null : timestamp(body.token_expiry, 'token_expiry'),
         refreshTokenExpiry: body.refresh_token_expiry === null ? null : timestamp(body.refresh_token_expiry, 'refresh_token_expiry'),
       }, { credentialsOnly: ctx.auth.kind !== 'api_key' });
+      keepImportCredentials(ctx, a, given);
       return ok(shape.account(ctx.version, a));
     },
   },

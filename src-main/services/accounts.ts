@@ -149,6 +149,18 @@ export class AccountsService {
     return this.get(id);
   }
 
+  /** The import credentials kept beside the options (`refresh_token`, a `token_secret` no option holds). */
+  importCredentials(id: number): { refresh_token?: string; token_secret?: string } {
+    const sealed = this.row(id).import_credentials;
+    return sealed ? JSON.parse(this.keyring.open('credentials', sealed).toString('utf8')) : {};
+  }
+
+  /** Keeps import credentials no connector option holds, sealed like the options. */
+  setImportCredentials(id: number, changes: { refresh_token?: string; token_secret?: string }): void {
+    const merged = { ...this.importCredentials(id), ...changes };
+    this.table.update(id, { import_credentials: this.keyring.seal('credentials', Buffer.from(JSON.stringify(merged))) });
+  }
+
   async delete(id: number): Promise<void> {
     this.row(id);
     await this.release(id);

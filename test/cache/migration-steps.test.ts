@@ -1,4 +1,4 @@
-// The migration steps 0200, 0210, 0400, 0500 and 0530 (src-main/cache/migrations/): each is applied
+// The migration steps 0200, 0210, 0400, 0500, 0530 and 0540 (src-main/cache/migrations/): each is applied
 // on a database holding data written at the version before it, which must survive the step
 // unchanged, and the new tables keep their constraints and cascade with the account.
 import { describe, expect, it } from 'vitest';
@@ -127,6 +127,16 @@ describe('migration steps keep the data of the version before them', () => {
     expect(db.pragma('user_version', { simple: true })).toBe(530);
     expect(db.prepare(keep).all()).toEqual(before);
     expect((db.prepare('PRAGMA table_info(activity)').all() as { name: string }[]).map((c) => c.name)).not.toContain('occurred_at');
+    db.close();
+  });
+
+  // spec 1, Account: retrieve_tokens reads back the refresh_token an import gave
+  it('0540-import-credentials: accounts survive and gain an empty import_credentials', () => {
+    const db = dbAt(530);
+    const before = db.prepare('SELECT * FROM accounts').all();
+    migrate(db, 540);
+    expect(db.pragma('user_version', { simple: true })).toBe(540);
+    expect(db.prepare('SELECT * FROM accounts').all()).toEqual((before as Record<string, unknown>[]).map((r) => ({ ...r, import_credentials: null })));
     db.close();
   });
 });

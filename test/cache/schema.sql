@@ -1,4 +1,4 @@
--- Generated from a fresh migration run (user_version 530); see test/cache/schema.test.ts.
+-- Generated from a fresh migration run (user_version 540); see test/cache/schema.test.ts.
 CREATE TABLE account_tokens (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
@@ -24,7 +24,8 @@ CREATE TABLE accounts (
   refresh_token_expiry TEXT,
   is_default INTEGER NOT NULL DEFAULT 0,
   created TEXT NOT NULL,
-  modified TEXT NOT NULL
+  modified TEXT NOT NULL,
+  import_credentials BLOB
 ) STRICT;
 
 CREATE TABLE activity (

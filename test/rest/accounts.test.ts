@@ -116,6 +116,33 @@ describe('REST accounts and cross-account operations (spec 1)', () => {
     expect(list.json.objects.map((o: { name: string }) => o.name)).toContain('signed.txt');
   });
 
+  it('spec 1 Account, retrieve_tokens: token, token_secret and refresh_token read back what was imported or updated', async () => {
+    s.app.settings.set('rest.retrieveTokens', true);
+    try {
+      const creds = async (id: number) => {
+        const r = await s.call('GET', `/v1/accounts/${id}?retrieve_tokens=true&retrieve_full=false`);
+        expect(r.status, r.text).toBe(200);
+        return { token: r.json.token, token_secret: r.json.token_secret, refresh_token: r.json.refresh_token };
+      };
+      // S3: token = access key id, token_secret = secret access key (spec 1, Import an account).
+      const bucket = await s.call('POST', '/v1/accounts', {
+        body: { service: 's3', account: 'Creds bucket', token: s3.accessKeyId, token_secret: s3.secretAccessKey, refresh_token: 'r-1', endpoint: s3.endpoint, region: s3.region, bucket: s3.bucket, path_style: true },
+      });
+      expect(bucket.status, bucket.text).toBe(201);
+      expect(await creds(bucket.json.id)).toEqual({ token: s3.accessKeyId, token_secret: s3.secretAccessKey, refresh_token: 'r-1' });
+      // WebDAV holds a password only: a token_secret and a refresh_token are kept beside it.
+      const dav = await s.call('POST', '/v1/accounts', { body: { ...webdavBody(apache.password), token_secret: 'ts-1' } });
+      expect(dav.status, dav.text).toBe(201);
+      expect(await creds(dav.json.id)).toEqual({ token: apache.password, token_secret: 'ts-1', refresh_token: '' });
+      const patched = await s.call('PATCH', `/v1/accounts/${dav.json.id}`, { body: { token_secret: 'ts-2', refresh_token: 'r-2' } });
+      expect(patched.status, patched.text).toBe(200);
+      expect(await creds(dav.json.id)).toEqual({ token: apache.password, token_secret: 'ts-2', refresh_token: 'r-2' });
+      expect((await s.call('PATCH', `/v1/accounts/${dav.json.id}`, { body: { refresh_token: 7 } })).status).toBe(400);
+    } finally {
+      s.app.settings.set('rest.retrieveTokens', false);
+    }
+  });
+
   it('spec 1 Account `quota`: used/total, with nulls where the service says nothing (S3, a disabled account)', async () => {
     const bucket = await s.call('POST', '/v2/accounts', {
       body: { service: 's3', account: 'Quota bucket', token: s3.accessKeyId, token_secret: s3.secretAccessKey, endpoint: s3.endpoint, region: s3.region, bucket: s3.bucket, path_style: true },

@@ -12,6 +12,8 @@ export interface AccountRow {
   token_expiry: string | null;
   refresh_token_expiry: string | null;
   is_default: number;
+  /** Sealed JSON of the import credentials no connector option holds (refresh_token, token_secret). */
+  import_credentials: Buffer | null;
   created: string;
   modified: string;
 }
@@ -64,7 +66,7 @@ export class AccountsTable {
     return (this.db.prepare(`SELECT count(*) AS n FROM accounts ${where}`).get(...params) as { n: number }).n;
   }
 
-  update(id: number, changes: Partial<Pick<AccountRow, 'account' | 'options' | 'active' | 'disable_reason' | 'token_expiry' | 'refresh_token_expiry'>>): void {
+  update(id: number, changes: Partial<Pick<AccountRow, 'account' | 'options' | 'active' | 'disable_reason' | 'token_expiry' | 'refresh_token_expiry' | 'import_credentials'>>): void {
     const keys = Object.keys(changes) as (keyof typeof changes)[];
     if (keys.length === 0) return;
     const sets = keys.map((k) => `${k} = @${k}`).join(', ');

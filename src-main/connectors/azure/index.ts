@@ -281,6 +281,8 @@ export default defineConnector({
   kind: 'storage',
   group: 'object_store',
   options,
+  // spec 1, Import: `token` is the account key, a SAS or a connection string, whichever was given.
+  credentialsOf: (o) => ({ token: o.accountKey ?? o.sasToken ?? o.connectionString }),
   fromImport: (body) => {
     const token = str(body.token);
     const isConnectionString = token !== undefined && /AccountName=|BlobEndpoint=/i.test(token);

@@ -414,6 +414,8 @@ export default defineConnector({
   kind: 'storage',
   group: 'object_store',
   options,
+  // spec 1, Import: `token` is the access key id, `token_secret` the secret access key.
+  credentialsOf: (o) => ({ token: o.accessKeyId, token_secret: o.secretAccessKey }),
   fromImport: (body) => ({
     accessKeyId: str(body.token),
     secretAccessKey: str(body.token_secret),

@@ -386,6 +386,8 @@ export default defineConnector({
   kind: 'storage',
   group: 'file_store',
   options,
+  // spec 1, Import: `token` is the password or the private key, `token_secret` the key's passphrase.
+  credentialsOf: (o) => ({ token: o.password ?? o.privateKey, token_secret: o.passphrase }),
   fromImport: (body) => {
     const token = typeof body.token === 'string' ? body.token : undefined;
     const isKey = token?.trimStart().startsWith('-----BEGIN');
