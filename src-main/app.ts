@@ -92,7 +92,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const sweep = () => void ephemeral.sweep().catch((e) => console.error('Ephemeral sweep failed:', e));
   sweep();
   const sweeper = setInterval(sweep, 3600_000).unref();
-  const uploads = startUploads({ db, dataDir: options.dataDir, settings, accounts, storage, events, transfers }, options.uploads);
+  const uploads = startUploads({ db, dataDir: options.dataDir, settings, accounts, storage, transfers }, options.uploads);
   const downloads = new Downloader({ db, storage, transfers }, options.downloads);
   downloads.start();
   if (options.defaultLocalFolder !== false) await ensureDefaultAccount(settings, accounts, options.defaultLocalFolder ?? join(homedir(), 'Tributary'));

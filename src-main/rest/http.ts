@@ -7,11 +7,10 @@
  * characters (fastify's router caps path parameters at 100 by default) and because spec clients
  * send trailing slashes on some paths and not on others.
  */
-import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../app';
-import { ERROR_STATUS, ServiceError, toServiceError, type ErrorCode } from '../errors';
+import { ServiceError, type ErrorCode } from '../errors';
 import type { ApiKeysService } from '../services/api-keys';
 import type { LinksService } from '../services/links';
 import type { MultipartService } from '../uploads/multipart';
@@ -238,42 +237,3 @@ export function sendJson(reply: FastifyReply, status: number, body: unknown): Fa
   return reply.code(status).header('content-type', 'application/json').send(Buffer.from(JSON.stringify(body)));
 }
 
-export interface ErrorBody {
-  status_code: number;
-  error_code: string;
-  message: string;
-  id: string;
-  conflicting_resource_id?: string;
-}
-
-export function errorBody(e: ServiceError): ErrorBody {
-  const body: ErrorBody = { status_code: e.status, error_code: e.code, message: e.message, id: randomUUID() };
-  if (e.status === 409 && e.details.conflictingResourceId) body.conflicting_resource_id = e.details.conflictingResourceId;
-  return body;
-}
-
-/** Maps anything thrown while serving a request to the documented error body. */
-export function sendError(reply: FastifyReply, thrown: unknown): FastifyReply {
-  const e = asServiceError(thrown);
-  if (e.code === 'internal_error') reply.log.error({ err: thrown }, 'REST request failed');
-  if ((e.status === 429 || e.status === 503) && reply.raw.headersSent === false) {
-    reply.header('retry-after', String(e.details.retryAfter ?? (e.status === 429 ? 1 : 5)));
-  }
-  if (reply.sent || reply.raw.headersSent) {
-    // The status line is gone (a failed stream): all we can do is cut the connection.
-    reply.raw.destroy();
-    return reply;
-  }
-  return sendJson(reply, e.status, errorBody(e));
-}
-
-/** Errors fastify raises before our handler (bad Content-Length, body too large, ...). */
-function asServiceError(thrown: unknown): ServiceError {
-  if (thrown instanceof ServiceError) return thrown;
-  const status = (thrown as { statusCode?: unknown })?.statusCode;
-  if (typeof status === 'number' && status >= 400 && status < 500) {
-    const code = (Object.entries(ERROR_STATUS).find(([c, s]) => s === status && c !== 'invalid_parameters')?.[0] ?? 'bad_request') as ErrorCode;
-    return new ServiceError(code, (thrown as Error).message || 'Bad request');
-  }
-  return toServiceError(thrown);
-}

@@ -11,7 +11,8 @@ import { ServiceError } from '../errors';
 import { LinksService } from '../services/links';
 import type { MultipartService } from '../uploads/multipart';
 import { authenticate } from './auth';
-import { flatQuery, expandPath, Router, sendError, sendJson, serviceHeader, VERSIONS, type RestDeps, type Version } from './http';
+import { sendError } from '../server/errors';
+import { flatQuery, expandPath, Router, sendJson, serviceHeader, VERSIONS, type RestDeps, type Version } from './http';
 import { serveClick, serveOpen } from './email';
 import { ROUTES, serveLink } from './routes';
 

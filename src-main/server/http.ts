@@ -10,13 +10,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import fastifyStatic from '@fastify/static';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { App } from '../app';
 import type { Resource } from '../contract';
 import { RENDERER_CSP } from '../csp';
 import { WS_MAX_MESSAGE_BYTES, WsClientMessage, type WsServerMessage } from '../contract';
 import { ServiceError, toServiceError } from '../errors';
+import { newRequestId, rawErrorBody, sendError } from './errors';
 import { int } from '../rest/http';
 import { dispatch } from '../rpc/dispatch';
 import { createHandlers, type Platform } from '../rpc/handlers';
@@ -50,18 +51,6 @@ export interface HttpServer {
 /** Content-Security-Policy of the web UI: the renderer's, as in the desktop window. */
 export const UI_CSP = RENDERER_CSP;
 
-/** JSON error body of every local endpoint (the REST API's documented shape). */
-export function sendError(reply: FastifyReply, e: unknown): FastifyReply {
-  const err = toServiceError(e);
-  if (err.code === 'internal_error') reply.log.error(e);
-  if (err.details.retryAfter) reply.header('Retry-After', String(err.details.retryAfter));
-  return reply
-    .code(err.status)
-    .header('Content-Type', 'application/json')
-    // A Buffer, so fastify sends the Content-Type above as is (no "; charset=utf-8").
-    .send(Buffer.from(JSON.stringify({ status_code: err.status, error_code: err.code, message: err.message, id: reply.request.id })));
-}
-
 export async function createHttpServer(app: App, options: HttpServerOptions): Promise<HttpServer> {
   const hosts = allowedHosts(options.host);
   const server = Fastify({
@@ -83,13 +72,13 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
     clientErrorHandler: (error: NodeJS.ErrnoException, socket) => {
       if (!socket.writable) return socket.destroy();
       const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-      const body = errorBody(status, 'bad_request', 'The request could not be read.', newRequestId());
+      const body = JSON.stringify(rawErrorBody(status, 'bad_request', 'The request could not be read.'));
       socket.end(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
     },
   });
   // An Expect header other than 100-continue: Node's own answer would be a bare 417.
   server.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
-    const body = errorBody(417, 'bad_request', `Expect: ${request.headers.expect} is not supported; only 100-continue is.`, newRequestId());
+    const body = JSON.stringify(rawErrorBody(417, 'bad_request', `Expect: ${request.headers.expect} is not supported; only 100-continue is.`));
     response.writeHead(417, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' }).end(body);
   });
   server.addHook('onRequest', async (request, reply) => {
@@ -296,16 +285,6 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
       await server.close();
     },
   };
-}
-
-/** The documented error body, for answers written below fastify (no reply object exists). */
-function errorBody(status: number, code: string, message: string, id: string): string {
-  return JSON.stringify({ status_code: status, error_code: code, message, id });
-}
-
-/** The `id` of an error body: names one failure in logs and bug reports. */
-function newRequestId(): string {
-  return Math.random().toString(36).slice(2, 12);
 }
 
 /** A strong validator of one version of a file: its id, size and modification time. */

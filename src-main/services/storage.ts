@@ -531,7 +531,12 @@ export class StorageService {
     return { total, items: rows.map((e) => this.toResource(accountId, e)) };
   }
 
-  private touched(accountId: number, folder: string, entry?: Entry): void {
+  /**
+   * What every write does once it is in: the listing cache, the snapshot of later pages and
+   * `files.changed` for the folder. Public for the writes that finish outside this service's own
+   * methods (a multipart session's complete).
+   */
+  touched(accountId: number, folder: string, entry?: Entry): void {
     if (entry) this.entries.upsert(accountId, parentOf(entry.path), entry);
     this.snapshots.delete(`${accountId}:${folder}`);
     this.events.emit('files.changed', { account: accountId, folder: this.idOf(accountId, folder) });

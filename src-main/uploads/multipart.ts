@@ -28,7 +28,6 @@ import type { Resource } from '../contract';
 import { MULTIPART_MIN_SIZE } from '../contract/limits';
 import { ServiceError } from '../errors';
 import type { AccountsService } from '../services/accounts';
-import type { EventBus } from '../services/events';
 import type { StorageService } from '../services/storage';
 
 const MiB = 1024 * 1024;
@@ -99,7 +98,6 @@ export interface MultipartDeps {
   dataDir: string;
   accounts: AccountsService;
   storage: StorageService;
-  events: EventBus;
 }
 
 export class MultipartService {
@@ -322,8 +320,7 @@ export class MultipartService {
         if (!done || done.kind !== 'file' || done.size !== total) throw e;
         entry = done;
       }
-      this.deps.storage.entries.upsert(accountId, row.parent_path, entry);
-      this.deps.events.emit('files.changed', { account: accountId, folder: this.deps.storage.idOf(accountId, row.parent_path) });
+      this.deps.storage.touched(accountId, row.parent_path, entry);
       resource = this.deps.storage.toResource(accountId, entry);
     } else {
       const dir = this.spoolDir(id);
