@@ -78,3 +78,16 @@ export function transferNotice(t: Ended, notifyAfterSeconds: number | null): Tra
   if (t.state === 'failed') return { title: `${verb} failed`, body: `${t.name}: ${t.error ?? 'unknown error'}` };
   return { title: `${verb} finished`, body: `${t.name}${t.bytesTotal !== null ? ` (${formatBytes(t.bytesTotal)})` : ''} in ${formatDuration(seconds)}` };
 }
+
+/** First retry delay of a transfer's request, doubled per attempt up to RETRY_MAX_DELAY_MS. */
+export const RETRY_BASE_MS = 250;
+export const RETRY_MAX_DELAY_MS = 8000;
+
+/**
+ * The wait before retry `attempt` (0-based) of a transfer's request: exponential backoff with
+ * ±25 % jitter, so that the parallel parts of one transfer do not retry in step. One rule for the
+ * main process's uploads and downloads and the browser's web uploads.
+ */
+export function retryDelay(attempt: number, baseMs = RETRY_BASE_MS, maxMs = RETRY_MAX_DELAY_MS): number {
+  return Math.min(maxMs, baseMs * 2 ** attempt) * (0.75 + Math.random() * 0.5);
+}

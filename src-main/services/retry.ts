@@ -4,6 +4,7 @@
  * with exponential backoff and jitter. Anything that is not transient fails at once.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { retryDelay } from '../contract/transfers';
 import { ServiceError, toServiceError } from '../errors';
 
 export const RETRYABLE_CODES = new Set(['service_not_available', 'upstream_error', 'too_many_requests', 'request_timeout', 'internal_error']);
@@ -22,8 +23,6 @@ export interface LastSuccess {
 }
 
 export async function retryTransient<T>(what: string, fn: () => Promise<T>, signal: AbortSignal, lastSuccess: LastSuccess, policy: RetryPolicy = {}): Promise<T> {
-  const base = policy.baseMs ?? 250;
-  const max = policy.maxDelayMs ?? 8000;
   const window = policy.windowMs ?? 300_000;
   for (let attempt = 0; ; attempt++) {
     signal.throwIfAborted();
@@ -36,8 +35,7 @@ export async function retryTransient<T>(what: string, fn: () => Promise<T>, sign
       if (signal.aborted || !RETRYABLE_CODES.has(err.code) || Date.now() - lastSuccess.at > window) {
         throw new ServiceError(err.code, `${what}: ${err.message}`, err.details, { cause: e });
       }
-      const delay = Math.min(max, base * 2 ** attempt) * (0.75 + Math.random() * 0.5);
-      await sleep(delay, undefined, { signal }).catch(() => {});
+      await sleep(retryDelay(attempt, policy.baseMs, policy.maxDelayMs), undefined, { signal }).catch(() => {});
     }
   }
 }

@@ -10,7 +10,7 @@
  */
 import type { TransferAction } from '../../../../src-main/contract';
 import { MULTIPART_MIN_SIZE } from '../../../../src-main/contract/limits';
-import { SpeedWindow, transferActions } from '../../../../src-main/contract/transfers';
+import { retryDelay, SpeedWindow, transferActions } from '../../../../src-main/contract/transfers';
 import { ApiError, type Api } from '../../api/client';
 import { toastError, useUi, type LocalUpload } from '../../stores/ui';
 
@@ -175,7 +175,7 @@ class WebUpload {
         if (this.state !== 'running') return; // paused or cancelled: the part is sent again on resume
         const transient = e instanceof ApiError && (e.status === 0 || e.status >= 500 || e.status === 429 || e.status === 408);
         if (!transient || Date.now() - lastSuccess.at > RETRY_WINDOW_MS) throw e;
-        await new Promise((r) => setTimeout(r, Math.min(8000, 250 * 2 ** attempt)));
+        await new Promise((r) => setTimeout(r, retryDelay(attempt)));
       } finally {
         this.inflight.delete(n);
         this.progress();
