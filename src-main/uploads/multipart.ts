@@ -155,8 +155,10 @@ export class MultipartService {
     const c = parent.connector;
     const folder = parent.path === ROOT ? undefined : await c.stat(parent.path);
     if (folder && folder.kind !== 'folder') throw new ServiceError('invalid_parent_folder', 'The parent is not a folder.');
-    const native = !!c.features.openChunkWriter;
-    if (native && size === undefined) throw new ServiceError('invalid_parameters', '`size` is required for multipart uploads to this service.');
+    // A native chunk writer plans its parts from the size; a session that announces none
+    // (document 1 requires `size` only of three services, none of them here) is assembled from
+    // the spooled parts instead, and its size is what the parts add up to.
+    const native = !!c.features.openChunkWriter && size !== undefined;
 
     const partSize = native ? (c.features.partSizeFor?.(size!) ?? defaultPartSize(size)) : defaultPartSize(size);
     if (size !== undefined && Math.ceil(size / partSize) > MAX_PARTS) throw new ServiceError('invalid_parameters', `A multipart upload has at most ${MAX_PARTS} parts.`);
