@@ -562,8 +562,9 @@ const fileRoutes: Route[] = [
         total += r.total;
         merged.push(...r.items);
       }
-      // Newest first; equal times (second-precision backends) by path, so pages are stable.
-      merged.sort((a, b) => (b.modified ?? '').localeCompare(a.modified ?? '') || (a.path ?? '').localeCompare(b.path ?? ''));
+      // Newest first. The sort is stable: equal times (second-precision backends) keep each
+      // account's order, the order Tributary learned of the changes.
+      merged.sort((a, b) => (b.modified ?? '').localeCompare(a.modified ?? ''));
       const items = merged.slice(offset, offset + pageSize);
       return ok(shape.page(ctx.version, { objects: items.map((r) => shape.resource(ctx.version, r)), total, page, hasNext: offset + items.length < total }, { member: 'files' }));
     },

@@ -1,4 +1,4 @@
-// The migration steps 0200, 0210, 0400, 0500, 0530 and 0540 (src-main/cache/migrations/): each is applied
+// The migration steps 0200, 0210, 0400, 0500, 0530, 0540 and 0550 (src-main/cache/migrations/): each is applied
 // on a database holding data written at the version before it, which must survive the step
 // unchanged, and the new tables keep their constraints and cascade with the account.
 import { describe, expect, it } from 'vitest';
@@ -137,6 +137,17 @@ describe('migration steps keep the data of the version before them', () => {
     migrate(db, 540);
     expect(db.pragma('user_version', { simple: true })).toBe(540);
     expect(db.prepare('SELECT * FROM accounts').all()).toEqual((before as Record<string, unknown>[]).map((r) => ({ ...r, import_credentials: null })));
+    db.close();
+  });
+
+  // spec 1, Recent files: ties and whole-second times use when Tributary learned of a version
+  it('0550-entries-learned-at: cached entries survive; learned_at starts as seen_at', () => {
+    const db = dbAt(540);
+    db.prepare("INSERT INTO entries (account_id, path, parent, name, kind, size, modified, seen_at) VALUES (1, '/a.txt', '/', 'a.txt', 'file', 3, '2026-01-01T00:00:00.000Z', '2026-02-02T00:00:00.000Z')").run();
+    const before = db.prepare('SELECT * FROM entries').all() as Record<string, unknown>[];
+    migrate(db, 550);
+    expect(db.pragma('user_version', { simple: true })).toBe(550);
+    expect(db.prepare('SELECT * FROM entries').all()).toEqual(before.map((r) => ({ ...r, learned_at: r.seen_at })));
     db.close();
   });
 });

@@ -1,4 +1,4 @@
--- Generated from a fresh migration run (user_version 540); see test/cache/schema.test.ts.
+-- Generated from a fresh migration run (user_version 550); see test/cache/schema.test.ts.
 CREATE TABLE account_tokens (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
@@ -158,6 +158,7 @@ CREATE TABLE entries (
   etag TEXT,
   mime_type TEXT,
   seen_at TEXT NOT NULL,
+  learned_at TEXT,
   PRIMARY KEY (account_id, path)
 ) STRICT, WITHOUT ROWID;
 

@@ -143,6 +143,29 @@ describe('REST accounts and cross-account operations (spec 1)', () => {
     }
   });
 
+  it('spec 1 Recent files on S3 (whole-second times): after tells two files of one second apart; ties go newest-learned first', async () => {
+    const bucket = await s.call('POST', '/v1/accounts', {
+      body: { service: 's3', account: 'Recent bucket', token: s3.accessKeyId, token_secret: s3.secretAccessKey, endpoint: s3.endpoint, region: s3.region, bucket: s3.bucket, path_style: true, prefix: 'recent-test' },
+    });
+    expect(bucket.status, bucket.text).toBe(201);
+    const up = (name: string) => s.call('POST', `/v1/accounts/${bucket.json.id}/storage/files`, { headers: { 'x-service-metadata': JSON.stringify({ parent_id: 'root', name }) }, raw: name });
+    // Two files in one second of the bucket's clock (a retry when a second boundary falls between them).
+    let first: { json: { modified: string } };
+    let second: { json: { modified: string } };
+    do {
+      first = await up(`first-${Date.now()}.txt`);
+      second = await up(`second-${Date.now()}.txt`);
+    } while (first.json.modified !== second.json.modified);
+    expect(first.json.modified).toMatch(/:\d\dZ$|\.000Z$/);
+    const recent = await s.call('GET', `/v1/accounts/${bucket.json.id}/storage/recent?after=${encodeURIComponent(first.json.modified)}`);
+    expect(recent.status, recent.text).toBe(200);
+    const names = (recent.json.objects as { name: string }[]).map((o) => o.name);
+    expect(names).toContain((second.json as unknown as { name: string }).name);
+    // Same `modified`: the one Tributary learned of last comes first.
+    const all = (await s.call('GET', `/v1/accounts/${bucket.json.id}/storage/recent`)).json.objects as { name: string }[];
+    expect(all.findIndex((o) => o.name === (second.json as unknown as { name: string }).name)).toBeLessThan(all.findIndex((o) => o.name === (first.json as unknown as { name: string }).name));
+  });
+
   it('spec 1 Account `quota`: used/total, with nulls where the service says nothing (S3, a disabled account)', async () => {
     const bucket = await s.call('POST', '/v2/accounts', {
       body: { service: 's3', account: 'Quota bucket', token: s3.accessKeyId, token_secret: s3.secretAccessKey, endpoint: s3.endpoint, region: s3.region, bucket: s3.bucket, path_style: true },

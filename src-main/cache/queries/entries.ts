@@ -45,7 +45,8 @@ export class EntriesTable {
   /** Replaces the cached children of `parent` with `entries`, in one transaction. */
   replaceListing(accountId: number, parent: string, entries: Entry[]): void {
     const seen = nowIso();
-    const del = this.db.prepare('DELETE FROM entries WHERE account_id = ? AND parent = ?');
+    // Rows are updated in place, so a version Tributary already knew keeps its `learned_at`.
+    const gone = this.db.prepare('DELETE FROM entries WHERE account_id = ? AND parent = ? AND path NOT IN (SELECT value FROM json_each(?))');
     const ins = this.insertStatement();
     const mark = this.db.prepare(
       'INSERT INTO folder_listings (account_id, path, listed_at) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET listed_at = excluded.listed_at',
@@ -55,7 +56,7 @@ export class EntriesTable {
       this.db.transaction(() => {
         // Listings below a folder marked stale were not dropped when it was marked.
         if (wasStale) this.dropListings(accountId, parent);
-        del.run(accountId, parent);
+        gone.run(accountId, parent, JSON.stringify(entries.map((e) => e.path)));
         for (const e of entries) ins.run(toParams(accountId, parent, e, seen));
         mark.run(accountId, parent, seen);
       })();
@@ -128,20 +129,29 @@ export class EntriesTable {
     return row && rowToEntry(row);
   }
 
-  /** Files modified after `after`, newest first (the `recent` endpoint). */
+  /**
+   * Files modified after `after`, newest first (the `recent` endpoint). Where the backend keeps
+   * whole seconds (S3) a version's time is refined by when Tributary learned of it within that
+   * second, so two files made in one second are told apart by `after`; ties are broken by the
+   * order Tributary learned of the changes.
+   */
   recent(accountId: number, after: string | null, limit: number, offset: number): { rows: Entry[]; total: number } {
-    const cond = `account_id = ? AND kind = 'file' AND modified IS NOT NULL${after ? ' AND modified > ?' : ''}`;
+    // A whole-second time (…:SS.000Z) learned later within that second reads as the learned time.
+    const time = `CASE WHEN substr(modified, 20) = '.000Z' AND learned_at > modified AND substr(learned_at, 1, 19) = substr(modified, 1, 19) THEN learned_at ELSE modified END`;
+    const cond = `account_id = ? AND kind = 'file' AND modified IS NOT NULL${after ? ` AND ${time} > ?` : ''}`;
     const params: unknown[] = after ? [accountId, after] : [accountId];
     const total = (this.db.prepare(`SELECT count(*) AS n FROM entries WHERE ${cond}`).get(...params) as { n: number }).n;
-    const rows = this.db.prepare(`SELECT * FROM entries WHERE ${cond} ORDER BY modified DESC, path LIMIT ? OFFSET ?`).all(...params, limit, offset) as EntryRow[];
+    const rows = this.db.prepare(`SELECT * FROM entries WHERE ${cond} ORDER BY modified DESC, learned_at DESC, path LIMIT ? OFFSET ?`).all(...params, limit, offset) as EntryRow[];
     return { rows: rows.map(rowToEntry), total };
   }
 
   private insertStatement() {
     return this.db.prepare(
-      `INSERT INTO entries (account_id, path, parent, name, kind, size, modified, created, etag, mime_type, seen_at)
-       VALUES (@account_id, @path, @parent, @name, @kind, @size, @modified, @created, @etag, @mime_type, @seen_at)
+      `INSERT INTO entries (account_id, path, parent, name, kind, size, modified, created, etag, mime_type, seen_at, learned_at)
+       VALUES (@account_id, @path, @parent, @name, @kind, @size, @modified, @created, @etag, @mime_type, @seen_at, @seen_at)
        ON CONFLICT (account_id, path) DO UPDATE SET parent = excluded.parent, name = excluded.name, kind = excluded.kind,
+         learned_at = CASE WHEN entries.modified IS excluded.modified AND entries.size IS excluded.size AND entries.etag IS excluded.etag
+           THEN entries.learned_at ELSE excluded.learned_at END,
          size = excluded.size, modified = excluded.modified, created = excluded.created, etag = excluded.etag,
          mime_type = excluded.mime_type, seen_at = excluded.seen_at`,
     );
