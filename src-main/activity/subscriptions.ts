@@ -304,29 +304,26 @@ export class SubscriptionsService {
   }
 
   /**
-   * Hook for account connection and reconnection (AccountsService.connect / update with new
-   * options): with the setting on, the account gets a default subscription if it has none.
-   */
-  /**
    * The legacy events endpoints' implicit subscription (spec 3: "one implicit subscription per
    * account"): the account's subscription, created as its default `changes` one when missing.
    */
   async implicit(accountId: number): Promise<Subscription> {
-    const existing = this.list(accountId)[0];
-    if (existing) return existing;
-    try {
-      return await this.create(accountId, { isDefault: true });
-    } catch (e) {
-      if (e instanceof ServiceError && e.code === 'conflict') return this.list(accountId)[0]!; // created meanwhile
-      throw e;
-    }
+    return this.list(accountId)[0] ?? (await this.createDefault(accountId)) ?? this.list(accountId)[0]!; // last: created meanwhile
   }
 
+  /**
+   * Hook for account connection and reconnection (AccountsService.connect / update with new
+   * options): with the setting on, the account gets a default subscription if it has none.
+   */
   async accountConnected(accountId: number): Promise<Subscription | null> {
-    if (!this.trackActivity()) return null;
-    if (this.db.prepare('SELECT 1 FROM activity_subscriptions WHERE account_id = ?').get(accountId)) return null;
+    if (!this.trackActivity() || this.list(accountId).length) return null;
+    return this.createDefault(accountId);
+  }
+
+  /** The account's default `changes` subscription, or null when another call made one first. */
+  private async createDefault(accountId: number): Promise<Subscription | null> {
     try {
-      return await this.create(accountId, { isDefault: true }); // the account's default subscription
+      return await this.create(accountId, { isDefault: true });
     } catch (e) {
       if (e instanceof ServiceError && e.code === 'conflict') return null;
       throw e;

@@ -15,7 +15,7 @@ import type { SmbOptions } from '../../src-main/connectors/smb/options';
 import type { StorageConnector } from '../../src-main/connectors/types';
 import { ServiceError } from '../../src-main/errors';
 import { expectCode } from './storage-suite';
-import { startSamba, type Samba } from '../servers/samba';
+import { smbOptionsFor, startSamba, type Samba } from '../servers/samba';
 import { startSshd, type Sshd } from '../servers/sshd';
 import { scratchDir } from '../servers/util';
 
@@ -138,17 +138,7 @@ describe('sftp faults', () => {
 
 describe('smb faults', () => {
   let server: Samba;
-  const opts = (extra: Partial<SmbOptions> = {}): SmbOptions => ({
-    host: server.host,
-    port: server.port,
-    share: server.share,
-    workgroup: server.workgroup,
-    username: server.username,
-    password: server.password,
-    protection: 'auto',
-    smbclient: 'smbclient',
-    ...extra,
-  });
+  const opts = (extra: Partial<SmbOptions> = {}): SmbOptions => smbOptionsFor(server, extra);
 
   beforeAll(async () => {
     server = await startSamba();

@@ -11,7 +11,7 @@ import { createApp } from '../../src-main/app';
 import { parseOptions } from '../../src-main/connectors/registry';
 import smbDefinition, { SmbConnector } from '../../src-main/connectors/smb';
 import type { SmbOptions } from '../../src-main/connectors/smb/options';
-import { startSamba, type Samba } from '../servers/samba';
+import { smbOptionsFor, startSamba, type Samba } from '../servers/samba';
 import { scratchDir } from '../servers/util';
 import { describeStorageConformance, diskServerSetup, expectCode, textOf } from './storage-suite';
 
@@ -27,17 +27,7 @@ describeStorageConformance(
 describe('smb specifics', () => {
   let server: Samba;
   let c: SmbConnector;
-  const opts = (extra: Partial<SmbOptions> = {}): SmbOptions => ({
-    host: server.host,
-    port: server.port,
-    share: server.share,
-    workgroup: server.workgroup,
-    username: server.username,
-    password: server.password,
-    protection: 'auto',
-    smbclient: 'smbclient',
-    ...extra,
-  });
+  const opts = (extra: Partial<SmbOptions> = {}): SmbOptions => smbOptionsFor(server, extra);
 
   beforeAll(async () => {
     server = await startSamba();

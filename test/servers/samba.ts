@@ -7,6 +7,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { SmbOptions } from '../../src-main/connectors/smb/options';
 import { ensureUser, killTree } from './sshd';
 import { freePort, hasBinary, run, scratchDir, spawnServer, waitPort, waitPortClosed } from './util';
 
@@ -111,5 +112,20 @@ export async function startSamba(options: { share?: string } = {}): Promise<Samb
       await kill();
       rmSync(scratch, { recursive: true, force: true });
     },
+  };
+}
+
+/** The `smb` connector's options for this server's share and user. */
+export function smbOptionsFor(server: Samba, extra: Partial<SmbOptions> = {}): SmbOptions {
+  return {
+    host: server.host,
+    port: server.port,
+    share: server.share,
+    workgroup: server.workgroup,
+    username: server.username,
+    password: server.password,
+    protection: 'auto',
+    smbclient: 'smbclient',
+    ...extra,
   };
 }
