@@ -33,6 +33,15 @@ function paging(ctx: Ctx, defaultSize: number, maxSize: number): { page: number;
   return { page, pageSize, offset: (page - 1) * pageSize };
 }
 
+/**
+ * A page past the end of a list is not_found (404), as the original service's paging answered
+ * ("Invalid page"), so a client that walks `page` until it fails stops there. Page 1 of an empty
+ * list is an empty page.
+ */
+function requirePage(page: number, offset: number, total: number): void {
+  if (page > 1 && offset >= total) throw new ServiceError('not_found', `Invalid page: page ${page} is past the last page.`);
+}
+
 function resourceId(value: string | undefined, name = 'id'): string {
   if (!value) throw new ServiceError('invalid_parameters', `\`${name}\` is required.`);
   if (value.length > MAX_ID_LENGTH) throw new ServiceError('invalid_parameters', `\`${name}\` is longer than ${MAX_ID_LENGTH} characters.`);
@@ -158,6 +167,7 @@ const accountRoutes: Route[] = [
         total = mine.length;
         all = mine.slice(offset, offset + pageSize);
       }
+      requirePage(page, offset, total);
       return ok(shape.page(ctx.version, { objects: all.map((a) => shape.account(ctx.version, a)), total, page, hasNext: offset + all.length < total }, { api: 'meta' }));
     },
   },
@@ -266,6 +276,7 @@ const keyRoutes: Route[] = [
       const ids = accountsOf(ctx, ctx.params.accounts!, true);
       const { page, pageSize, offset } = paging(ctx, 30, 1000);
       const { total, keys } = ctx.apiKeys.listAccountKeys(ids, { offset, limit: pageSize });
+      requirePage(page, offset, total);
       return ok(shape.page('v0', { objects: keys.map(shape.accountKey), total, page, hasNext: offset + keys.length < total }));
     },
   },
@@ -565,6 +576,7 @@ const fileRoutes: Route[] = [
       // Newest first. The sort is stable: equal times (second-precision backends) keep each
       // account's order, the order Tributary learned of the changes.
       merged.sort((a, b) => (b.modified ?? '').localeCompare(a.modified ?? ''));
+      requirePage(page, offset, total);
       const items = merged.slice(offset, offset + pageSize);
       return ok(shape.page(ctx.version, { objects: items.map((r) => shape.resource(ctx.version, r)), total, page, hasNext: offset + items.length < total }, { member: 'files' }));
     },
@@ -636,6 +648,7 @@ const folderRoutes: Route[] = [
         throw resource?.kind === 'file' ? notFolder() : e;
       });
       if (p.folder.kind !== 'folder') throw notFolder();
+      requirePage(page, (page - 1) * pageSize, p.total);
       return ok(shape.page(ctx.version, { objects: p.items.map((r) => shape.resource(ctx.version, r)), total: p.total, page, hasNext: p.hasNext }, { hasNextMember: true }));
     },
   },
@@ -681,6 +694,7 @@ const linkRoutes: Route[] = [
       const account = accountOf(ctx, ctx.params.account!);
       const { page, pageSize, offset } = paging(ctx, 30, 1000);
       const { total, links } = ctx.links.list(account, { active: bool(ctx.query.active, 'active') }, { offset, limit: pageSize });
+      requirePage(page, offset, total);
       const objects = links.map((l) => shape.link(ctx.version, l, linkUrl(ctx, l.token)));
       return ok(shape.page(ctx.version, { objects, total, page, hasNext: offset + links.length < total }));
     },

@@ -87,8 +87,9 @@ export function accountKey(k: AccountKey): Json {
 
 /**
  * A page of objects. v0: `{total, count, page, objects}` (member renamed for recent files,
- * `has_next` for folder contents); v1/v2: `{objects, count, page, next_page, type, api}` with
- * `page`/`next_page` as strings (spec 3: "request `page` (string; `1` for the first page)").
+ * `has_next` for folder contents); v1/v2: `{objects, total, count, page, next_page, type, api}`
+ * with `page`/`next_page` as strings (spec 3: "request `page` (string; `1` for the first page)").
+ * `total` is there because every list Tributary pages knows it, and clients show it.
  */
 export function page(
   v: Version,
@@ -102,6 +103,7 @@ export function page(
   }
   return {
     objects: p.objects,
+    total: p.total,
     count: p.objects.length,
     page: String(p.page),
     next_page: p.hasNext ? String(p.page + 1) : null,
