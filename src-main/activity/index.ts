@@ -100,7 +100,7 @@ export class ActivityService {
    * click becomes activity of the `analytics` subscription the message was sent with, when it
    * still exists, belongs to that account and is active.
    */
-  recordTracking(e: { account: number; messageId: string; kind: 'email_open' | 'email_click'; url: string | null; text: string | null; subscriptionId: string | null; at: string }): number {
+  recordTracking(e: { account: number; messageId: string; message?: string | null; kind: 'email_open' | 'email_click'; url: string | null; text: string | null; subscriptionId: string | null; at: string }): number {
     // The subscription the message was sent with; a send without `subscription_id` records on
     // the account's analytics subscription (spec 2, Send `tracking`: opens and clicks become
     // activity of an `analytics` subscription).
@@ -108,7 +108,10 @@ export class ActivityService {
     const subs = this.subscriptions.list(e.account);
     const sub = Number.isInteger(id) ? subs.find((s) => s.id === id) : subs.find((s) => s.subscriptionType === 'analytics');
     if (!sub || !sub.active || sub.subscriptionType !== 'analytics') return 0;
-    const meta = { path: e.messageId, name: e.messageId, kind: 'message' as const, size: null, modified: e.at, created: null };
+    // The target is Tributary's id of the sent copy, so a client can fetch it on the message
+    // routes (spec 3: "The full object of a target ... can be fetched with its id"); the RFC
+    // Message-ID stays in the raw record. Until the copy is stored, the Message-ID is all there is.
+    const meta = { path: e.message ?? e.messageId, name: e.messageId, kind: 'message' as const, size: null, modified: e.at, created: null };
     const link = e.url ? { tag: `<a href="${e.url.replace(/"/g, '&quot;')}">`, link: e.url, text: e.text } : undefined;
     const info = this.log.append(sub.id, e.account, [
       { type: 'update', api: 'email', kind: 'message', path: e.messageId, metadata: meta, subtype: e.kind, link },

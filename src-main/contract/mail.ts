@@ -142,5 +142,5 @@ export const mailEvents = {
    */
   'mail.messages': z.object({ account: accountId, folder: z.string(), added: z.array(z.string()), updated: z.array(z.string()), removed: z.array(z.string()) }),
   /** A tracked open or click was recorded (for the activity engine). */
-  'mail.tracked': z.object({ id: z.number().int(), account: z.number().int(), messageId: z.string(), kind: z.enum(['email_open', 'email_click']), url: z.string().nullable(), text: z.string().nullable(), subscriptionId: z.string().nullable(), at: iso }),
+  'mail.tracked': z.object({ id: z.number().int(), account: z.number().int(), messageId: z.string(), message: z.string().nullable(), kind: z.enum(['email_open', 'email_click']), url: z.string().nullable(), text: z.string().nullable(), subscriptionId: z.string().nullable(), at: iso }),
 } as const;

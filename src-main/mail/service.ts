@@ -46,13 +46,19 @@ export class MailService {
     this.store = new MailStore(deps.db);
     this.ids = new MailIds(new IdCodec(deps.keyring.key('ids')), this.store);
     this.tracker = new Tracker(deps.db, deps.keyring.key('tracking'), (e) =>
-      deps.events.emit('mail.tracked', { id: e.id, account: e.account, messageId: e.messageId, kind: e.kind, url: e.url, text: e.text, subscriptionId: e.subscriptionId, at: e.at }),
+      deps.events.emit('mail.tracked', { id: e.id, account: e.account, messageId: e.messageId, message: this.trackedMessage(e.account, e.messageId), kind: e.kind, url: e.url, text: e.text, subscriptionId: e.subscriptionId, at: e.at }),
     );
     this.engine = new MailEngine(deps, this.store, this.ids);
     this.messages = new MailMessages(deps.db, this.store, this.ids, this.engine);
     this.folders = new MailFolders(deps.db, this.store, this.ids, this.engine);
     this.labels = new MailLabels(this.store, this.ids, this.engine);
     this.outgoing = new MailOutgoing({ db: deps.db, store: this.store, ids: this.ids, engine: this.engine, messages: this.messages, tracker: this.tracker, trackingBaseUrl: deps.trackingBaseUrl });
+  }
+
+  /** Tributary's id of the sent copy of a tracked message (fetchable on the message routes); null until it is stored. */
+  private trackedMessage(account: number, messageId: string): string | null {
+    const row = this.store.byMessageId(account, messageId);
+    return row ? this.ids.message(account, row) : null;
   }
 
   /** Syncs now: every folder, or one. Resolves when the cache matches the server. */

@@ -233,6 +233,16 @@ export class MailStore {
     return this.s.get.get(id) as MessageRow | undefined;
   }
 
+  /** A stored copy of the message with this Message-ID header, the one in Sent first. */
+  byMessageId(account: number, messageId: string): MessageRow | undefined {
+    return this.db
+      .prepare(
+        `SELECT m.* FROM mail_messages m LEFT JOIN mail_folders f ON f.account_id = m.account_id AND f.path = m.folder
+          WHERE m.account_id = ? AND m.message_id = ? ORDER BY (f.special_use = '\\Sent') DESC, m.id LIMIT 1`,
+      )
+      .get(account, messageId) as MessageRow | undefined;
+  }
+
   body(id: number): BodyRow | undefined {
     return this.s.body.get(id) as BodyRow | undefined;
   }
