@@ -31,6 +31,13 @@ export interface Location {
   trash?: boolean;
 }
 
+/**
+ * Upstream ids of entries in an account's trash: the entry's path inside the trash behind this
+ * prefix, so a trashed `/a.txt` and a live `/a.txt` in the root never share an id. Such ids never
+ * start with '/', like provider ids, and no provider owns this prefix.
+ */
+const TRASHED = 'trash\n';
+
 const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
 /**
  * Later pages of a listing come from the sorted snapshot page 1 took (kept in memory for this
@@ -73,7 +80,7 @@ export class StorageService {
   private provider(accountId: number, id: string): FileProvider | undefined {
     if (isSpecialId(id)) return undefined;
     const upstream = this.ids.decode(accountId, id);
-    if (upstream.startsWith('/')) return undefined;
+    if (upstream.startsWith('/') || upstream.startsWith(TRASHED)) return undefined;
     const provider = this.providers.find((p) => p.owns(upstream));
     if (!provider) throw new ServiceError('not_found', 'No file or folder has this id in this account.');
     return provider;
@@ -90,8 +97,29 @@ export class StorageService {
     }
     if (isSpecialId(id)) throw new ServiceError('not_found', `"${id}" is not available for this account.`);
     const path = this.ids.decode(accountId, id);
+    if (path.startsWith(TRASHED)) throw new ServiceError('forbidden', 'This item is in the trash: its metadata can be read, nothing else; restore it outside Tributary first.');
     if (!path.startsWith('/')) throw new ServiceError('forbidden', 'This file cannot be changed or listed; it can only be downloaded.');
     return { account: accountId, connector, path };
+  }
+
+  /** The path inside the trash that `id` names, or undefined when it names no trashed entry. */
+  private trashedPath(accountId: number, id: string): string | undefined {
+    if (isSpecialId(id)) return undefined;
+    const upstream = this.ids.decode(accountId, id);
+    return upstream.startsWith(TRASHED) ? upstream.slice(TRASHED.length) : undefined;
+  }
+
+  /** A trashed entry as a Resource: its own id, parent `trash`, and no path (it is not in the tree). */
+  private trashedResource(accountId: number, e: Entry): Resource {
+    return {
+      ...this.toResource(accountId, e),
+      id: this.ids.encode(accountId, `${TRASHED}${e.path}`),
+      parent: { id: 'trash', name: 'Trash' },
+      ancestors: null,
+      path: null,
+      canCreateFolders: false,
+      canUploadFiles: false,
+    };
   }
 
   idOf(accountId: number, path: string): string {
@@ -138,6 +166,10 @@ export class StorageService {
       ...this.toResource(accountId, { path: ROOT, name: 'Trash', kind: 'folder', size: null, modified: null, created: null }),
       id: 'trash',
       name: 'Trash',
+      // Not a folder of the account's tree: no path that a live folder could also have.
+      path: null,
+      ancestors: null,
+      rawId: 'trash',
       canCreateFolders: false,
       canUploadFiles: false,
     };
@@ -149,6 +181,13 @@ export class StorageService {
     this.accounts.row(accountId);
     const provider = this.provider(accountId, id);
     if (provider) return provider.get(accountId, id);
+    const trashed = this.trashedPath(accountId, id);
+    if (trashed !== undefined) {
+      const connector = await this.accounts.storage(accountId);
+      const entry = (await connector.features.trash?.list())?.find((e) => e.path === trashed);
+      if (!entry) throw new ServiceError('not_found', 'No file or folder has this id in this account.');
+      return this.trashedResource(accountId, entry);
+    }
     const loc = await this.locate(accountId, id);
     if (loc.trash) return this.trashFolder(accountId);
     return this.toResource(accountId, await loc.connector.stat(loc.path), { ancestors: true });
@@ -185,10 +224,7 @@ export class StorageService {
     }
     if (loc.trash) sortListing(children);
     const start = (page - 1) * pageSize;
-    const items = children.slice(start, start + pageSize).map((e) => {
-      const r = this.toResource(accountId, e);
-      return loc.trash ? { ...r, id: r.id, parent: { id: 'trash', name: 'Trash' } } : r;
-    });
+    const items = children.slice(start, start + pageSize).map((e) => (loc.trash ? this.trashedResource(accountId, e) : this.toResource(accountId, e)));
     return { folder, items, page, pageSize, total: children.length, hasNext: start + pageSize < children.length };
   }
 
