@@ -4,7 +4,8 @@
  * (activity.ts), declared once and served in v0, v1 and v2: handlers call
  * the services and hand service objects to the version mappers in shapes/storage.ts.
  */
-import { Readable } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
+import { Response } from 'undici';
 import sharp from 'sharp';
 import type { Account, Resource } from '../contract';
 import { connectorDefinition, credentialsOf } from '../connectors/registry';
@@ -360,17 +361,58 @@ async function uploadFromUrl(ctx: Ctx, account: number, body: Json, overwrite: b
   }
 }
 
-function parseMetadata(raw: string): { parentId: string; name: string } {
+function parseMetadata(raw: string, where = 'X-Service-Metadata', fallbackName?: string): { parentId: string; name: string } {
   let meta: unknown;
   try {
     meta = JSON.parse(raw);
   } catch {
-    throw new ServiceError('bad_request', 'X-Service-Metadata must be a JSON object with `parent_id` and `name`.');
+    throw new ServiceError('bad_request', `${where} must be a JSON object with \`parent_id\` and \`name\`.`);
   }
-  if (!meta || typeof meta !== 'object' || Array.isArray(meta)) throw new ServiceError('bad_request', 'X-Service-Metadata must be a JSON object with `parent_id` and `name`.');
+  if (!meta || typeof meta !== 'object' || Array.isArray(meta)) throw new ServiceError('bad_request', `${where} must be a JSON object with \`parent_id\` and \`name\`.`);
   const m = meta as Json;
+  if (m.name === undefined && fallbackName) m.name = fallbackName;
   return { parentId: bodyResourceId(m, 'parent_id'), name: str(m, 'name', true, 1024) };
 }
+
+/** Bytes of a deprecated v0 form upload; the whole form is read before the file is written. */
+export const MAX_FORM_UPLOAD_BYTES = 64 << 20;
+
+/**
+ * The deprecated v0 upload (spec 1, Upload a file: "a multipart form POST (a `metadata` part
+ * with the JSON and a `file` part)"), answered like the binary form: 201 with the file. The
+ * form is parsed by undici's fetch `formData()`, which holds it in memory, hence the cap; the
+ * binary form streams any size.
+ */
+async function formUpload(ctx: Ctx, account: number, overwrite: boolean): Promise<Resource> {
+  let size = 0;
+  const capped = bodyStream(ctx.req).pipe(
+    new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        size += chunk.length;
+        if (size > MAX_FORM_UPLOAD_BYTES) done(new ServiceError('payload_too_large', `A form upload is at most ${MAX_FORM_UPLOAD_BYTES} bytes; send larger files as binary with X-Service-Metadata.`));
+        else done(null, chunk);
+      },
+    }),
+  );
+  let form: Awaited<ReturnType<Response['formData']>>;
+  try {
+    form = await new Response(Readable.toWeb(capped) as ReadableStream, { headers: { 'content-type': String(ctx.req.headers['content-type']) } }).formData();
+  } catch (e) {
+    const cause = (e as { cause?: unknown }).cause;
+    if (e instanceof ServiceError) throw e;
+    if (cause instanceof ServiceError) throw cause;
+    throw new ServiceError('bad_request', 'The request body is not a valid multipart form.');
+  }
+  const file = form.get('file');
+  const metadata = form.get('metadata');
+  if (file === null || typeof file === 'string') throw new ServiceError('bad_request', 'A form upload needs a `file` part with the bytes.');
+  if (typeof metadata !== 'string') throw new ServiceError('bad_request', 'A form upload needs a `metadata` part: JSON with `parent_id` and `name`.');
+  const { parentId, name } = parseMetadata(metadata, 'The `metadata` part', file.name || undefined);
+  const body = Readable.fromWeb(file.stream() as import('node:stream/web').ReadableStream);
+  return ctx.app.storage.upload(account, parentId, name, body, { conflict: overwrite ? 'overwrite' : 'rename', size: file.size });
+}
+
+const FORM_DATA = /^\s*multipart\/form-data\s*;/i;
 
 function contentLength(ctx: Ctx): number | undefined {
   const h = ctx.req.headers['content-length'];
@@ -464,7 +506,7 @@ const fileRoutes: Route[] = [
     method: 'POST',
     path: '/accounts/:account/{s}files',
     versions: ALL,
-    summary: 'Upload a file: binary with X-Service-Metadata, or JSON {parent_id, name, url} (spec 1, Upload a file)',
+    summary: 'Upload a file: binary with X-Service-Metadata, JSON {parent_id, name, url}, or in v0 the deprecated multipart form (spec 1, Upload a file)',
     async handler(ctx) {
       const account = accountOf(ctx, ctx.params.account!);
       const overwrite = bool(ctx.query.overwrite, 'overwrite', false);
@@ -473,6 +515,10 @@ const fileRoutes: Route[] = [
       if (metadata !== undefined) {
         const { parentId, name } = parseMetadata(metadata);
         r = await ctx.app.storage.upload(account, parentId, name, bodyStream(ctx.req), { conflict: overwrite ? 'overwrite' : 'rename', size: contentLength(ctx) });
+      } else if (FORM_DATA.test(String(ctx.req.headers['content-type'] ?? ''))) {
+        // spec 3, Versioning (v0 → v1): "Files are uploaded as binary content instead of a multipart form POST".
+        if (ctx.version !== 'v0') throw new ServiceError('unsupported_media_type', 'Multipart form uploads exist in v0 only; send the bytes with an X-Service-Metadata header.');
+        r = await formUpload(ctx, account, overwrite);
       } else {
         const body = await jsonBody(ctx.req);
         if (body.url === undefined) throw new ServiceError('bad_request', 'Send the file bytes with an X-Service-Metadata header, or a JSON body with `parent_id`, `name` and `url`.');
