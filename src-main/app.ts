@@ -6,6 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { ActivityService, type ActivityOptions } from './activity';
+import { activityV1 } from './rest/shapes/activity';
 import { openDb, type Db } from './cache/db';
 import { SettingsStore } from './cache/queries/settings';
 import { loadConnectors } from './connectors/all';
@@ -31,7 +32,7 @@ export interface AppOptions {
   /** Webhook signing key; by default the oldest active API key (tests pass a fixed one). */
   signingKey?: () => string | null;
   /** Activity engine settings (follower intervals, clock, timers): tests and benchmarks. */
-  activity?: Partial<Omit<ActivityOptions, 'signingKey'>>;
+  activity?: Partial<Omit<ActivityOptions, 'signingKey' | 'renderV1'>>;
   /** Uploader settings (parallelism, bandwidth, retry window, progress hooks). */
   uploads?: UploaderOptions;
   /** Downloader settings: how long a failing server is waited out (tests shorten it). */
@@ -78,7 +79,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   storage.addProvider(ephemeral);
   const transfers = new TransfersService(events);
   const apiKeys = new ApiKeysService(db, keyring);
-  const activity = new ActivityService({ db, settings, events, accounts, storage }, { ...options.activity, signingKey: options.signingKey ?? (() => apiKeys.signingKey()) });
+  const activity = new ActivityService({ db, settings, events, accounts, storage, keyring }, { ...options.activity, renderV1: activityV1, signingKey: options.signingKey ?? (() => apiKeys.signingKey()) });
   const mail = new MailService({
     db,
     accounts,

@@ -17,6 +17,9 @@ import type { SerializeContext } from './types';
 import { SubscriptionsService } from './subscriptions';
 import { systemClock, type Clock } from './types';
 import { WebhooksService, type Timers } from './webhooks';
+import { EventBusDelivery } from './eventbus';
+import type { Keyring } from '../secrets';
+import type { ActivityRecord } from './types';
 
 export interface ActivityDeps {
   db: Db;
@@ -24,6 +27,8 @@ export interface ActivityDeps {
   events: EventBus;
   accounts: AccountsService;
   storage: StorageService;
+  /** Seals event-bus credentials at rest. */
+  keyring: Keyring;
 }
 
 export interface ActivityOptions {
@@ -35,6 +40,10 @@ export interface ActivityOptions {
   /** false: webhooks are delivered only by `webhooks.runDue()` (tests with a fake clock). */
   autoDeliverWebhooks?: boolean;
   retention?: typeof RETENTION;
+  /** v1 activity as the API renders it, for messages that carry activity (event bus). */
+  renderV1: (ctx: SerializeContext, r: ActivityRecord) => Record<string, unknown>;
+  /** false: event buses are delivered only by `eventBuses.runDue()` (tests). */
+  autoDeliverEventBuses?: boolean;
   /** Housekeeping (expiry refresh, 90-day removal) interval; default hourly. */
   maintenanceIntervalMs?: number;
 }
@@ -44,6 +53,7 @@ export class ActivityService {
   readonly subscriptions: SubscriptionsService;
   readonly followers: FollowerManager;
   readonly webhooks: WebhooksService;
+  readonly eventBuses: EventBusDelivery;
   readonly serializeContext: SerializeContext;
   private readonly offs: (() => void)[] = [];
   private maintenance: NodeJS.Timeout | null = null;
@@ -72,6 +82,14 @@ export class ActivityService {
       timers: options.webhookTimers,
       autoDeliver: options.autoDeliverWebhooks,
     });
+    this.eventBuses = new EventBusDelivery(
+      deps.db,
+      this.log,
+      deps.keyring,
+      (r) => options.renderV1(this.serializeContext, r),
+      () => `tributary.app/${this.webhooks.applicationId()}/activity`,
+      { clock, timers: options.webhookTimers, autoDeliver: options.autoDeliverEventBuses },
+    );
     this.serializeContext = {
       toResource: (account, entry) => deps.storage.toResource(account, entry),
       actor: (account) => {
@@ -161,5 +179,6 @@ export class ActivityService {
     for (const off of this.offs) off();
     await this.followers.close();
     await this.webhooks.close();
+    await this.eventBuses.close();
   }
 }

@@ -187,6 +187,12 @@ export class ActivityLog {
     };
   }
 
+  /** A subscription's records after `afterSeq`, oldest first (event-bus delivery resumes from there). */
+  after(subscriptionId: number, afterSeq: number, limit: number): ActivityRecord[] {
+    const rows = this.db.prepare('SELECT * FROM activity WHERE subscription_id = ? AND seq > ? ORDER BY seq LIMIT ?').all(subscriptionId, afterSeq, limit) as Row[];
+    return rows.map(toRecord);
+  }
+
   /** The account's newest position (legacy `/events/latest` `cursor`, v2 `last_activity`). */
   latestCursor(accountId: number): string | null {
     const row = this.db.prepare('SELECT MAX(seq) AS s FROM activity WHERE account_id = ?').get(accountId) as { s: number | null };

@@ -32,6 +32,21 @@ export function eventBusEvent(t: EventBusTarget, accountId: number, subscription
   };
 }
 
+/**
+ * spec 3, Event-bus event, as an EventBridge PutEvents entry: `detail-type`, `source`, `time` and
+ * `detail` are the entry's; EventBridge adds the outer `account` and `region` of the receiving
+ * bus itself.
+ */
+export function eventBusEntry(t: { source: string; eventBusName: string }, accountId: number, subscriptionId: number, v1: unknown[], time: Date) {
+  return {
+    EventBusName: t.eventBusName,
+    Source: t.source,
+    DetailType: 'eventbus_webhook_notification',
+    Time: time,
+    Detail: JSON.stringify({ account: accountId, subscription: subscriptionId, activity: { v1 } }),
+  };
+}
+
 /** spec 3, Publish/subscribe message. */
 export function pubSubMessage(accountId: number, subscriptionId: number, v1: unknown[]) {
   return { account: accountId, subscription: subscriptionId, activity: { v1 } };

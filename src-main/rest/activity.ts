@@ -9,9 +9,10 @@ import type { ActivityService } from '../activity';
 import type { ListQuery } from '../activity/log';
 import type { MonitoredResource, SubscriptionType } from '../activity/subscriptions';
 import type { DeliveryAttempt, Webhook } from '../activity/webhooks';
+import type { EventBus } from '../activity/eventbus';
 import { ServiceError } from '../errors';
 import { accountOf, requireAccount, requireApiKey } from './auth';
-import { bool, DECIMAL_ID, jsonBody, type Ctx, type Result, type Route, type Version } from './http';
+import { bool, DECIMAL_ID, jsonBody, str, type Ctx, type Result, type Route, type Version } from './http';
 import { activityList, activityV1, activityV2, eventsLatest, subscription, subscriptionList } from './shapes/activity';
 
 const V12: Version[] = ['v1', 'v2'];
@@ -294,6 +295,90 @@ export const webhookRoutes: Route[] = [
       const id = webhookId(ctx.params.id);
       ctx.app.activity.webhooks.get(id);
       return { status: 200, body: list(ctx.app.activity.webhooks.attempts(id).map(attempt)) };
+    },
+  },
+];
+
+// ---- event buses (Tributary extension: spec 3 describes the event, not its configuration) -----
+
+function eventBusId(value: string | undefined): number {
+  if (!value || !DECIMAL_ID.test(value)) throw new ServiceError('not_found', 'No event bus has this id.');
+  return Number(value);
+}
+
+const eventBus = (b: EventBus, pending?: ReturnType<ActivityService['eventBuses']['pending']>) => ({
+  id: b.id,
+  account: b.account,
+  region: b.region,
+  event_bus_name: b.eventBusName,
+  source: b.source,
+  endpoint: b.endpoint,
+  has_credentials: b.hasCredentials,
+  failing_since: b.failingSince,
+  last_error: b.lastError,
+  created: b.created,
+  ...(pending ? { pending: pending.map((p) => ({ account: p.account, subscription: p.subscription, attempts: p.attempts, next_attempt_at: p.nextAttemptAt === null ? null : new Date(p.nextAttemptAt).toISOString() })) } : {}),
+  type: 'event_bus',
+  api: 'activity',
+});
+
+export const eventBusRoutes: Route[] = [
+  {
+    method: 'GET',
+    path: '/event_buses',
+    versions: V2,
+    summary: 'List AWS EventBridge targets (API key only; Tributary extension)',
+    async handler(ctx) {
+      requireApiKey(ctx, 'Managing event buses');
+      return { status: 200, body: list(ctx.app.activity.eventBuses.list().map((b) => eventBus(b))) };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/event_buses',
+    versions: V2,
+    summary: 'Add an AWS EventBridge target: {region, event_bus_name, source, endpoint, access_key_id, secret_access_key, account}; checked with DescribeEventBus first (spec 3, Event-bus event)',
+    async handler(ctx) {
+      requireApiKey(ctx, 'Managing event buses');
+      const body = await jsonBody(ctx.req);
+      let account: number | null = null;
+      if (body.account !== undefined && body.account !== null) {
+        if (typeof body.account !== 'number' || !Number.isSafeInteger(body.account) || body.account < 1) throw new ServiceError('invalid_parameters', '`account` must be an account id.');
+        requireAccount(ctx, body.account);
+        account = body.account;
+      }
+      const b = await ctx.app.activity.eventBuses.create({
+        account,
+        region: str(body, 'region', true, 50),
+        eventBusName: str(body, 'event_bus_name', false, 1600),
+        source: str(body, 'source', false, 256),
+        endpoint: str(body, 'endpoint', false, 2048),
+        accessKeyId: str(body, 'access_key_id', false, 256),
+        secretAccessKey: str(body, 'secret_access_key', false, 1024),
+      });
+      return { status: 201, body: eventBus(b) };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/event_buses/:id',
+    versions: V2,
+    summary: 'Retrieve an event bus target with its pending deliveries (API key only)',
+    async handler(ctx) {
+      requireApiKey(ctx, 'Managing event buses');
+      const id = eventBusId(ctx.params.id);
+      return { status: 200, body: eventBus(ctx.app.activity.eventBuses.get(id), ctx.app.activity.eventBuses.pending(id)) };
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/event_buses/:id',
+    versions: V2,
+    summary: 'Remove an event bus target (API key only)',
+    async handler(ctx) {
+      requireApiKey(ctx, 'Managing event buses');
+      ctx.app.activity.eventBuses.delete(eventBusId(ctx.params.id));
+      return { status: 204 };
     },
   },
 ];

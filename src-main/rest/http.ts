@@ -14,8 +14,9 @@ import { ServiceError, type ErrorCode } from '../errors';
 import type { ApiKeysService } from '../services/api-keys';
 import type { LinksService } from '../services/links';
 import type { MultipartService } from '../uploads/multipart';
+import type { Version } from './shapes/version';
 
-export type Version = 'v0' | 'v1' | 'v2';
+export type { Version };
 export const VERSIONS: Version[] = ['v0', 'v1', 'v2'];
 
 export type Auth =

@@ -18,7 +18,7 @@ import { bodyStream, bool, DECIMAL_ID, int, jsonBody, serviceHeader, str, timest
 import * as shape from './shapes/storage';
 import { SETTING_RETRIEVE_TOKENS } from '../services/settings-keys';
 import { guardedAgent, guardedGet, outboundPolicy } from '../services/outbound';
-import { activityRoutes, webhookRoutes } from './activity';
+import { activityRoutes, eventBusRoutes, webhookRoutes } from './activity';
 import { emailRoutes } from './email';
 
 const ALL: Version[] = ['v0', 'v1', 'v2'];
@@ -903,6 +903,7 @@ export const ROUTES: Route[] = [
   ...emailRoutes,
   ...activityRoutes,
   ...webhookRoutes,
+  ...eventBusRoutes,
 ];
 
 /** The public side of a link (`/l/{token}`), no auth: the bytes (direct) or a download page. */

@@ -1,4 +1,4 @@
-// The migration steps 0200, 0210, 0400, 0500, 0530, 0540 and 0550 (src-main/cache/migrations/): each is applied
+// The migration steps 0200, 0210, 0400, 0500, 0530, 0540, 0550 and 0560 (src-main/cache/migrations/): each is applied
 // on a database holding data written at the version before it, which must survive the step
 // unchanged, and the new tables keep their constraints and cascade with the account.
 import { describe, expect, it } from 'vitest';
@@ -148,6 +148,27 @@ describe('migration steps keep the data of the version before them', () => {
     migrate(db, 550);
     expect(db.pragma('user_version', { simple: true })).toBe(550);
     expect(db.prepare('SELECT * FROM entries').all()).toEqual(before.map((r) => ({ ...r, learned_at: r.seen_at })));
+    db.close();
+  });
+  // spec 3, Event-bus event: delivery targets and where each subscription's delivery stands
+  it('0560-event-bus-delivery: webhooks and activity survive; buses cascade with their account, the queue with its bus', () => {
+    const db = dbAt(550);
+    db.prepare("INSERT INTO activity_webhooks (url, format, account_id, created) VALUES ('http://x/', 'json', 1, 'c')").run();
+    const before = db.prepare('SELECT * FROM activity_webhooks').all();
+    migrate(db, 560);
+    expect(db.pragma('user_version', { simple: true })).toBe(560);
+    expect(db.prepare('SELECT * FROM activity_webhooks').all()).toEqual(before);
+    db.prepare("INSERT INTO activity_event_buses (account_id, region, event_bus_name, source, created) VALUES (1, 'us-east-1', 'b', 's', 'c')").run();
+    db.prepare("INSERT INTO activity_event_buses (account_id, region, event_bus_name, source, created) VALUES (NULL, 'us-east-1', 'all', 's', 'c')").run();
+    const queue = db.prepare('INSERT INTO activity_event_bus_queue (bus_id, account_id, subscription_id, delivered_seq, attempts, next_attempt_at) VALUES (?, 1, 7, 0, ?, 0)');
+    queue.run(1, 0);
+    queue.run(2, 0);
+    expect(() => queue.run(1, 0)).toThrow(/UNIQUE|PRIMARY KEY/);
+    expect(() => db.prepare("INSERT INTO activity_event_bus_queue (bus_id, account_id, subscription_id, delivered_seq, attempts, next_attempt_at) VALUES (2, 1, 8, 0, -1, 0)").run()).toThrow(/CHECK/);
+    db.prepare('DELETE FROM accounts').run();
+    // The account's own bus and its queue go; the bus for every account stays.
+    expect(db.prepare('SELECT event_bus_name FROM activity_event_buses').pluck().all()).toEqual(['all']);
+    expect(db.prepare('SELECT bus_id FROM activity_event_bus_queue').pluck().all()).toEqual([2]);
     db.close();
   });
 });
