@@ -68,6 +68,23 @@ export interface NoReplace {
   next?(taken: string): Promise<string | undefined>;
 }
 
+/** One sharing permission (spec 1, legacy permission endpoints: `{id, email, name, role}`). */
+export interface Permission {
+  id: string;
+  email: string | null;
+  name: string;
+  role: string;
+}
+
+/** Principal (a permission id, or an e-mail where the backend has them) → role; '' removes it. */
+export type PermissionChanges = Record<string, string>;
+
+export interface PermissionsFeature {
+  list(path: string): Promise<Permission[]>;
+  /** Applies `changes`; with `replace`, principals not named lose their access (PUT). */
+  update(path: string, changes: PermissionChanges, options: { replace: boolean }): Promise<Permission[]>;
+}
+
 export interface Quota {
   used: number | null;
   total: number | null;
@@ -156,6 +173,8 @@ export interface StorageFeatures {
   copyFilesOnly?: boolean;
   trash?: TrashFeature;
   quota?(): Promise<Quota>;
+  /** Sharing permissions of an entry, where the backend has them (POSIX modes, S3 ACLs). */
+  permissions?: PermissionsFeature;
   openChunkWriter?(path: string, plan: { size: number; partSize: number }): Promise<ChunkWriter>;
   resumeChunkWriter?(path: string, state: Record<string, unknown>): Promise<ChunkWriter>;
   /** Preferred multipart part size for a file of `size` bytes (≤ 10,000 parts). */

@@ -210,6 +210,14 @@ export function bodyStream(req: FastifyRequest): Readable {
  * Unknown keys are left for the handler to ignore.
  */
 export async function jsonBody(req: FastifyRequest): Promise<Record<string, unknown>> {
+  const parsed = await jsonValue(req);
+  if (parsed === undefined) return {};
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ServiceError('bad_request', 'The request body must be a JSON object.');
+  return parsed as Record<string, unknown>;
+}
+
+/** Any JSON value as the body (a list, for permission updates); undefined when the body is empty. */
+export async function jsonValue(req: FastifyRequest): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of bodyStream(req)) {
@@ -218,15 +226,12 @@ export async function jsonBody(req: FastifyRequest): Promise<Record<string, unkn
     chunks.push(Buffer.from(chunk as Buffer));
   }
   const text = Buffer.concat(chunks).toString('utf8').trim();
-  if (!text) return {};
-  let parsed: unknown;
+  if (!text) return undefined;
   try {
-    parsed = JSON.parse(text);
+    return JSON.parse(text) as unknown;
   } catch {
     throw new ServiceError('bad_request', 'The request body is not valid JSON.');
   }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ServiceError('bad_request', 'The request body must be a JSON object.');
-  return parsed as Record<string, unknown>;
 }
 
 // ---- responses ---------------------------------------------------------------------------------

@@ -9,12 +9,13 @@ import { Response } from 'undici';
 import sharp from 'sharp';
 import type { Account, Resource } from '../contract';
 import { connectorDefinition, credentialsOf } from '../connectors/registry';
+import type { Permission, PermissionChanges } from '../connectors/types';
 import { ServiceError, toServiceError } from '../errors';
 import { isWellFormedId, MAX_ID_LENGTH } from '../ids';
 import type { LinkChanges } from '../services/links';
 import { accountOf, accountsOf, requireAccount, requireApiKey } from './auth';
 import { errorBody } from '../server/errors';
-import { bodyStream, bool, DECIMAL_ID, int, jsonBody, serviceHeader, str, timestamp, type Ctx, type Route, type Version } from './http';
+import { bodyStream, bool, DECIMAL_ID, int, jsonBody, jsonValue, serviceHeader, str, timestamp, type Ctx, type Route, type Version } from './http';
 import * as shape from './shapes/storage';
 import { SETTING_RETRIEVE_TOKENS } from '../services/settings-keys';
 import { guardedAgent, guardedGet, outboundPolicy } from '../services/outbound';
@@ -868,20 +869,59 @@ const multipartRoutes: Route[] = [
   },
 ];
 
-// ---- legacy permissions --------------------------------------------------------------------------
+// ---- permissions ---------------------------------------------------------------------------------
+
+/**
+ * The body of a permission update as principal → role: spec 1's legacy mapping (`{email:
+ * role}`, v0) or spec 3's list of permission objects (`[{id | email, role}]`, v1 on; also
+ * `{permissions: [...]}`). Either form is read in every version.
+ */
+function permissionChanges(body: unknown): PermissionChanges {
+  const list = Array.isArray(body) ? body : body && typeof body === 'object' && Array.isArray((body as Json).permissions) ? ((body as Json).permissions as unknown[]) : undefined;
+  const changes: PermissionChanges = {};
+  if (list) {
+    for (const p of list) {
+      const o = p && typeof p === 'object' && !Array.isArray(p) ? (p as Json) : undefined;
+      const who = o ? (o.id ?? o.email) : undefined;
+      const role = o?.role ?? '';
+      if (typeof who !== 'string' || !who || typeof role !== 'string') throw new ServiceError('invalid_parameters', 'Each permission is an object with `id` or `email` and a `role` string.');
+      changes[who] = role;
+    }
+    return changes;
+  }
+  if (body === undefined) return changes;
+  if (!body || typeof body !== 'object') throw new ServiceError('invalid_parameters', 'Permissions are a list of permission objects or an object of e-mail → role.');
+  for (const [who, role] of Object.entries(body as Json)) {
+    if (typeof role !== 'string') throw new ServiceError('invalid_parameters', `The role of "${who}" must be a string ("" removes it).`);
+    changes[who] = role;
+  }
+  return changes;
+}
+
+function permissionsBody(v: Version, permissions: Permission[]): Json {
+  const objects = permissions.map((p) => (v === 'v0' ? { ...p } : { ...p, type: 'permission', api: 'storage' }));
+  return v === 'v0' ? { permissions: objects } : { permissions: objects, type: 'permission_list', api: 'storage' };
+}
 
 function permissionRoute(method: 'GET' | 'PUT' | 'PATCH', kind: 'files' | 'folders', versions: Version[]): Route {
   return {
     method,
     path: `/accounts/:account/{s}${kind}/:id/permissions`,
     versions,
-    summary: 'Sharing permissions: not_implemented, no connected backend has sharing permissions',
+    summary:
+      method === 'GET'
+        ? 'Sharing permissions {id, email, name, role}: POSIX modes (local, SFTP); 501 elsewhere'
+        : `${method === 'PUT' ? 'Replace' : 'Change'} sharing permissions: {email: role} (spec 1, legacy) or [{id | email, role}] (spec 3, v1); 501 where the backend has none`,
     async handler(ctx) {
       const account = accountOf(ctx, ctx.params.account!);
-      await getKind(ctx, account, ctx.params.id!, kind === 'files' ? 'file' : 'folder');
-      if (method !== 'GET') await jsonBody(ctx.req);
-      const service = ctx.app.accounts.get(account).serviceName;
-      throw new ServiceError('not_implemented', `${service} accounts have no sharing permissions.`);
+      const id = resourceId(ctx.params.id);
+      await getKind(ctx, account, id, kind === 'files' ? 'file' : 'folder');
+      if (method === 'GET') return ok(permissionsBody(ctx.version, await ctx.app.storage.permissions(account, id)));
+      const body = await jsonValue(ctx.req);
+      // Unsupported backends answer 501 whatever the (well-formed) body says.
+      await ctx.app.storage.permissions(account, id);
+      const updated = await ctx.app.storage.updatePermissions(account, id, permissionChanges(body), { replace: method === 'PUT' });
+      return ok(permissionsBody(ctx.version, updated));
     },
   };
 }

@@ -10,7 +10,7 @@ import { lookup as mimeLookup } from 'mime-types';
 import { EntriesTable } from '../cache/queries/entries';
 import type { Db } from '../cache/db';
 import { baseName, checkName, isInside, joinPath, parentOf, ROOT, ancestorsOf, tempName } from '../connectors/shared/paths';
-import type { Entry, NoReplace, StorageConnector } from '../connectors/types';
+import type { Entry, NoReplace, Permission, PermissionChanges, PermissionsFeature, StorageConnector } from '../connectors/types';
 import type { FolderPage, Resource } from '../contract';
 import { ServiceError } from '../errors';
 import { isSpecialId, type IdCodec } from '../ids';
@@ -558,6 +558,29 @@ export class StorageService {
     else await loc.connector.remove(loc.path, { recursive: true });
     this.entries.forget(accountId, loc.path);
     this.touched(accountId, parentOf(loc.path));
+  }
+
+  /**
+   * Sharing permissions of a file or folder (spec 1 legacy permissions, spec 3 list-based
+   * updates), where the backend has them; not_implemented (501) elsewhere.
+   */
+  async permissions(accountId: number, id: string): Promise<Permission[]> {
+    const { feature, path } = await this.permissionsOf(accountId, id);
+    return feature.list(path);
+  }
+
+  async updatePermissions(accountId: number, id: string, changes: PermissionChanges, options: { replace: boolean }): Promise<Permission[]> {
+    const { feature, path } = await this.permissionsOf(accountId, id);
+    return feature.update(path, changes, options);
+  }
+
+  private async permissionsOf(accountId: number, id: string): Promise<{ feature: PermissionsFeature; path: string }> {
+    this.accounts.row(accountId);
+    if (this.provider(accountId, id) || id === 'trash') throw new ServiceError('not_implemented', 'This item has no sharing permissions.');
+    const loc = await this.locate(accountId, id);
+    const feature = loc.connector.features.permissions;
+    if (!feature) throw new ServiceError('not_implemented', `${this.accounts.get(accountId).serviceName} accounts have no sharing permissions.`);
+    return { feature, path: loc.path };
   }
 
   /** Files seen most recently modified (spec 1, Recent files), from the listing cache. */

@@ -6,8 +6,8 @@
  * trash (freedesktop.org Trash spec) unless the account names its own trash folder.
  */
 import { constants as fsc, createWriteStream, existsSync, statSync, type Stats } from 'node:fs';
-import { cp, link, lstat, mkdir, open, readdir, readFile, realpath, rename, rm, rmdir, stat, statfs, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
-import { homedir } from 'node:os';
+import { chmod, cp, link, lstat, mkdir, open, readdir, readFile, realpath, rename, rm, rmdir, stat, statfs, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
+import { homedir, userInfo } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -16,8 +16,9 @@ import { MULTIPART_MIN_SIZE } from '../../contract/limits';
 import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
 import { MAX_PARTS, MiB, partSizeFor } from '../shared/parts';
+import { modeAfter, permissionsOfMode } from '../shared/posix-permissions';
 import { baseName, joinPath, parentOf, ROOT, splitExtension, TEMP_NAME, tempName } from '../shared/paths';
-import type { ChunkWriter, Entry, NoReplace, Quota, RawChange, StorageConnector, StorageFeatures, Watcher, WriteOptions } from '../types';
+import type { ChunkWriter, Entry, NoReplace, Permission, PermissionChanges, Quota, RawChange, StorageConnector, StorageFeatures, Watcher, WriteOptions } from '../types';
 import { LocalChunkWriter } from './chunk-writer';
 import { COPY_OPTIONS, entryOf, fsError, isSpecial, specialFile } from './files';
 import { watchFolder } from './watch';
@@ -40,6 +41,17 @@ type Options = z.infer<typeof options>;
 /** Trash spec: the Path key is URL-escaped per segment (RFC 2396), '/' kept. */
 function trashInfoPath(abs: string): string {
   return abs.split('/').map(encodeURIComponent).join('/');
+}
+
+/** The name of the user with this uid: this process's own user, or the number. */
+function ownerName(uid: number): string {
+  try {
+    const me = userInfo();
+    if (me.uid === uid) return me.username;
+  } catch {
+    /* no passwd entry */
+  }
+  return String(uid);
 }
 
 function localIsoDate(d: Date): string {
@@ -68,6 +80,7 @@ export class LocalConnector implements StorageConnector {
       copy: (from, to) => this.moveOrCopy(from, to, false),
       trash: { put: (path) => this.trashPut(path), list: () => this.trashList() },
       quota: () => this.quota(),
+      permissions: { list: (path) => this.permissions(path), update: (path, changes, o) => this.setPermissions(path, changes, o.replace) },
       watch: (onChanges, onError) => this.watch(onChanges, onError),
       partSizeFor: (size) => partSizeFor(size, MULTIPART_MIN_SIZE),
       openChunkWriter: (path, plan) => this.openChunkWriter(path, plan),
@@ -307,6 +320,26 @@ export class LocalConnector implements StorageConnector {
     } catch (e) {
       throw fsError(e, ROOT);
     }
+  }
+
+  // ---- permissions (POSIX modes, connectors/shared/posix-permissions.ts) ----------------------
+
+  private async permissions(path: string): Promise<Permission[]> {
+    const st = await stat(await this.safe(path)).catch((e) => {
+      throw fsError(e, path);
+    });
+    return permissionsOfMode(st.mode, ownerName(st.uid));
+  }
+
+  private async setPermissions(path: string, changes: PermissionChanges, replace: boolean): Promise<Permission[]> {
+    const abs = await this.safe(path);
+    try {
+      const st = await stat(abs);
+      await chmod(abs, modeAfter(st.mode, st.isDirectory() ? 'folder' : 'file', changes, replace) & 0o7777);
+    } catch (e) {
+      throw fsError(e, path);
+    }
+    return this.permissions(path);
   }
 
   // ---- trash (freedesktop.org Trash specification 1.0) ----------------------------------------

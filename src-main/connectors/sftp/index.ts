@@ -14,8 +14,9 @@ import { z } from 'zod';
 import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
 import { partSizeFor } from '../shared/parts';
+import { modeAfter, permissionsOfMode } from '../shared/posix-permissions';
 import { assertFree, baseName, joinPath, parentOf, ROOT, TEMP_NAME, tempName } from '../shared/paths';
-import type { ChunkWriter, Entry, NoReplace, PartReceipt, ReadOptions, StorageConnector, StorageFeatures, WriteOptions } from '../types';
+import type { ChunkWriter, Entry, NoReplace, PartReceipt, Permission, PermissionChanges, ReadOptions, StorageConnector, StorageFeatures, WriteOptions } from '../types';
 import { mapError, unavailable } from './errors';
 import { call, SftpSessions, type Session } from './session';
 import { options, type SftpOptions } from './options';
@@ -46,6 +47,7 @@ export class SftpConnector implements StorageConnector {
       },
       copyFilesOnly: true,
       quota: () => this.quota(),
+      permissions: { list: (path) => this.permissions(path), update: (path, changes, o) => this.setPermissions(path, changes, o.replace) },
       openChunkWriter: (path, plan) => this.openChunkWriter(path, plan),
       resumeChunkWriter: (path, state) => this.resumeChunkWriter(path, state),
       partSizeFor: (size) => partSizeFor(size),
@@ -286,6 +288,35 @@ export class SftpConnector implements StorageConnector {
       if (rh) await call((cb) => s.sftp.close(rh, cb)).catch(() => {});
     }
     return this.stat(to);
+  }
+
+  // ---- permissions (POSIX modes, connectors/shared/posix-permissions.ts) ----------------------
+
+  private async permissions(path: string): Promise<Permission[]> {
+    return this.sessions.idempotent(async (s) => {
+      try {
+        const attrs = await call<any>((cb) => s.sftp.stat(this.abs(s, path), cb));
+        // SFTP v3 names no users: the owner is its uid.
+        return permissionsOfMode(attrs.mode, `uid ${attrs.uid}`);
+      } catch (e) {
+        throw mapError(e, `"${path}"`, s);
+      }
+    });
+  }
+
+  private async setPermissions(path: string, changes: PermissionChanges, replace: boolean): Promise<Permission[]> {
+    // Idempotent: the same changes applied twice give the same mode.
+    await this.sessions.idempotent(async (s) => {
+      const abs = this.abs(s, path);
+      try {
+        const attrs = await call<any>((cb) => s.sftp.stat(abs, cb));
+        const mode = modeAfter(attrs.mode, attrs.isDirectory() ? 'folder' : 'file', changes, replace) & 0o7777;
+        await call((cb) => s.sftp.chmod(abs, mode, cb));
+      } catch (e) {
+        throw e instanceof ServiceError ? e : mapError(e, `"${path}"`, s);
+      }
+    });
+    return this.permissions(path);
   }
 
   private async quota() {
