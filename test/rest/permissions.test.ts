@@ -2,12 +2,14 @@
  * spec 1, Legacy permission endpoints (PUT replaces, PATCH changes the listed users, both answer
  * `{permissions: [{id, email, name, role}]}`) and spec 3, Versioning (v0 → v1: "Permission
  * updates take a list of permission objects instead of a mapping of e-mail to role"), mapped onto
- * POSIX modes on a local account and on SFTP (OpenSSH); a backend without permissions answers
- * 501 not_implemented, also for a JSON list body.
+ * POSIX modes on a local account and on SFTP (OpenSSH), and onto object ACLs on S3 (moto); a
+ * backend without permissions answers 501 not_implemented, also for a JSON list body.
  */
 import { chmodSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GetObjectAclCommand, S3Client } from '@aws-sdk/client-s3';
+import { startMoto } from '../servers/s3';
 import { startSshd, type Sshd } from '../servers/sshd';
 import { importLocal, importMemory, isErrorBody, startRest, type RestServer } from './harness';
 
@@ -98,6 +100,45 @@ describe('spec 1 legacy permissions and spec 3 list-based updates over POSIX mod
     expect(roles(patch.json)).toEqual({ owner: 'owner', group: 'reader', others: 'reader' });
     expect(mode(file)).toBe(0o644);
   });
+
+  it('S3 (moto): object ACL grants as permissions; v1 PATCH adds a group grant, PUT {} leaves the owner; folders 501', async () => {
+    const moto = await startMoto('perm-bucket');
+    try {
+      const account = (await s.app.accounts.connect({ service: 's3', options: moto.options })).id;
+      const up = await s.call('POST', `/v1/accounts/${account}/storage/files`, { raw: 'x', headers: { 'x-service-metadata': JSON.stringify({ parent_id: 'root', name: 'o.txt' }) } });
+      expect(up.status, up.text).toBe(201);
+      const base = `/v1/accounts/${account}/storage/files/${up.json.id}/permissions`;
+      const got = await s.call('GET', base);
+      expect(got.status, got.text).toBe(200);
+      expect(got.json.permissions).toHaveLength(1);
+      const owner = got.json.permissions[0];
+      expect(owner.role).toBe('owner');
+
+      // moto keeps one grantee per permission, so one new grant here (S3 itself takes several).
+      const patch = await s.call('PATCH', base, { body: [{ id: 'AllUsers', role: 'reader' }] });
+      expect(patch.status, patch.text).toBe(200);
+      expect(roles(patch.json)).toEqual({ [owner.id]: 'owner', AllUsers: 'reader' });
+      // The grants are really on the object, as S3 reports them to any client.
+      const client = new S3Client({ endpoint: moto.endpoint, region: moto.region, forcePathStyle: true, credentials: { accessKeyId: moto.accessKeyId, secretAccessKey: moto.secretAccessKey } });
+      const acl = await client.send(new GetObjectAclCommand({ Bucket: moto.bucket, Key: 'o.txt' }));
+      client.destroy();
+      expect(acl.Grants!.map((g) => [g.Grantee!.URI ?? g.Grantee!.ID, g.Permission]).sort()).toEqual(
+        [[owner.id, 'FULL_CONTROL'], ['http://acs.amazonaws.com/groups/global/AllUsers', 'READ']].sort(),
+      );
+      expect((await s.call('PATCH', base, { body: [{ id: 'not-a-user', role: 'reader' }] })).status).toBe(400);
+
+      const put = await s.call('PUT', `/v0/accounts/${account}/files/${up.json.id}/permissions`, { body: {} });
+      expect(put.status, put.text).toBe(200);
+      expect(roles(put.json)).toEqual({ [owner.id]: 'owner' });
+      expect((await s.call('PATCH', base, { body: [{ id: owner.id, role: 'reader' }] })).status).toBe(400);
+
+      const folder = await s.call('POST', `/v1/accounts/${account}/storage/folders`, { body: { parent_id: 'root', name: 'dir' } });
+      const f = await s.call('GET', `/v1/accounts/${account}/storage/folders/${folder.json.id}/permissions`);
+      expect(f.status, f.text).toBe(501);
+    } finally {
+      await moto.stop();
+    }
+  }, 60_000);
 
   it('a backend without permissions answers 501, for a JSON list body too', async () => {
     const acc = await importMemory(s, 'perm-none');

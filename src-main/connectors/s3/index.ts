@@ -14,14 +14,18 @@ import {
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   DeleteObjectsCommand,
+  GetObjectAclCommand,
   GetObjectCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
+  PutObjectAclCommand,
   PutObjectCommand,
   S3Client,
   UploadPartCommand,
   UploadPartCopyCommand,
   type _Object,
+  type Grant,
+  type Grantee,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
@@ -34,7 +38,52 @@ import { isUnreachable } from '../shared/net-errors';
 import { contentTypeOf, inParallel, ObjectStoreConnector, uploadPartSize, type StoredObject } from '../shared/object-store';
 import { MAX_PARTS, MiB } from '../shared/parts';
 import { baseName } from '../shared/paths';
-import type { ChunkWriter, Entry, PartReceipt, ReadOptions, StorageFeatures, WriteOptions } from '../types';
+import type { ChunkWriter, Entry, PartReceipt, Permission, PermissionChanges, ReadOptions, StorageFeatures, WriteOptions } from '../types';
+
+/** Grantees by group are named by the last segment of their URI (`AllUsers`, `AuthenticatedUsers`). */
+const GROUP_URI = 'http://acs.amazonaws.com/groups/global/';
+
+function granteeId(g: Grantee | undefined): string | undefined {
+  if (!g) return undefined;
+  if (g.Type === 'Group' && g.URI) return g.URI.startsWith(GROUP_URI) ? g.URI.slice(GROUP_URI.length) : g.URI;
+  return g.ID ?? g.EmailAddress;
+}
+
+/** A principal of a permission update as a grantee: an e-mail, a group, or a canonical user id. */
+function granteeOf(who: string): Grantee {
+  if (who.includes('@')) return { Type: 'AmazonCustomerByEmail', EmailAddress: who };
+  if (who === 'AllUsers' || who === 'AuthenticatedUsers') return { Type: 'Group', URI: `${GROUP_URI}${who}` };
+  if (!/^[0-9a-f]{64}$/i.test(who)) throw new ServiceError('invalid_parameters', `"${who}" is not an e-mail address, a canonical user id or a group (AllUsers, AuthenticatedUsers).`);
+  return { Type: 'CanonicalUser', ID: who };
+}
+
+/** A grantee as S3's grant header syntax names it. */
+function granteeHeader(g: Grantee | undefined): string {
+  if (g?.Type === 'Group' && g.URI) return `uri="${g.URI}"`;
+  if (g?.Type === 'AmazonCustomerByEmail' && g.EmailAddress) return `emailAddress="${g.EmailAddress}"`;
+  return g?.ID ? `id="${g.ID}"` : '';
+}
+
+/**
+ * Grants as spec 1 permissions, one per grantee with its strongest grant: FULL_CONTROL (or
+ * WRITE) is `writer` (`owner` for the object's owner), READ `reader`; ACP-only grants are left out.
+ */
+function aclPermissions(owner: string | undefined, grants: Grant[]): Permission[] {
+  const rank = { READ: 1, WRITE: 2, FULL_CONTROL: 2 } as Record<string, number>;
+  const best = new Map<string, { grant: Grant; rank: number }>();
+  for (const g of grants) {
+    const id = granteeId(g.Grantee);
+    const r = rank[g.Permission ?? ''] ?? 0;
+    if (!id || !r || (best.get(id)?.rank ?? 0) >= r) continue;
+    best.set(id, { grant: g, rank: r });
+  }
+  return [...best.entries()].map(([id, { grant, rank: r }]) => ({
+    id,
+    email: grant.Grantee?.EmailAddress ?? null,
+    name: grant.Grantee?.DisplayName ?? id,
+    role: id === owner ? 'owner' : r === 2 ? 'writer' : 'reader',
+  }));
+}
 
 /** CopyObject copies at most 5 GiB; larger objects are copied part by part (UploadPartCopy). */
 const COPY_OBJECT_LIMIT = 5 * 1024 * MiB;
@@ -116,6 +165,7 @@ export class S3Connector extends ObjectStoreConnector {
       openChunkWriter: (path, plan) => this.openChunkWriter(path, plan),
       resumeChunkWriter: async (path, state) => this.chunkWriter(path, state as unknown as WriterState),
       uploadUrl: (path, opts) => this.uploadUrl(path, opts),
+      permissions: { list: (path) => this.permissions(path), update: (path, changes, o) => this.setPermissions(path, changes, o.replace) },
     };
   }
 
@@ -142,6 +192,56 @@ export class S3Connector extends ObjectStoreConnector {
 
   protected folderRaw(prefix: string): Record<string, unknown> {
     return { Prefix: prefix };
+  }
+
+  // ---- permissions: object ACLs ------------------------------------------------------------------
+
+  /** An object's ACL; folders are key prefixes, which have none. */
+  private async acl(path: string) {
+    const key = this.key(path);
+    if (!(await this.head(key))) {
+      const folder = await this.stat(path);
+      throw new ServiceError('not_implemented', `"${folder.name}" is a folder: S3 keeps permissions (ACLs) on objects only.`);
+    }
+    return this.call(key, () => this.client.send(new GetObjectAclCommand({ Bucket: this.bucket, Key: key })));
+  }
+
+  private async permissions(path: string): Promise<Permission[]> {
+    const acl = await this.acl(path);
+    return aclPermissions(acl.Owner?.ID, acl.Grants ?? []);
+  }
+
+  private async setPermissions(path: string, changes: PermissionChanges, replace: boolean): Promise<Permission[]> {
+    const acl = await this.acl(path);
+    const owner = acl.Owner?.ID;
+    const grants = new Map<string, Grant[]>();
+    for (const g of acl.Grants ?? []) {
+      const id = granteeId(g.Grantee);
+      if (id && (!replace || id === owner)) grants.set(id, [...(grants.get(id) ?? []), g]);
+    }
+    for (const [who, role] of Object.entries(changes)) {
+      if (who === owner || who === 'owner') throw new ServiceError('invalid_parameters', 'The owner of an object keeps full control.');
+      if (role !== '' && role !== 'reader' && role !== 'writer') throw new ServiceError('invalid_parameters', `Role "${role}" is not one of reader, writer (or "" to remove).`);
+      grants.delete(who);
+      if (role) grants.set(who, [{ Grantee: granteeOf(who), Permission: role === 'reader' ? 'READ' : 'FULL_CONTROL' }]);
+    }
+    const key = this.key(path);
+    // As x-amz-grant-* headers, which S3 and its emulators (moto ignores an XML policy body) all read.
+    const header = (permission: string) =>
+      [...grants.values()].flat().filter((g) => g.Permission === permission).map((g) => granteeHeader(g.Grantee)).filter(Boolean).join(', ') || undefined;
+    await this.call(key, () =>
+      this.client.send(
+        new PutObjectAclCommand({
+          Bucket: this.bucket,
+          Key: key,
+          GrantRead: header('READ'),
+          GrantFullControl: header('FULL_CONTROL'),
+          GrantReadACP: header('READ_ACP'),
+          GrantWriteACP: header('WRITE_ACP'),
+        }),
+      ),
+    );
+    return this.permissions(path);
   }
 
   // ---- objects -------------------------------------------------------------------------------
