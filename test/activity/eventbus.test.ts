@@ -8,10 +8,12 @@
  */
 import { CreateEventBusCommand, DeleteEventBusCommand, EventBridgeClient, PutRuleCommand, PutTargetsCommand, RemoveTargetsCommand, DeleteRuleCommand } from '@aws-sdk/client-eventbridge';
 import { CreateQueueCommand, DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generated, until } from './helpers';
 import { importLocal, startRest, type RestServer } from '../rest/harness';
 import { startMoto, type S3Server } from '../servers/s3';
+import { scratchDir } from '../servers/util';
 
 let moto: S3Server;
 let s: RestServer;
@@ -132,5 +134,37 @@ describe('spec 3 Event-bus event: delivery to EventBridge (moto)', () => {
 
     expect((await s.call('DELETE', `/v2/event_buses/${created.json.id}`)).status).toBe(204);
     expect((await s.call('GET', `/v2/event_buses/${created.json.id}`)).status).toBe(404);
+  }, 90_000);
+  it('a delivery still failing when Tributary stops resumes after a restart, in order, from the same data', async () => {
+    await dropBus();
+    const all = await queue('restart-all');
+    const mine = await queue('restart-mine');
+    const dataDir = scratchDir('eventbus-restart');
+    let first: RestServer | undefined = await startRest({ dataDir });
+    let second: RestServer | undefined;
+    try {
+      const acc = await importLocal(first, 'restart');
+      await bus({ all: all.arn, mine: mine.arn }, acc.id);
+      const sub = (await first.call('POST', `/v1/accounts/${acc.id}/subscriptions`, { body: {} })).json.id as number;
+      const target = { region: 'us-east-1', endpoint: moto.endpoint, access_key_id: moto.accessKeyId, secret_access_key: moto.secretAccessKey, event_bus_name: BUS };
+      const busId = (await first.call('POST', '/v2/event_buses', { body: target })).json.id as number;
+      await dropBus();
+      first.app.activity.log.append(sub, acc.id, generated(4, 100));
+      await until(async () => (await first!.call('GET', `/v2/event_buses/${busId}`)).json.last_error || undefined, 20_000, 'a failed delivery');
+      await first.stop();
+      first = undefined;
+
+      await bus({ all: all.arn, mine: mine.arn }, acc.id);
+      second = await startRest({ dataDir });
+      const got: any[] = [];
+      await until(async () => (got.push(...(await drain(all.url))), got.flatMap((e) => e.detail.activity.v1).length >= 4 || undefined), 30_000, 'the delivery after the restart');
+      expect(got.flatMap((e) => e.detail.activity.v1).map((a: any) => a.metadata.name)).toEqual(['file-100.txt', 'file-101.txt', 'file-102.txt', 'file-103.txt']);
+      // The default source: a namespace, then partner (application) id and api id (spec 3).
+      expect(got[0].source).toMatch(/^tributary\.app\/tributary-[0-9a-f-]+\/activity$/);
+    } finally {
+      await first?.stop();
+      await second?.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   }, 90_000);
 });
