@@ -1,4 +1,4 @@
--- Generated from a fresh migration run (user_version 550); see test/cache/schema.test.ts.
+-- Generated from a fresh migration run (user_version 560); see test/cache/schema.test.ts.
 CREATE TABLE account_tokens (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
@@ -43,6 +43,30 @@ CREATE TABLE activity (
   recorded_at TEXT NOT NULL,
   subtype TEXT,
   link TEXT
+) STRICT;
+
+CREATE TABLE activity_event_bus_queue (
+  bus_id INTEGER NOT NULL REFERENCES activity_event_buses(id) ON DELETE CASCADE,
+  account_id INTEGER NOT NULL,
+  subscription_id INTEGER NOT NULL,
+  -- Activity up to this seq is delivered. delivered_seq INTEGER NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+  next_attempt_at INTEGER NOT NULL,
+  PRIMARY KEY (bus_id, subscription_id)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE activity_event_buses (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  -- Only this account's activity; NULL = every account. account_id INTEGER REFERENCES accounts(id) ON DELETE CASCADE,
+  region TEXT NOT NULL,
+  event_bus_name TEXT NOT NULL,
+  source TEXT NOT NULL,
+  -- A custom endpoint (a VPC endpoint, a local emulator); NULL = the region's AWS endpoint. endpoint TEXT,
+  -- Sealed JSON {accessKeyId,
+  secretAccessKey}; NULL = the default AWS credential chain. credentials BLOB,
+  failing_since TEXT,
+  last_error TEXT,
+  created TEXT NOT NULL
 ) STRICT;
 
 CREATE TABLE activity_followers (
