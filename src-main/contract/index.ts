@@ -22,6 +22,10 @@ export const Account = z.object({
   account: z.string(),
   active: z.boolean(),
   disableReason: z.string().nullable(),
+  /** Accounts: what the server said when the account was deactivated automatically. */
+  disableMessage: z.string().nullable(),
+  /** Accounts: since when every attempt to reach it failed (null once reached). */
+  unreachableSince: iso.nullable(),
   admin: z.boolean(),
   isDefault: z.boolean(),
   userId: z.string().nullable(),
@@ -138,6 +142,8 @@ export const procedures = {
   },
   'accounts.update': { input: z.object({ id: accountId, account: z.string().min(1).max(500).optional(), active: z.boolean().optional() }), output: Account },
   'accounts.delete': { input: z.object({ id: accountId }), output: z.object({}) },
+  /** Accounts: Reconnect (new credentials) or Retry (none): they must connect; the account is active again. */
+  'accounts.reconnect': { input: z.object({ id: accountId, options: z.record(z.string(), z.unknown()).optional() }), output: Account },
   'accounts.quota': { input: z.object({ id: accountId }), output: z.object({ used: z.number().nullable(), total: z.number().nullable() }).nullable() },
   'files.list': {
     input: z.object({ account: accountId, folder: id, page: z.number().int().positive().default(1), pageSize: z.number().int().min(1).max(100000).default(1000) }),

@@ -23,6 +23,7 @@ export function createHandlers(app: App, platform: Platform): Handlers {
     'accounts.connect': async ({ service, options, account }) => accounts.connect({ service, options, account }),
     'accounts.update': async ({ id, account, active }) => accounts.update(id, { account, active }),
     'accounts.delete': async ({ id }) => (await accounts.delete(id), {}),
+    'accounts.reconnect': async ({ id, options }) => accounts.reconnect(id, options),
     'accounts.quota': async ({ id }) => accounts.quota(id),
     ...filesHandlers(app, platform),
     ...settingsHandlers(app.settings, app.apiKeys),
