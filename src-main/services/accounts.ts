@@ -288,10 +288,14 @@ export class AccountsService {
    * private fields keep working.
    */
   private watched<T extends object>(id: number, target: T, nested = false): T {
+    let features: { of: object; proxy: object } | undefined;
     return new Proxy(target, {
       get: (t, prop) => {
         const value: unknown = Reflect.get(t, prop, t);
-        if (prop === 'features' && !nested && value && typeof value === 'object') return this.watched(id, value, true);
+        if (prop === 'features' && !nested && value && typeof value === 'object') {
+          if (features?.of !== value) features = { of: value, proxy: this.watched(id, value, true) };
+          return features.proxy;
+        }
         if (typeof value !== 'function' || prop === 'constructor') return value;
         if (prop === 'close') return (value as () => unknown).bind(t);
         return (...args: unknown[]) => {
