@@ -11,8 +11,8 @@
  */
 import { z } from 'zod';
 import { AccountsTable, type AccountFilter, type AccountRow } from '../cache/queries/accounts';
-import { allConnectors, connectorDefinition, locationChanges, parseOptions, secretFields } from '../connectors/registry';
-import type { ConnectorKinds, StorageConnector } from '../connectors/types';
+import { allConnectors, connectorDefinition, internalFields, locationChanges, offeredToUsers, parseOptions, secretFields } from '../connectors/registry';
+import type { ConnectorKinds, ServerIdentity, StorageConnector } from '../connectors/types';
 import type { Account, ConnectorInfo } from '../contract';
 import type { Db } from '../cache/db';
 import { ServiceError, toServiceError } from '../errors';
@@ -72,8 +72,21 @@ export class AccountsService {
       name: def.name,
       group: def.group,
       kind: def.kind,
-      form: z.toJSONSchema(def.options, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>,
+      form: formSchema(def),
+      offered: offeredToUsers(def),
     }));
+  }
+
+  /** The server identity to confirm before a first connection (connect form), or null. */
+  async identity(service: string, rawOptions: unknown): Promise<ServerIdentity | null> {
+    const def = connectorDefinition(service);
+    if (!def.unconfirmedIdentity) return null;
+    try {
+      return await def.unconfirmedIdentity(parseOptions(def, rawOptions), { dataDir: this.dataDir, accountId: 0 });
+    } catch (e) {
+      const err = toServiceError(e);
+      throw new ServiceError(err.code === 'internal_error' ? 'service_not_available' : err.code, `Could not reach ${def.name}: ${err.message}`, err.details, { cause: e });
+    }
   }
 
   list(filter: AccountFilter = {}, page?: { offset: number; limit: number }): Account[] {
@@ -120,8 +133,11 @@ export class AccountsService {
     return { def, options, instance };
   }
 
-  async test(service: string, options: unknown): Promise<void> {
-    const { instance } = await this.verified(service, options, 0);
+  /** Tests options; with `accountId`, they are changes to that account's saved options (of the same service). */
+  async test(service: string, options: Record<string, unknown>, accountId?: number): Promise<void> {
+    if (accountId !== undefined && this.row(accountId).service !== service) throw new ServiceError('invalid_parameters', `Account ${accountId} is not a ${service} account.`);
+    const merged = accountId === undefined ? options : { ...this.options(accountId), ...options };
+    const { instance } = await this.verified(service, merged, accountId ?? 0);
     await (instance as { close(): Promise<void> }).close();
   }
 
@@ -388,4 +404,15 @@ export class AccountsService {
       settings: options,
     };
   }
+}
+
+/** The connect form's JSON Schema of a connector's options, without its `internal` fields. */
+function formSchema(def: ReturnType<typeof connectorDefinition>): Record<string, unknown> {
+  const schema = z.toJSONSchema(def.options, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  const hidden = internalFields(def);
+  if (!hidden.length) return schema;
+  const properties = { ...(schema.properties as Record<string, unknown>) };
+  for (const key of hidden) delete properties[key];
+  const required = (schema.required as string[] | undefined)?.filter((k) => !hidden.includes(k));
+  return { ...schema, properties, ...(required ? { required } : {}) };
 }
