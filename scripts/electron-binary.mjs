@@ -3,7 +3,7 @@
 // binary is downloaded by its own install.js), and a better-sqlite3 built for Electron's ABI
 // (the one in node_modules is built for this Node, which `serve` and the tests use).
 import { spawn } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
@@ -45,10 +45,22 @@ function runNode(script, args, cwd, env = process.env) {
   });
 }
 
-/** The first line of an error dump that says what went wrong (not a stack frame). */
+/** The line of a tool's error output that says what went wrong (not a stack frame, not progress). */
 function firstReason(text) {
-  const lines = text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !l.startsWith('at ') && !l.startsWith('^') && !/^node:|^file:|^Node\.js v/.test(l));
-  return lines[0] ?? 'no reason given';
+  const lines = text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('at ') && !l.startsWith('^') && !/^node:|^file:|^Node\.js v|^gyp (info|http|WARN)/.test(l));
+  // node-gyp spreads its message over "gyp ERR! stack" lines, up to the first stack frame.
+  const gyp = [];
+  for (const l of lines.filter((l) => l.startsWith('gyp ERR! stack'))) {
+    const text = l.replace(/^gyp ERR! stack\s*/, '');
+    if (text.startsWith('at ')) break;
+    gyp.push(text);
+  }
+  if (gyp.length) return gyp.join(' ');
+  const error = lines.find((l) => /ERR!|Error|error|ENOTFOUND|ECONNREFUSED|EAI_AGAIN|ETIMEDOUT/.test(l));
+  return (error ?? lines[0] ?? 'no reason given').replace(/^(prebuild-install (warn|err!?)( install)?)\s*/i, '');
 }
 
 /**
@@ -75,12 +87,21 @@ export async function ensureElectron(root, log = console.log) {
 /**
  * A better-sqlite3 binding for the Electron version in node_modules, kept beside the binary
  * (node_modules/electron/dist is Electron's own, so it goes into node_modules/.tributary).
- * Fetched with better-sqlite3's prebuild-install, else compiled with node-gyp against
- * Electron's headers (Python 3 and a C++ compiler). Resolves with `{ binding }` or `{ reason }`.
+ * Fetched with better-sqlite3's prebuild-install (which honours
+ * `npm_config_better_sqlite3_binary_host`), else compiled with node-gyp against Electron's
+ * headers from `headersUrl` (Python 3 and a C++ compiler). Resolves with `{ binding }` or `{ reason }`.
  */
-export async function ensureElectronSqlite(root, log = console.log) {
+export async function ensureElectronSqlite(root, log = console.log, headersUrl = 'https://electronjs.org/headers') {
+  try {
+    return await electronSqlite(root, log, headersUrl);
+  } catch (e) {
+    return { reason: `better-sqlite3 for Electron could not be prepared (${e instanceof Error ? e.message : e})` };
+  }
+}
+
+async function electronSqlite(root, log, headersUrl) {
   const { version } = JSON.parse(readFileSync(join(electronPackage(root), 'package.json'), 'utf8'));
-  const sqlitePkg = join(root, 'node_modules/better-sqlite3');
+  const sqlitePkg = realpathSync(join(root, 'node_modules/better-sqlite3'));
   const sqliteVersion = JSON.parse(readFileSync(join(sqlitePkg, 'package.json'), 'utf8')).version;
   const binding = join(root, `node_modules/.tributary/better-sqlite3-${sqliteVersion}-electron-${version}.node`);
   if (existsSync(binding)) return { binding };
@@ -102,7 +123,9 @@ export async function ensureElectronSqlite(root, log = console.log) {
       if (!gyp) reasons.push('node-gyp: not found (it comes with npm)');
       else {
         log('No prebuilt binding; compiling it (needs Python 3 and a C++ compiler)…');
-        const r = await runNode(gyp, ['rebuild', '--release', '--runtime=electron', `--target=${version}`, '--dist-url=https://electronjs.org/headers'], work);
+        // A configured nodedir (Node's own headers) would build for Node, not for Electron.
+        const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.toLowerCase() !== 'npm_config_nodedir'));
+        const r = await runNode(gyp, ['rebuild', '--release', '--runtime=electron', `--target=${version}`, `--dist-url=${headersUrl}`], work, env);
         if (r.code !== 0 || !existsSync(built)) reasons.push(`compiling: ${firstReason(r.err)}`);
       }
     }

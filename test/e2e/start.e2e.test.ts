@@ -12,6 +12,9 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PORT } from '../../src-main/cli-options';
+// The start script's helpers, plain JavaScript run by Node itself.
+// @ts-expect-error no declarations for a .mjs script
+import { ensureElectronSqlite } from '../../scripts/electron-binary.mjs';
 import { freePort } from '../servers/util';
 import { ensureBuilt, ROOT, stopChild } from './harness';
 
@@ -106,6 +109,22 @@ describe('npm start without an Electron binary and without network', () => {
     const page = await fetch(url[1]);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('<div id="root">');
+  });
+
+  it('says why better-sqlite3 for Electron could not be had, prebuilt or compiled, and writes nothing', async () => {
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    const env = { ...process.env };
+    process.env.npm_config_better_sqlite3_binary_host = closed;
+    const said: string[] = [];
+    try {
+      const r = (await ensureElectronSqlite(appRoot, (l: string) => said.push(l), `${closed}/headers`)) as { binding?: string; reason?: string };
+      expect(r.binding).toBeUndefined();
+      expect(r.reason).toMatch(/^better-sqlite3 for Electron could not be fetched or built \(prebuilt: .*ECONNREFUSED.*; compiling: /);
+    } finally {
+      process.env = env;
+    }
+    expect(said[0]).toMatch(/^Getting better-sqlite3 \d+\.\d+\.\d+ for Electron 45\.\d+\.\d+ \(once\)…$/);
+    expect(existsSync(join(appRoot, 'node_modules/.tributary'))).toBe(false);
   });
 
   it('refuses a chosen port that is taken, saying how to pick another', async () => {
