@@ -240,6 +240,15 @@ export class AccountsService {
     return 'it was deactivated';
   }
 
+  /** `observed`, safe for a call that ends after the app closed its database. */
+  private note(id: number, error?: unknown): void {
+    try {
+      this.observed(id, error);
+    } catch (e) {
+      healthNotRecorded(id, e);
+    }
+  }
+
   /** Records what a call on the live connector of account `id` told about the account's health. */
   private observed(id: number, error?: unknown): void {
     const code = error === undefined ? null : toServiceError(error).code;
@@ -280,7 +289,9 @@ export class AccountsService {
       } catch (e) {
         if (toServiceError(e).code === 'upstream_auth_failed') await this.deactivate(id, DISABLE_REASONS.credentialsRefused, message);
       }
-    })().finally(() => this.confirming.delete(id));
+    })()
+      .catch((e: unknown) => healthNotRecorded(id, e))
+      .finally(() => this.confirming.delete(id));
     this.confirming.set(id, check);
     return check;
   }
@@ -316,7 +327,7 @@ export class AccountsService {
         if (prop === 'close') return (value as () => unknown).bind(t);
         return (...args: unknown[]) => {
           const result: unknown = (value as (...a: unknown[]) => unknown).apply(t, args);
-          if (result instanceof Promise) result.then(() => this.observed(id), (e: unknown) => this.observed(id, e));
+          if (result instanceof Promise) result.then(() => this.note(id), (e: unknown) => this.note(id, e));
           return result;
         };
       },
@@ -404,6 +415,11 @@ export class AccountsService {
       settings: options,
     };
   }
+}
+
+/** A health record that failed; after the app closed its database there is nothing to record. */
+function healthNotRecorded(id: number, e: unknown): void {
+  if (!/database connection is not open/i.test((e as Error)?.message ?? '')) console.error(`Account ${id}: recording its health failed:`, e);
 }
 
 /** The connect form's JSON Schema of a connector's options, without its `internal` fields. */
