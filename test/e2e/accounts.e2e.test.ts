@@ -173,4 +173,21 @@ describe('a broken account can be repaired (spec 1, Account `active`: deactivate
     expect(await item().innerText()).not.toContain('needs reconnecting');
     await shot('reconnected');
   });
+
+  it('a server that is down: said once with Retry (the account stays active); Retry after it is back shows the files', async () => {
+    await apache.kill();
+    await page.reload();
+    await item().locator('.account-main').click();
+    const problem = page.getByTestId('account-problem');
+    await expect.poll(() => problem.getAttribute('data-reason'), { timeout: 15_000 }).toBe('service_not_available');
+    expect(await problem.locator('h2').innerText()).toBe('WebDAV cannot be reached right now');
+    expect(await page.getByRole('alert').count()).toBe(1);
+    expect(await page.locator('body').innerText()).not.toMatch(/Loading \d+ of \d+/);
+    expect(await item().innerText()).not.toContain('needs reconnecting');
+    await shot('unreachable');
+    await apache.restart();
+    await problem.getByTestId('account-retry').click();
+    await page.getByTestId('file-list').waitFor();
+    expect(await page.getByTestId('account-problem').count()).toBe(0);
+  });
 });
