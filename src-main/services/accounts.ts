@@ -306,7 +306,7 @@ export class AccountsService {
 
   /** Waits for refused-credentials checks in progress (tests, and before reporting an account). */
   async settled(): Promise<void> {
-    await Promise.all([...this.confirming.values()]);
+    await Promise.all(this.confirming.values());
   }
 
   /**

@@ -86,7 +86,7 @@ function ConnectForm({ connector, onBack, onDone }: { connector: ConnectorInfo; 
   const fields = useMemo(() => fieldsOf(connector.form), [connector.form]);
   const formRef = useRef<HTMLFormElement>(null);
   const [status, setStatus] = useState<Status>({ kind: 'idle' });
-  const [identity, setIdentity] = useState<{ identity: Identity; then: 'test' | 'connect' } | null>(null);
+  const [identity, setIdentity] = useState<{ identity: Identity; resume: 'test' | 'connect' } | null>(null);
   const busy = status.kind === 'busy';
 
   useEffect(() => {
@@ -97,20 +97,20 @@ function ConnectForm({ connector, onBack, onDone }: { connector: ConnectorInfo; 
    * Whether the server's identity is settled: true when there is nothing to confirm; else the
    * fingerprint is shown and the action resumes once the user trusts it.
    */
-  const identitySettled = async (options: Record<string, unknown>, then: 'test' | 'connect') => {
+  const identitySettled = async (options: Record<string, unknown>, resume: 'test' | 'connect') => {
     setStatus({ kind: 'busy', what: 'Contacting the server…' });
     const found = await api.call('accounts.identity', { service: connector.id, options });
     if (!found) return true;
     setStatus({ kind: 'idle' });
-    setIdentity({ identity: found, then });
+    setIdentity({ identity: found, resume });
     return false;
   };
 
-  const trust = (found: Identity, then: 'test' | 'connect') => {
+  const trust = (found: Identity, resume: 'test' | 'connect') => {
     const input = formRef.current?.elements.namedItem(found.option);
     if (input instanceof HTMLInputElement || input instanceof HTMLTextAreaElement) input.value = found.value;
     setIdentity(null);
-    void (then === 'test' ? test() : connect());
+    void (resume === 'test' ? test() : connect());
   };
 
   const collect = () => {
@@ -192,7 +192,7 @@ function ConnectForm({ connector, onBack, onDone }: { connector: ConnectorInfo; 
             <button type="button" className="btn" onClick={() => setIdentity(null)} data-testid="identity-cancel">
               Cancel
             </button>
-            <button type="button" className="btn btn-primary" onClick={() => trust(identity.identity, identity.then)} data-testid="identity-trust" autoFocus>
+            <button type="button" className="btn btn-primary" onClick={() => trust(identity.identity, identity.resume)} data-testid="identity-trust" autoFocus>
               Trust and continue
             </button>
           </div>
