@@ -14,7 +14,7 @@ import { IdCodec } from './ids';
 import { mailFiles } from './mail/files';
 import { MailService, type MailDeps } from './mail/service';
 import { Keyring, type KeyWrapper } from './secrets';
-import { AccountsService } from './services/accounts';
+import { AccountsService, type HealthPolicy } from './services/accounts';
 import { ApiKeysService } from './services/api-keys';
 import { EphemeralFiles } from './services/ephemeral';
 import { EventBus } from './services/events';
@@ -26,6 +26,8 @@ import { startUploads, type UploaderOptions, type Uploads } from './uploads';
 
 export interface AppOptions {
   dataDir: string;
+  /** When an unreachable account is deactivated (tests shorten it); services/accounts.ts has the default. */
+  accountHealth?: HealthPolicy;
   /** Folder of the embedded default local account; `false` creates none. */
   defaultLocalFolder?: string | false;
   keyWrapper?: KeyWrapper;
@@ -72,7 +74,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const db = openDb(join(options.dataDir, 'tributary.db'));
   const events = new EventBus();
   const settings = new SettingsStore(db);
-  const accounts = new AccountsService(db, keyring, events, options.dataDir);
+  const accounts = new AccountsService(db, keyring, events, options.dataDir, options.accountHealth);
   const ids = new IdCodec(keyring.key('ids'));
   const storage = new StorageService(db, accounts, ids, events);
   const ephemeral = new EphemeralFiles(join(options.dataDir, 'ephemeral'), ids);

@@ -8,6 +8,8 @@ import { defaultDataDir } from './app';
 export interface ServeOptions {
   host: string;
   port: number;
+  /** False when the port is the default: a taken default port falls back to any free one. */
+  portGiven: boolean;
   dataDir: string;
   localFolder?: string;
   apiKey?: string;
@@ -48,6 +50,7 @@ export function parseServeOptions(argv: string[], env: NodeJS.ProcessEnv = proce
   return {
     host: values.host ?? env.TRIBUTARY_HOST ?? '127.0.0.1',
     port,
+    portGiven: values.port !== undefined || env.TRIBUTARY_PORT !== undefined,
     dataDir: values['data-dir'] ?? env.TRIBUTARY_DATA_DIR ?? defaultDataDir(),
     localFolder: values['local-folder'] ?? env.TRIBUTARY_LOCAL_FOLDER,
     apiKey,

@@ -65,7 +65,18 @@ async function main(): Promise<void> {
   const app = await createApp({ dataDir: options.dataDir, defaultLocalFolder: options.localFolder });
   if (options.apiKey) app.apiKeys.ensure(options.apiKey);
   const here = dirname(fileURLToPath(import.meta.url));
-  const http = await startLocalServer(app, { host: options.host, port: options.port, rendererDir: join(here, '../renderer') });
+  const listen = (port: number) => startLocalServer(app, { host: options.host, port, rendererDir: join(here, '../renderer') });
+  const http = await listen(options.port).catch(async (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EADDRINUSE') throw e;
+    // Another Tributary (or anything else) has the port: a default port gives way to a free
+    // one; a port the user chose is theirs to change.
+    if (options.portGiven) {
+      await app.close();
+      throw new Error(`port ${options.port} is in use (is Tributary already running?). Choose another with --port N, or --port 0 for any free port.`);
+    }
+    console.log(`Port ${options.port} is in use (is Tributary already running?), so this one uses another port.`);
+    return listen(0);
+  });
   if (!['127.0.0.1', 'localhost', '::1'].includes(options.host)) {
     console.warn(`Warning: listening on ${options.host}; anyone who can reach it and knows a key can use your accounts.`);
   }

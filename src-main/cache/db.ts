@@ -30,7 +30,10 @@ export function openDb(file: string, options: { upTo?: number } = {}): Db {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     ownerOnly(file);
   }
-  const db = new Database(file);
+  // `npm start` runs Electron with a better-sqlite3 built for Electron's ABI; the one in
+  // node_modules is built for Node (serve, tests). Installers rebuild it in place instead.
+  const binding = process.env.TRIBUTARY_SQLITE_BINDING;
+  const db = new Database(file, binding ? { nativeBinding: binding } : {});
   db.pragma('journal_mode = WAL');
   // SQLite gives its -wal and -shm files the database file's mode; an install from before may
   // have left them readable by others.

@@ -40,7 +40,28 @@ export function parseOptions(def: ConnectorDefinition, input: unknown): unknown 
   return result.data;
 }
 
-/** Names of the option fields marked `secret` (passwords, keys); never sent to the renderer. */
+/**
+ * Whether the "connect account" form offers this service: the `reference` group (the in-memory
+ * connector) exists for tests and the REST API, not for people.
+ */
+export const offeredToUsers = (def: ConnectorDefinition): boolean => def.group !== 'reference';
+
+/**
+ * Names of the option fields marked `internal` (`.meta({ internal: true })`): settings for
+ * tests and scripts (a program's path) that the connect form leaves out; REST imports and
+ * stored options still take them.
+ */
+export function internalFields(def: ConnectorDefinition): string[] {
+  return fieldsWithMeta(def, 'internal');
+}
+
+function fieldsWithMeta(def: ConnectorDefinition, flag: 'secret' | 'internal'): string[] {
+  const shape = (def.options as unknown as z.ZodObject).shape ?? {};
+  return Object.entries(shape)
+    .filter(([, field]) => (z.globalRegistry.get(field as z.ZodType) as Record<string, unknown> | undefined)?.[flag] === true)
+    .map(([key]) => key);
+}
+
 /** The import credentials an account's options hold (`credentialsOf`, else its secret options in order). */
 export function credentialsOf(def: ConnectorDefinition, options: Record<string, unknown>): ImportCredentials {
   if (def.credentialsOf) return def.credentialsOf(options);
@@ -48,11 +69,9 @@ export function credentialsOf(def: ConnectorDefinition, options: Record<string, 
   return { token, token_secret: tokenSecret };
 }
 
+/** Names of the option fields marked `secret` (passwords, keys); never sent to the renderer. */
 export function secretFields(def: ConnectorDefinition): string[] {
-  const shape = (def.options as unknown as z.ZodObject).shape ?? {};
-  return Object.entries(shape)
-    .filter(([, field]) => (z.globalRegistry.get(field as z.ZodType) as { secret?: boolean } | undefined)?.secret)
-    .map(([key]) => key);
+  return fieldsWithMeta(def, 'secret');
 }
 
 /**

@@ -222,7 +222,8 @@ export interface ConnectorDefinition<K extends keyof ConnectorKinds = keyof Conn
   group: 'file_store' | 'object_store' | 'local' | 'email' | 'reference';
   /**
    * Options, as a zod object. Its fields' `.meta({ title, description, secret, placeholder })`
-   * drive the "connect account" form; `secret` fields are never sent back to the renderer.
+   * drive the "connect account" form; `secret` fields are never sent back to the renderer;
+   * `internal` fields (for tests and scripts) are left out of the form.
    */
   options: z.ZodType<O>;
   /** Maps an import body (spec 1) to options; the result is then validated by `options`. */
@@ -247,4 +248,20 @@ export interface ConnectorDefinition<K extends keyof ConnectorKinds = keyof Conn
    * every import). Storage connectors default to listing the root.
    */
   verify?(instance: ConnectorKinds[K]): Promise<void>;
+  /**
+   * The server's identity where the user must confirm it before it is trusted (an SSH host key
+   * never seen before), or null when there is nothing to confirm (known already, pinned in the
+   * options, or nothing of the kind). The connect form shows it before connecting; confirming
+   * sets `option` to `value`, which pins it.
+   */
+  unconfirmedIdentity?(options: O, context: ConnectorContext): Promise<ServerIdentity | null>;
+}
+
+export interface ServerIdentity {
+  /** What is shown, e.g. `SHA256:…`. */
+  fingerprint: string;
+  /** Where and what, in words: "the host key (ED25519) of files.example.org:22". */
+  what: string;
+  option: string;
+  value: string;
 }

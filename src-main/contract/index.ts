@@ -22,6 +22,10 @@ export const Account = z.object({
   account: z.string(),
   active: z.boolean(),
   disableReason: z.string().nullable(),
+  /** Accounts: what the server said when the account was deactivated automatically. */
+  disableMessage: z.string().nullable(),
+  /** Accounts: since when every attempt to reach it failed (null once reached). */
+  unreachableSince: iso.nullable(),
   admin: z.boolean(),
   isDefault: z.boolean(),
   userId: z.string().nullable(),
@@ -74,6 +78,8 @@ export const ConnectorInfo = z.object({
   kind: z.string(),
   /** JSON Schema of the connector's options: the "connect account" form is generated from it. */
   form: z.record(z.string(), z.unknown()),
+  /** Offered in the connect form (false: for tests and the REST API only). */
+  offered: z.boolean(),
 });
 export type ConnectorInfo = z.infer<typeof ConnectorInfo>;
 
@@ -131,13 +137,21 @@ export const procedures = {
   'app.info': { input: z.object({}), output: z.object({ version: z.string(), mode: z.enum(['electron', 'headless']), dataDir: z.string(), apiUrl: z.string().nullable() }) },
   'connectors.list': { input: z.object({}), output: z.array(ConnectorInfo) },
   'accounts.list': { input: z.object({}), output: z.array(Account) },
-  'accounts.test': { input: z.object({ service: z.string(), options: z.record(z.string(), z.unknown()) }), output: z.object({ ok: z.literal(true) }) },
+  /** Accounts: with `account`, the options are changes to that account's saved ones (Reconnect's Test). */
+  'accounts.test': { input: z.object({ service: z.string(), options: z.record(z.string(), z.unknown()), account: accountId.optional() }), output: z.object({ ok: z.literal(true) }) },
   'accounts.connect': {
     input: z.object({ service: z.string(), options: z.record(z.string(), z.unknown()), account: z.string().max(500).optional() }),
     output: Account,
   },
   'accounts.update': { input: z.object({ id: accountId, account: z.string().min(1).max(500).optional(), active: z.boolean().optional() }), output: Account },
   'accounts.delete': { input: z.object({ id: accountId }), output: z.object({}) },
+  /** Accounts: Reconnect (new credentials) or Retry (none): they must connect; the account is active again. */
+  /** Accounts: the server identity to confirm before connecting (an unknown SSH host key), or null. */
+  'accounts.identity': {
+    input: z.object({ service: z.string(), options: z.record(z.string(), z.unknown()) }),
+    output: z.object({ fingerprint: z.string(), what: z.string(), option: z.string(), value: z.string() }).nullable(),
+  },
+  'accounts.reconnect': { input: z.object({ id: accountId, options: z.record(z.string(), z.unknown()).optional() }), output: Account },
   'accounts.quota': { input: z.object({ id: accountId }), output: z.object({ used: z.number().nullable(), total: z.number().nullable() }).nullable() },
   'files.list': {
     input: z.object({ account: accountId, folder: id, page: z.number().int().positive().default(1), pageSize: z.number().int().min(1).max(100000).default(1000) }),

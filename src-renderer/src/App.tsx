@@ -3,6 +3,7 @@ import { useEffect, useState } from 'react';
 import { useAccounts, useConnectors, useServerEvents } from './api/hooks';
 import { ActivityIcon, LogoIcon, SettingsIcon } from './components/Icons';
 import { Toasts } from './components/Toasts';
+import { AccountProblem } from './features/accounts/AccountProblem';
 import { Sidebar } from './features/accounts/Sidebar';
 import { ConflictDialog } from './features/files/ConflictDialog';
 import { ActivityDashboard } from './features/activity/Dashboard';
@@ -80,12 +81,12 @@ export function App() {
             <FileBrowser key={account.id} account={account} />
           ) : mailbox ? (
             <Mailbox key={account.id} account={account} />
+          ) : account && !account.active ? (
+            <AccountProblem key={account.id} account={account} />
           ) : (
             <div className="placeholder">
               {accounts.isLoading ? (
                 <span>Loading…</span>
-              ) : account && !account.active ? (
-                <span>“{account.account}” is disabled. Enable it from its menu in the sidebar.</span>
               ) : account && connectors.data ? (
                 <span>“{account.account}” is a {account.serviceName} account; it has no files to browse here.</span>
               ) : (

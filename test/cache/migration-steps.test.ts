@@ -1,4 +1,4 @@
-// The migration steps 0200, 0210, 0400, 0500, 0530, 0540, 0550 and 0560 (src-main/cache/migrations/): each is applied
+// The migration steps 0200, 0210, 0400, 0500, 0530, 0540, 0550, 0560 and 0570 (src-main/cache/migrations/): each is applied
 // on a database holding data written at the version before it, which must survive the step
 // unchanged, and the new tables keep their constraints and cascade with the account.
 import { describe, expect, it } from 'vitest';
@@ -169,6 +169,18 @@ describe('migration steps keep the data of the version before them', () => {
     // The account's own bus and its queue go; the bus for every account stays.
     expect(db.prepare('SELECT event_bus_name FROM activity_event_buses').pluck().all()).toEqual(['all']);
     expect(db.prepare('SELECT bus_id FROM activity_event_bus_queue').pluck().all()).toEqual([2]);
+    db.close();
+  });
+
+  // spec 1, Account `active`: automatic deactivation keeps the reason and the failures in a row
+  it('0570-account-health: accounts survive, with no failures counted; the count cannot go negative', () => {
+    const db = dbAt(550);
+    db.prepare("UPDATE accounts SET active = 0, disable_reason = 'deactivated_by_user'").run();
+    const before = db.prepare('SELECT * FROM accounts').all() as Record<string, unknown>[];
+    migrate(db, 570);
+    expect(db.pragma('user_version', { simple: true })).toBe(570);
+    expect(db.prepare('SELECT * FROM accounts').all()).toEqual(before.map((r) => ({ ...r, disable_message: null, unreachable_since: null, unreachable_last: null, unreachable_attempts: 0 })));
+    expect(() => db.prepare('UPDATE accounts SET unreachable_attempts = -1').run()).toThrow(/CHECK/);
     db.close();
   });
 });

@@ -1,4 +1,4 @@
--- Generated from a fresh migration run (user_version 560); see test/cache/schema.test.ts.
+-- Generated from a fresh migration run (user_version 570); see test/cache/schema.test.ts.
 CREATE TABLE account_tokens (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
@@ -25,7 +25,11 @@ CREATE TABLE accounts (
   is_default INTEGER NOT NULL DEFAULT 0,
   created TEXT NOT NULL,
   modified TEXT NOT NULL,
-  import_credentials BLOB
+  import_credentials BLOB,
+  disable_message TEXT,
+  unreachable_since TEXT,
+  unreachable_last TEXT,
+  unreachable_attempts INTEGER NOT NULL DEFAULT 0 CHECK (unreachable_attempts >= 0)
 ) STRICT;
 
 CREATE TABLE activity (

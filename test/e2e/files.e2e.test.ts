@@ -240,7 +240,7 @@ describe('E2E file browser in Chromium against headless mode (spec 1, Files and 
     await item.getByTestId('account-menu').click();
     await item.getByTestId('account-toggle').click();
     await expect.poll(() => item.getAttribute('class')).toContain('disabled');
-    await expect.poll(() => page.locator('.placeholder').innerText()).toContain('is disabled');
+    await expect.poll(() => page.getByTestId('account-problem').innerText()).toContain('This account is disabled');
     await item.getByTestId('account-menu').click();
     await item.getByTestId('account-toggle').click();
     await expect.poll(() => item.getAttribute('class')).not.toContain('disabled');

@@ -109,6 +109,8 @@ export async function dropFile(page: Page, selector: string, name: string, bytes
 
 export interface OpenApp {
   url: string;
+  /** The app's data folder (database, keys, connectors' state). */
+  dataDir: string;
   /** The folder of the first-run local account. */
   localFolder: string;
   browser: Browser;
@@ -131,6 +133,7 @@ export async function openApp(label: string): Promise<OpenApp> {
   await page.getByTestId('file-list').waitFor();
   return {
     url: serve.url,
+    dataDir,
     localFolder: local,
     browser,
     page,

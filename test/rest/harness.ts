@@ -35,9 +35,9 @@ export interface CallResult {
   json: any;
 }
 
-export async function startRest(options: Pick<AppOptions, 'activity'> & { dataDir?: string } = {}): Promise<RestServer> {
+export async function startRest(options: Pick<AppOptions, 'activity' | 'accountHealth'> & { dataDir?: string } = {}): Promise<RestServer> {
   const dir = scratchDir('rest');
-  const app = await createApp({ dataDir: options.dataDir ?? join(dir, 'data'), defaultLocalFolder: false, activity: options.activity });
+  const app = await createApp({ dataDir: options.dataDir ?? join(dir, 'data'), defaultLocalFolder: false, activity: options.activity, accountHealth: options.accountHealth });
   const apiKey = 'test-api-key-0123456789';
   restServices(app).apiKeys.ensure(apiKey);
   const http = await createHttpServer(app, { host: '127.0.0.1', port: 0, uiToken: 'ui-token-for-tests-0123456789', plugins: [registerRest] });

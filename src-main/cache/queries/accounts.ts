@@ -7,6 +7,12 @@ export interface AccountRow {
   options: Buffer;
   active: number;
   disable_reason: string | null;
+  /** What the server said when the account was deactivated automatically. */
+  disable_message: string | null;
+  /** When the failed attempts to reach it in a row began, the last one counted, and how many were counted. */
+  unreachable_since: string | null;
+  unreachable_last: string | null;
+  unreachable_attempts: number;
   admin: number;
   user_id: string | null;
   token_expiry: string | null;
@@ -66,7 +72,12 @@ export class AccountsTable {
     return (this.db.prepare(`SELECT count(*) AS n FROM accounts ${where}`).get(...params) as { n: number }).n;
   }
 
-  update(id: number, changes: Partial<Pick<AccountRow, 'account' | 'options' | 'active' | 'disable_reason' | 'token_expiry' | 'refresh_token_expiry' | 'import_credentials'>>): void {
+  update(
+    id: number,
+    changes: Partial<
+      Pick<AccountRow, 'account' | 'options' | 'active' | 'disable_reason' | 'disable_message' | 'unreachable_since' | 'unreachable_last' | 'unreachable_attempts' | 'token_expiry' | 'refresh_token_expiry' | 'import_credentials'>
+    >,
+  ): void {
     const keys = Object.keys(changes) as (keyof typeof changes)[];
     if (keys.length === 0) return;
     const sets = keys.map((k) => `${k} = @${k}`).join(', ');

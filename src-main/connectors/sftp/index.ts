@@ -18,7 +18,7 @@ import { modeAfter, permissionsOfMode } from '../shared/posix-permissions';
 import { assertFree, baseName, joinPath, parentOf, ROOT, TEMP_NAME, tempName } from '../shared/paths';
 import type { ChunkWriter, Entry, NoReplace, PartReceipt, Permission, PermissionChanges, ReadOptions, StorageConnector, StorageFeatures, WriteOptions } from '../types';
 import { mapError, unavailable } from './errors';
-import { call, SftpSessions, type Session } from './session';
+import { call, SftpSessions, unknownHostKey, type Session } from './session';
 import { options, type SftpOptions } from './options';
 import { pipelinedRead, pipelinedWrite } from './streams';
 
@@ -435,4 +435,5 @@ export default defineConnector({
   },
   describe: (o) => `${o.username}@${o.host}${o.port === 22 ? '' : `:${o.port}`}`,
   create: (o, ctx) => new SftpConnector(o, ctx.dataDir),
+  unconfirmedIdentity: (o, ctx) => unknownHostKey(o, ctx.dataDir),
 });

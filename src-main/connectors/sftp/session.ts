@@ -5,6 +5,7 @@
  */
 import SftpClient from 'ssh2-sftp-client';
 import { ServiceError } from '../../errors';
+import type { ServerIdentity } from '../types';
 import { mapError, SFTP } from './errors';
 import type { SftpOptions } from './options';
 import { fingerprintOf, KnownHosts, normalizeFingerprint } from './known-hosts';
@@ -23,6 +24,32 @@ export interface Session {
 /** A raw channel call as a promise. */
 export const call = <T>(fn: (cb: (err: any, value?: T) => void) => void): Promise<T> =>
   new Promise((resolve, reject) => fn((err, value) => (err ? reject(err) : resolve(value as T))));
+
+/**
+ * The host key of a server this install has never seen and the options do not pin, for the
+ * user to confirm before the first connection trusts it; null when known or pinned.
+ */
+export async function unknownHostKey(o: SftpOptions, dataDir: string): Promise<ServerIdentity | null> {
+  if (o.hostKeyFingerprint) return null;
+  const hostId = `[${o.host}]:${o.port}`;
+  if (new KnownHosts(dataDir).get(hostId)) return null;
+  let key: Buffer | undefined;
+  const quiet = () => {};
+  const client = new SftpClient('tributary-host-key', { error: quiet, end: quiet, close: quiet });
+  try {
+    // Refusing the key ends the handshake before any credential is sent.
+    await client.connect({ host: o.host, port: o.port, username: o.username, readyTimeout: 20_000, hostVerifier: (k: Buffer) => ((key = k), false) } as SftpClient.ConnectOptions);
+  } catch (e) {
+    if (!key) throw mapError(e, `Could not connect to ${o.host}:${o.port}`);
+  } finally {
+    await client.end().catch(() => {});
+  }
+  if (!key) return null;
+  // The key blob starts with its type ("ssh-ed25519"), as a length-prefixed string.
+  const type = key.length > 4 ? key.subarray(4, 4 + key.readUInt32BE(0)).toString('latin1') : 'unknown';
+  const value = `SHA256:${fingerprintOf(key)}`;
+  return { fingerprint: value, what: `the ${type} host key of ${o.host}:${o.port}`, option: 'hostKeyFingerprint', value };
+}
 
 export class SftpSessions {
   private session?: Promise<Session>;

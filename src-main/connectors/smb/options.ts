@@ -18,6 +18,6 @@ export const options = z.object({
     .enum(['auto', 'sign', 'encrypt'])
     .default('auto')
     .meta({ title: 'Protection', description: 'Require SMB signing or SMB3 encryption; "auto" uses what the server asks for.' }),
-  smbclient: z.string().max(1024).default('smbclient').meta({ title: 'smbclient program', description: 'Path of Samba\'s smbclient.' }),
+  smbclient: z.string().max(1024).default('smbclient').meta({ title: 'smbclient program', description: 'Path of Samba\'s smbclient.', internal: true }),
 });
 export type SmbOptions = z.infer<typeof options>;

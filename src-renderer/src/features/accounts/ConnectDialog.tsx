@@ -1,10 +1,15 @@
 /**
- * "Connect an account": pick a service, fill the form generated from its options schema,
- * optionally "Test connection" (accounts.test), then connect (accounts.connect, which verifies
- * again before anything is stored).
+ * "Connect an account": pick a service (those offered to users: not the in-memory reference),
+ * fill the form generated from its options schema (its first field focused; `internal` options
+ * left out by the main process), optionally "Test connection" (accounts.test), then connect
+ * (accounts.connect, which verifies again before anything is stored). A server identity never
+ * seen before (an SSH host key) is shown with its fingerprint and must be confirmed first.
+ *
+ * Settings found for an address (mail autodiscovery) go into the form with `fillForm`
+ * (SchemaForm.tsx), the way Reconnect fills in an account's saved settings.
  */
-import { useMemo, useRef, useState } from 'react';
-import type { ConnectorInfo } from '../../../../src-main/contract';
+import { useEffect, useMemo, useRef, useState } from 'react';
+import type { ConnectorInfo, ProcedureOutput } from '../../../../src-main/contract';
 import { errorMessage } from '../../api/client';
 import { useQueryClient } from '@tanstack/react-query';
 import { keys, useApi, useConnectors } from '../../api/hooks';
@@ -17,8 +22,10 @@ import './accounts.css';
 
 type Status = { kind: 'idle' } | { kind: 'busy'; what: string } | { kind: 'ok'; message: string } | { kind: 'error'; message: string };
 
-const GROUP_ORDER = ['local', 'file_store', 'object_store', 'email', 'reference'];
-const GROUP_LABEL: Record<string, string> = { local: 'On this computer', file_store: 'File storage', object_store: 'Object storage', email: 'Email', reference: 'For testing' };
+const GROUP_ORDER = ['local', 'file_store', 'object_store', 'email'];
+const GROUP_LABEL: Record<string, string> = { local: 'On this computer', file_store: 'File storage', object_store: 'Object storage', email: 'Email' };
+
+type Identity = NonNullable<ProcedureOutput<'accounts.identity'>>;
 
 export function ConnectDialog({ onClose }: { onClose(): void }) {
   const connectors = useConnectors();
@@ -34,7 +41,7 @@ export function ConnectDialog({ onClose }: { onClose(): void }) {
           {connectors.error.message}
         </div>
       ) : (
-        <ServicePicker connectors={connectors.data ?? []} onPick={setChosen} onCancel={onClose} />
+        <ServicePicker connectors={(connectors.data ?? []).filter((c) => c.offered)} onPick={setChosen} onCancel={onClose} />
       )}
     </Dialog>
   );
@@ -79,7 +86,32 @@ function ConnectForm({ connector, onBack, onDone }: { connector: ConnectorInfo; 
   const fields = useMemo(() => fieldsOf(connector.form), [connector.form]);
   const formRef = useRef<HTMLFormElement>(null);
   const [status, setStatus] = useState<Status>({ kind: 'idle' });
+  const [identity, setIdentity] = useState<{ identity: Identity; resume: 'test' | 'connect' } | null>(null);
   const busy = status.kind === 'busy';
+
+  useEffect(() => {
+    formRef.current?.querySelector<HTMLElement>('input:not([type=hidden]), select, textarea')?.focus();
+  }, []);
+
+  /**
+   * Whether the server's identity is settled: true when there is nothing to confirm; else the
+   * fingerprint is shown and the action resumes once the user trusts it.
+   */
+  const identitySettled = async (options: Record<string, unknown>, resume: 'test' | 'connect') => {
+    setStatus({ kind: 'busy', what: 'Contacting the server…' });
+    const found = await api.call('accounts.identity', { service: connector.id, options });
+    if (!found) return true;
+    setStatus({ kind: 'idle' });
+    setIdentity({ identity: found, resume });
+    return false;
+  };
+
+  const trust = (found: Identity, resume: 'test' | 'connect') => {
+    const input = formRef.current?.elements.namedItem(found.option);
+    if (input instanceof HTMLInputElement || input instanceof HTMLTextAreaElement) input.value = found.value;
+    setIdentity(null);
+    void (resume === 'test' ? test() : connect());
+  };
 
   const collect = () => {
     const form = formRef.current!;
@@ -97,8 +129,9 @@ function ConnectForm({ connector, onBack, onDone }: { connector: ConnectorInfo; 
   const test = async () => {
     const v = collect();
     if (!v) return;
-    setStatus({ kind: 'busy', what: 'Testing the connection…' });
     try {
+      if (!(await identitySettled(v.options, 'test'))) return;
+      setStatus({ kind: 'busy', what: 'Testing the connection…' });
       await api.call('accounts.test', { service: connector.id, options: v.options });
       setStatus({ kind: 'ok', message: 'Connection works.' });
     } catch (e) {
@@ -109,8 +142,9 @@ function ConnectForm({ connector, onBack, onDone }: { connector: ConnectorInfo; 
   const connect = async () => {
     const v = collect();
     if (!v) return;
-    setStatus({ kind: 'busy', what: 'Connecting…' });
     try {
+      if (!(await identitySettled(v.options, 'connect'))) return;
+      setStatus({ kind: 'busy', what: 'Connecting…' });
       const account = await api.call('accounts.connect', { service: connector.id, options: v.options, account: v.name || undefined });
       // Have the new account in the list before switching to it.
       await qc.invalidateQueries({ queryKey: keys.accounts });
@@ -144,14 +178,34 @@ function ConnectForm({ connector, onBack, onDone }: { connector: ConnectorInfo; 
           {status.kind === 'busy' ? status.what : status.kind === 'ok' || status.kind === 'error' ? status.message : ''}
         </div>
       </div>
+      {identity && (
+        <div className="identity-confirm" role="alertdialog" aria-labelledby="identity-title" aria-describedby="identity-text" data-testid="identity-confirm">
+          <h3 id="identity-title">Is this the right server?</h3>
+          <p id="identity-text">
+            Tributary has never connected to this server before. Its identity is {identity.identity.what}, with the fingerprint
+          </p>
+          <code className="fingerprint" data-testid="identity-fingerprint">
+            {identity.identity.fingerprint}
+          </code>
+          <p className="muted">Compare it with the fingerprint your server's administrator gives you (on the server: <code>ssh-keygen -lf</code> on its host key). If they differ, someone may be intercepting the connection: do not continue.</p>
+          <div className="identity-actions">
+            <button type="button" className="btn" onClick={() => setIdentity(null)} data-testid="identity-cancel">
+              Cancel
+            </button>
+            <button type="button" className="btn btn-primary" onClick={() => trust(identity.identity, identity.resume)} data-testid="identity-trust" autoFocus>
+              Trust and continue
+            </button>
+          </div>
+        </div>
+      )}
       <div className="dialog-actions">
         <button type="button" className="btn btn-ghost push-left" onClick={onBack} disabled={busy}>
           ← Services
         </button>
-        <button type="button" className="btn" onClick={() => void test()} disabled={busy} data-testid="test-connection">
+        <button type="button" className="btn" onClick={() => void test()} disabled={busy || identity !== null} data-testid="test-connection">
           Test connection
         </button>
-        <button type="submit" className="btn btn-primary" disabled={busy} data-testid="connect-submit">
+        <button type="submit" className="btn btn-primary" disabled={busy || identity !== null} data-testid="connect-submit">
           Connect
         </button>
       </div>

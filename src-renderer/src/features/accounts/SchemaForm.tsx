@@ -24,6 +24,20 @@ export function readOptions(form: HTMLFormElement, fields: FieldSpec[]): Record<
   return out;
 }
 
+/**
+ * Puts values into the form's fields (the inverse of readOptions): an account's saved settings
+ * in Reconnect, or settings found for an address (mail autodiscovery) in the connect form.
+ */
+export function fillForm(form: HTMLFormElement, fields: FieldSpec[], values: Record<string, unknown>): void {
+  for (const f of fields) {
+    const input = form.elements.namedItem(f.key) as HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement | null;
+    const value = values[f.key];
+    if (!input || value === undefined || value === null) continue;
+    if (input instanceof HTMLInputElement && input.type === 'checkbox') input.checked = value === true;
+    else input.value = typeof value === 'object' ? JSON.stringify(value) : String(value);
+  }
+}
+
 export function SchemaFields({ fields }: { fields: FieldSpec[] }) {
   return (
     <>

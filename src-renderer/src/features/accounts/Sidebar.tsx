@@ -1,6 +1,7 @@
 /**
  * The accounts sidebar: one entry per account (service icon, name, quota when the backend has
- * one), the active one highlighted; rename, disable/enable and delete from its menu. Entries
+ * one), the active one highlighted; rename, reconnect, disable/enable (Retry for an account
+ * Tributary deactivated) and delete from its menu. Entries
  * are drop targets: files dragged here move (or with Alt/Ctrl copy) to that account's root.
  */
 import { useEffect, useRef, useState } from 'react';
@@ -11,6 +12,7 @@ import { formatBytes } from '../../components/format';
 import { MoreIcon, PlusIcon, ServiceIcon } from '../../components/Icons';
 import { toastError, useUi } from '../../stores/ui';
 import { dropItems, hasItems, isCopyGesture, readItems } from '../files/dnd';
+import { needsReconnect, ReconnectDialog } from './AccountProblem';
 import { ConnectDialog } from './ConnectDialog';
 import './accounts.css';
 
@@ -48,7 +50,8 @@ function AccountItem({ account, group, active }: { account: Account; group?: str
   const open = useUi((s) => s.open);
   const quota = useQuota(account);
   const [menu, setMenu] = useState(false);
-  const [dialog, setDialog] = useState<'rename' | 'delete' | null>(null);
+  const [dialog, setDialog] = useState<'rename' | 'delete' | 'reconnect' | null>(null);
+  const broken = needsReconnect(account);
   const [dropOver, setDropOver] = useState(false);
   const menuRef = useRef<HTMLDivElement>(null);
 
@@ -67,6 +70,14 @@ function AccountItem({ account, group, active }: { account: Account; group?: str
       await api.call('accounts.update', { id: account.id, ...changes });
     } catch (e) {
       toastError('Could not update the account', e);
+    }
+  };
+
+  const retry = async () => {
+    try {
+      await api.call('accounts.reconnect', { id: account.id });
+    } catch (e) {
+      toastError(`Could not reconnect “${account.account}”`, e);
     }
   };
 
@@ -107,7 +118,7 @@ function AccountItem({ account, group, active }: { account: Account; group?: str
         className="account-main"
         aria-current={active ? 'true' : undefined}
         onClick={() => open(account.id)}
-        title={account.active ? `${account.account} — ${account.serviceName}` : `${account.account} is disabled`}
+        title={account.active ? `${account.account} — ${account.serviceName}` : broken ? `${account.account} needs reconnecting` : `${account.account} is disabled`}
       >
         <span className="account-icon">
           <ServiceIcon group={group} service={account.service} />
@@ -116,7 +127,7 @@ function AccountItem({ account, group, active }: { account: Account; group?: str
           <span className="account-name">{account.account}</span>
           <span className="account-service">
             {serviceLine(account)}
-            {!account.active && ' · disabled'}
+            {broken ? ' · needs reconnecting' : !account.active && ' · disabled'}
           </span>
           {pct !== null && (
             <span className="quota" title={`${formatBytes(q!.used)} of ${formatBytes(q!.total)} used`}>
@@ -157,10 +168,25 @@ function AccountItem({ account, group, active }: { account: Account; group?: str
             </button>
             <button type="button" role="menuitem" onClick={() => {
                 setMenu(false);
-                void update({ active: !account.active });
-              }} data-testid="account-toggle">
-              {account.active ? 'Disable' : 'Enable'}
+                setDialog('reconnect');
+              }} data-testid="account-menu-reconnect">
+              Reconnect…
             </button>
+            {broken ? (
+              <button type="button" role="menuitem" onClick={() => {
+                  setMenu(false);
+                  void retry();
+                }} data-testid="account-menu-retry">
+                Retry
+              </button>
+            ) : (
+              <button type="button" role="menuitem" onClick={() => {
+                  setMenu(false);
+                  void update({ active: !account.active });
+                }} data-testid="account-toggle">
+                {account.active ? 'Disable' : 'Enable'}
+              </button>
+            )}
             <button type="button" role="menuitem" className="danger" onClick={() => {
                 setMenu(false);
                 setDialog('delete');
@@ -171,6 +197,7 @@ function AccountItem({ account, group, active }: { account: Account; group?: str
         )}
       </div>
       {dialog === 'rename' && <PromptDialog title="Rename account" label="Display name" initial={account.account} confirm="Rename" onSubmit={(name) => void update({ account: name })} onClose={() => setDialog(null)} />}
+      {dialog === 'reconnect' && <ReconnectDialog account={account} onClose={() => setDialog(null)} />}
       {dialog === 'delete' && (
         <ConfirmDialog
           title={`Remove "${account.account}"?`}

@@ -10,6 +10,7 @@ import { ConfirmDialog, PromptDialog } from '../../components/Dialog';
 import { NewFolderIcon, RenameIcon, TrashIcon, UploadIcon, DownloadIcon } from '../../components/Icons';
 import { toastError, useUi, type SortKey } from '../../stores/ui';
 import { dropItems, hasFiles, hasItems, isCopyGesture, readItems } from './dnd';
+import { AccountProblem, isAccountError } from '../accounts/AccountProblem';
 import { FileList } from './FileList';
 import { requestUpload } from './upload';
 
@@ -109,6 +110,9 @@ export function FileBrowser({ account }: { account: Account }) {
   }, [folder, account.account]);
 
   const errorText = listing.error ? listing.error.message : null;
+  // A failure of the account itself (credentials, server) is said once, with Reconnect and
+  // Retry, instead of a listing that cannot load and actions that cannot work.
+  if (isAccountError(listing.error) && items.length === 0) return <AccountProblem account={account} error={listing.error} onRetry={() => void listing.refetch()} />;
 
   return (
     <section className="browser" aria-label="File browser">

@@ -294,7 +294,7 @@ export function FileList(props: FileListProps) {
         )}
       </div>
       <div className="list-footer" aria-live="polite">
-        {props.complete ? `${props.total.toLocaleString()} item${props.total === 1 ? '' : 's'}` : `Loading ${items.length.toLocaleString()} of ${props.total.toLocaleString()}…`}
+        {props.error ? '' : props.complete ? `${props.total.toLocaleString()} item${props.total === 1 ? '' : 's'}` : `Loading ${items.length.toLocaleString()} of ${props.total.toLocaleString()}…`}
         {selectedCount > 0 && ` · ${selectedCount.toLocaleString()} selected`}
       </div>
     </div>
