@@ -29,12 +29,14 @@ export function filesHandlers(deps: FilesDeps, platform: Platform): Pick<Handler
     'files.listCached': async ({ account, folder }) => storage.listCached(account, folder),
     'files.get': async ({ account, id }) => storage.get(account, id),
     'files.mkdir': async ({ account, parent, name }) => storage.mkdir(account, parent, name, { conflictIfExists: true }),
-    'files.rename': async ({ account, id, name }) => storage.move(account, id, { name }),
-    'files.move': async ({ account, id, toAccount, parent, name }) =>
-      withTransfer(deps, 'move', account, id, parent, (options) => storage.move(account, id, { parentId: parent, name, account: toAccount }, options)),
-    'files.copy': async ({ account, id, toAccount, parent, name }) =>
-      withTransfer(deps, 'copy', account, id, parent, (options) => storage.copy(account, id, { parentId: parent, name, account: toAccount }, options)),
-    'files.delete': async ({ account, id, permanent, recursive }) => (await storage.delete(account, id, { permanent, recursive }), {}),
+    'files.rename': async ({ account, id, name, conflict }) => storage.move(account, id, { name, conflict }),
+    'files.move': async ({ account, id, toAccount, parent, name, conflict }) =>
+      withTransfer(deps, 'move', account, id, parent, (options) => storage.move(account, id, { parentId: parent, name, account: toAccount, conflict }, options)),
+    'files.copy': async ({ account, id, toAccount, parent, name, conflict }) =>
+      withTransfer(deps, 'copy', account, id, parent, (options) => storage.copy(account, id, { parentId: parent, name, account: toAccount, conflict }, options)),
+    'files.delete': async ({ account, id, permanent, recursive }) => storage.delete(account, id, { permanent, recursive }),
+    'files.deleteInfo': async ({ account }) => storage.deleteInfo(account),
+    'files.restore': async ({ account, token }) => storage.restore(account, token),
     'files.search': async ({ account, q }) => storage.search(account, q),
     'files.uploadPaths': async ({ account, parent, paths, conflict }) => {
       if (platform.mode !== 'electron') throw new ServiceError('not_implemented', 'Uploading by local path is only available in the desktop app; the web UI uploads over HTTP.');

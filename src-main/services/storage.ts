@@ -31,6 +31,9 @@ export interface Location {
   trash?: boolean;
 }
 
+/** Prefix of the upstream id inside a restore token (never a path: paths start with '/'). */
+const TRASH_TOKEN = 'trash:';
+
 const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
 /**
  * Later pages of a listing come from the sorted snapshot page 1 took (kept in memory for this
@@ -360,9 +363,11 @@ export class StorageService {
 
   /**
    * Rename and/or move, within one account or across accounts (streamed: copy then delete the
-   * source, only after the copy completed). Name conflicts at the destination yield "name (n)".
+   * source, only after the copy completed). A taken name at the destination is settled by
+   * `to.conflict`: "name (n)" (rename, the default and spec 1's behaviour), replaced
+   * (overwrite) or naming_conflict (fail).
    */
-  async move(accountId: number, id: string, to: { parentId?: string; name?: string; account?: number }, options: TransferOptions = {}): Promise<Resource> {
+  async move(accountId: number, id: string, to: { parentId?: string; name?: string; account?: number; conflict?: ConflictMode }, options: TransferOptions = {}): Promise<Resource> {
     this.forbidReserved(id, to.parentId ? 'moved' : 'renamed');
     const src = await this.locate(accountId, id);
     if (src.trash) throw new ServiceError('forbidden', 'The trash folder cannot be moved.');
@@ -379,7 +384,12 @@ export class StorageService {
     }
     options.signal?.throwIfAborted();
     const caseOnly = sameAccount && isCaseOnlyRename(src.path, dest.path, name);
-    const claim = { current: await this.claimName(destAccount, dest.connector, dest.path, name, caseOnly ? 'overwrite' : 'rename') };
+    const mode = to.conflict ?? 'rename';
+    if (sameAccount && mode === 'overwrite' && isInside(src.path, joinPath(dest.path, name))) {
+      throw new ServiceError('invalid_parameters', 'A folder cannot replace a folder that contains it.');
+    }
+    const aside = mode === 'overwrite' && !caseOnly ? await this.setAside(dest.connector, joinPath(dest.path, name), entry.kind) : undefined;
+    const claim = { current: await this.claimName(destAccount, dest.connector, dest.path, name, caseOnly ? 'overwrite' : aside ? 'fail' : mode).catch(async (e) => Promise.reject(await settle(aside, e))) };
     let moved: Entry;
     try {
       if (sameAccount && src.connector.features.move) {
@@ -396,16 +406,18 @@ export class StorageService {
       }
     } catch (e) {
       claim.current.release(false);
-      throw e;
+      throw await settle(aside, e);
     }
     claim.current.release(true);
+    await settle(aside);
     this.entries.forget(accountId, src.path);
     this.touched(accountId, parentOf(src.path));
     this.touched(destAccount, dest.path, moved);
     return this.toResource(destAccount, moved);
   }
 
-  async copy(accountId: number, id: string, to: { parentId: string; name?: string; account?: number }, options: TransferOptions = {}): Promise<Resource> {
+  /** Copies a file or folder tree; a taken name is settled by `to.conflict` as in `move`. */
+  async copy(accountId: number, id: string, to: { parentId: string; name?: string; account?: number; conflict?: ConflictMode }, options: TransferOptions = {}): Promise<Resource> {
     if (id === 'trash') throw new ServiceError('forbidden', 'The trash folder cannot be copied.');
     const src = await this.locate(accountId, id);
     const entry = src.path === ROOT ? rootEntry() : await src.connector.stat(src.path);
@@ -417,7 +429,13 @@ export class StorageService {
     }
     const name = to.name !== undefined ? checkName(to.name) : entry.name || 'Root';
     options.signal?.throwIfAborted();
-    const claim = { current: await this.claimName(destAccount, dest.connector, dest.path, name, 'rename') };
+    const mode = to.conflict ?? 'rename';
+    const target = joinPath(dest.path, name);
+    if (destAccount === accountId && mode === 'overwrite' && (target === src.path || isInside(src.path, target))) {
+      throw new ServiceError('invalid_parameters', 'A copy cannot replace its own source.');
+    }
+    const aside = mode === 'overwrite' ? await this.setAside(dest.connector, target, entry.kind) : undefined;
+    const claim = { current: await this.claimName(destAccount, dest.connector, dest.path, name, aside ? 'fail' : mode).catch(async (e) => Promise.reject(await settle(aside, e))) };
     let copied: Entry;
     try {
       const { copy, copyFilesOnly } = src.connector.features;
@@ -427,11 +445,37 @@ export class StorageService {
           : await this.copyTree(src.connector, entry, dest.connector, dest.path, claim, options);
     } catch (e) {
       claim.current.release(false);
-      throw e;
+      throw await settle(aside, e);
     }
     claim.current.release(true);
+    await settle(aside);
     this.touched(destAccount, dest.path, copied);
     return this.toResource(destAccount, copied);
+  }
+
+  /**
+   * Replace for moves and copies: what has the name is moved aside under a hidden temporary name
+   * (restored when the write fails, removed once it is in), so a failed replace loses nothing.
+   * Only like replaces like: a file never replaces a folder, nor a folder a file. A backend
+   * without a server-side move cannot set aside; there the old entry is removed first.
+   */
+  private async setAside(c: StorageConnector, path: string, kind: Entry['kind']): Promise<Aside | undefined> {
+    const existing = await c.stat(path).catch((e) => (e instanceof ServiceError && e.code === 'not_found' ? undefined : Promise.reject(e)));
+    if (!existing) return undefined;
+    if (existing.kind !== kind) {
+      throw new ServiceError('naming_conflict', `"${existing.name}" is a ${existing.kind} and cannot be replaced by a ${kind}.`);
+    }
+    if (!c.features.move) {
+      await c.remove(path, { recursive: true });
+      return undefined;
+    }
+    const temp = await c.features.move(path, joinPath(parentOf(path), tempName()));
+    return {
+      commit: () => c.remove(temp.path, { recursive: true }).catch(() => {}),
+      rollback: async () => {
+        await c.features.move!(temp.path, path).catch(() => {});
+      },
+    };
   }
 
   /**
@@ -507,21 +551,45 @@ export class StorageService {
     }
   }
 
-  /** Deletes to the trash when the backend has one (unless `permanent`), else permanently. */
-  async delete(accountId: number, id: string, options: { permanent?: boolean; recursive?: boolean } = {}): Promise<void> {
+  /**
+   * Deletes to the trash when the backend has one (unless `permanent`), else permanently. A move
+   * to a trash that can give it back resolves with `restore`, the token `restore()` takes.
+   */
+  async delete(accountId: number, id: string, options: { permanent?: boolean; recursive?: boolean } = {}): Promise<{ restore?: string }> {
     this.forbidReserved(id, 'deleted');
     this.accounts.row(accountId);
     const provider = this.provider(accountId, id);
-    if (provider?.delete) return provider.delete(accountId, id);
+    if (provider?.delete) return (await provider.delete(accountId, id), {});
     const loc = await this.locate(accountId, id);
     const entry = await loc.connector.stat(loc.path);
     if (entry.kind === 'folder' && !options.recursive && (await loc.connector.list(loc.path)).length > 0) {
       throw new ServiceError('folder_not_empty', `The folder "${entry.name}" is not empty; delete it with recursive=true.`);
     }
-    if (!options.permanent && loc.connector.features.trash) await loc.connector.features.trash.put(loc.path);
+    const trash = options.permanent ? undefined : loc.connector.features.trash;
+    let trashed: string | undefined;
+    if (trash) trashed = await trash.put(loc.path);
     else await loc.connector.remove(loc.path, { recursive: true });
     this.entries.forget(accountId, loc.path);
     this.touched(accountId, parentOf(loc.path));
+    // The token is an id like any other (sealed, bound to the account), of the trash entry.
+    return trash?.restore && trashed ? { restore: this.ids.encode(accountId, `${TRASH_TOKEN}${trashed}`) } : {};
+  }
+
+  /** What deleting does on this account: to its trash (and whether Undo can bring it back) or permanently. */
+  async deleteInfo(accountId: number): Promise<{ trash: boolean; undo: boolean }> {
+    const { trash } = (await this.accounts.storage(accountId)).features;
+    return { trash: !!trash, undo: !!trash?.restore };
+  }
+
+  /** Undoes a trash move (the token `delete` returned). */
+  async restore(accountId: number, token: string): Promise<Resource> {
+    const upstream = this.ids.decode(accountId, token);
+    if (!upstream.startsWith(TRASH_TOKEN)) throw new ServiceError('not_found', 'Nothing in the trash has this id.');
+    const { restore } = (await this.accounts.storage(accountId)).features.trash ?? {};
+    if (!restore) throw new ServiceError('not_implemented', 'This account cannot restore from its trash.');
+    const entry = await restore(upstream.slice(TRASH_TOKEN.length));
+    this.touched(accountId, parentOf(entry.path), entry);
+    return this.toResource(accountId, entry);
   }
 
   /** Files seen most recently modified (spec 1, Recent files), from the listing cache. */
@@ -541,6 +609,18 @@ export class StorageService {
     this.snapshots.delete(`${accountId}:${folder}`);
     this.events.emit('files.changed', { account: accountId, folder: this.idOf(accountId, folder) });
   }
+}
+
+interface Aside {
+  commit(): Promise<void>;
+  rollback(): Promise<void>;
+}
+
+/** Ends a replace: without `error` the set-aside entry goes; with it, it comes back (and `error` is returned). */
+async function settle(aside: Aside | undefined, error?: unknown): Promise<unknown> {
+  if (error === undefined) await aside?.commit();
+  else await aside?.rollback();
+  return error;
 }
 
 /** Folders first, then by name as people read numbers ("file 2" before "file 10"). */
