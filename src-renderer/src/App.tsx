@@ -53,7 +53,8 @@ export function App() {
   useEffect(() => {
     if (!accounts.data || current !== null) return;
     if (!connectors.data) return;
-    if (followAddress()) return;
+    // A link or a reload names the place; an account removed since falls back to the default.
+    if (followAddress((id) => accounts.data.some((a) => a.id === id))) return;
     const usable = accounts.data.filter((a) => a.active && kindOf(a.service) === 'storage');
     const first = usable.find((a) => a.isDefault) ?? usable[0];
     if (first) useUi.getState().open(first.id);

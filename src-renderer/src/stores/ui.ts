@@ -39,7 +39,10 @@ interface UiState {
   /** The account's own view (files or mailbox), or the activity dashboard. */
   view: 'account' | 'activity';
   account: number | null;
+  /** The open folder: a storage folder id, or a mail folder id in a mail account. */
   folder: string;
+  /** The open message of a mail account. */
+  message: string | null;
   selected: ReadonlySet<string>;
   /** Row index the keyboard is on, and where a Shift-range starts. */
   focusIndex: number;
@@ -50,7 +53,9 @@ interface UiState {
   transfersOpen: boolean;
   uploads: LocalUpload[];
 
-  open(account: number, folder?: string): void;
+  open(account: number, folder?: string, message?: string | null): void;
+  /** The mailbox's folder and message, as the mailbox shows them (kept in the address). */
+  showMail(folder: string, message: string | null): void;
   setView(view: 'account' | 'activity'): void;
   setSelection(ids: Iterable<string>, focusIndex?: number, anchorIndex?: number): void;
   setFocus(index: number): void;
@@ -70,6 +75,7 @@ export const useUi = create<UiState>((set) => ({
   view: 'account',
   account: null,
   folder: 'root',
+  message: null,
   selected: new Set(),
   focusIndex: 0,
   anchorIndex: 0,
@@ -83,9 +89,15 @@ export const useUi = create<UiState>((set) => ({
     set({ view });
     remember();
   },
-  open: (account, folder = 'root') => {
-    set({ view: 'account', account, folder, selected: new Set(), focusIndex: 0, anchorIndex: 0, renaming: null });
+  open: (account, folder = 'root', message = null) => {
+    set({ view: 'account', account, folder, message, selected: new Set(), focusIndex: 0, anchorIndex: 0, renaming: null });
     remember();
+  },
+  showMail: (folder, message) => {
+    // The inbox a mailbox opens on by itself is the same place as the account: no new entry.
+    const first = useUi.getState().folder === 'root';
+    set({ folder, message });
+    remember(first);
   },
   setSelection: (ids, focusIndex, anchorIndex) =>
     set((s) => ({ selected: new Set(ids), focusIndex: focusIndex ?? s.focusIndex, anchorIndex: anchorIndex ?? s.anchorIndex })),
@@ -113,19 +125,21 @@ export function toastError(title: string, e: unknown): void {
 // Forward, Alt+←/→, a reload and a pasted link all land on the same place.
 
 /** A place; `item` (only in a copied link) is selected once the folder is open. */
-type Place = { view: 'activity' } | { view: 'account'; account: number; folder: string; item?: string };
+type Place = { view: 'activity' } | { view: 'account'; account: number; folder: string; item?: string; message?: string | null };
 
 export function placeHash(p: Place): string {
   if (p.view === 'activity') return '#/activity';
   const folder = p.folder === 'root' && !p.item ? '' : `/folder/${encodeURIComponent(p.folder)}`;
-  return `#/account/${p.account}${folder}${p.item ? `/item/${encodeURIComponent(p.item)}` : ''}`;
+  const message = p.message ? `/message/${encodeURIComponent(p.message)}` : '';
+  return `#/account/${p.account}${folder}${p.item ? `/item/${encodeURIComponent(p.item)}` : ''}${message}`;
 }
 
 export function parsePlace(hash: string): Place | null {
   if (hash === '#/activity') return { view: 'activity' };
-  const m = /^#\/account\/(\d+)(?:\/folder\/([^/]+))?(?:\/item\/([^/]+))?$/.exec(hash);
+  const m = /^#\/account\/(\d+)(?:\/folder\/([^/]+))?(?:\/item\/([^/]+))?(?:\/message\/([^/]+))?$/.exec(hash);
   if (!m) return null;
-  return { view: 'account', account: Number(m[1]), folder: m[2] ? decodeURIComponent(m[2]) : 'root', item: m[3] ? decodeURIComponent(m[3]) : undefined };
+  const part = (i: number) => (m[i] ? decodeURIComponent(m[i]) : undefined);
+  return { view: 'account', account: Number(m[1]), folder: part(2) ?? 'root', item: part(3), message: part(4) ?? null };
 }
 
 /** The address of an item inside the app (Copy link): its folder, with the item selected. */
@@ -136,7 +150,7 @@ export function itemLink(account: number, folder: string, item: string): string 
 function currentHash(): string | null {
   const s = useUi.getState();
   if (s.view === 'activity') return placeHash({ view: 'activity' });
-  return s.account === null ? null : placeHash({ view: 'account', account: s.account, folder: s.folder });
+  return s.account === null ? null : placeHash({ view: 'account', account: s.account, folder: s.folder, message: s.message });
 }
 
 /**
@@ -154,11 +168,11 @@ export const useNav = create<{ index: number; last: number }>(() => {
 useNav.subscribe((n) => sessionStorage.setItem(NAV_KEY, JSON.stringify(n)));
 
 /** A new history entry for a new place (none when arriving from the history itself). */
-function remember(): void {
+function remember(replace = false): void {
   const hash = currentHash();
   if (!hash || typeof window === 'undefined' || window.location.hash === hash) return;
   // The first place of a fresh tab replaces the bare address rather than stacking on it.
-  if (!window.location.hash) {
+  if (!window.location.hash || replace) {
     window.history.replaceState({ nav: useNav.getState().index }, '', hash);
     return;
   }
@@ -180,16 +194,16 @@ export function onHistory(state: unknown): void {
   followAddress();
 }
 
-/** Goes to the place in the address; false when it names none. */
-export function followAddress(): boolean {
+/** Goes to the place in the address; false when it names none (or an account `known` denies). */
+export function followAddress(known: (account: number) => boolean = () => true): boolean {
   const place = parsePlace(window.location.hash);
-  if (!place) return false;
+  if (!place || (place.view === 'account' && !known(place.account))) return false;
   if (window.location.hash === currentHash()) return true;
   if (place.view === 'activity') useUi.getState().setView('activity');
   else {
     // The address becomes the folder's own (no extra history entry), with the link's item selected.
     if (place.item) window.history.replaceState(null, '', placeHash({ ...place, item: undefined }));
-    useUi.getState().open(place.account, place.folder);
+    useUi.getState().open(place.account, place.folder, place.message);
     if (place.item) useUi.getState().setSelection([place.item]);
   }
   return true;
