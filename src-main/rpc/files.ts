@@ -5,7 +5,7 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
-import type { Handlers } from '../contract';
+import type { Handlers, Resource } from '../contract';
 import type { Downloader } from '../downloads/downloader';
 import { ServiceError } from '../errors';
 import type { StorageService, TransferOptions } from '../services/storage';
@@ -115,14 +115,14 @@ export function filesHandlers(deps: FilesDeps, platform: Platform): Pick<Handler
  * transfer's signal reaches every step (cancel: nothing changed) and the streamed bytes are its
  * progress; a server-side move or copy, which streams nothing, counts as done when it ends.
  */
-async function withTransfer<T>(
+async function withTransfer(
   { storage, transfers }: Pick<FilesDeps, 'storage' | 'transfers'>,
   direction: 'move' | 'copy',
   account: number,
   id: string,
   target: string,
-  run: (options: TransferOptions) => Promise<T>,
-): Promise<T> {
+  run: (options: TransferOptions) => Promise<Resource>,
+): Promise<Resource> {
   const resource = await storage.get(account, id);
   const { transfer, signal } = transfers.start({ direction, name: resource.name, account, target, bytesTotal: resource.size });
   let streamed = 0;
@@ -133,7 +133,8 @@ async function withTransfer<T>(
   try {
     const result = await run({ signal, progress });
     if (resource.size !== null && streamed < resource.size) transfers.progress(transfer.id, resource.size - streamed);
-    transfers.finish(transfer.id);
+    // The panel shows the name it was saved under ("a (1).txt" when both were kept).
+    transfers.finish(transfer.id, undefined, result.name);
     return result;
   } catch (e) {
     transfers.finish(transfer.id, e);

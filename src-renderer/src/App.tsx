@@ -49,9 +49,10 @@ export function App() {
   const browsable = account && account.active && kindOf(account.service) === 'storage';
   const mailbox = account && account.active && kindOf(account.service) === 'mail';
 
-  // Start on the default account (the first-run local folder), else the first usable one.
+  // Start on the default account (the first-run local folder), else the first usable one; also
+  // when the open account is gone (removed here or elsewhere).
   useEffect(() => {
-    if (!accounts.data || current !== null) return;
+    if (!accounts.data || (current !== null && accounts.data.some((a) => a.id === current))) return;
     if (!connectors.data) return;
     // A link or a reload names the place; an account removed since falls back to the default.
     if (followAddress((id) => accounts.data.some((a) => a.id === id))) return;

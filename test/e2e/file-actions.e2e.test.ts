@@ -135,12 +135,12 @@ describe('conflicts ask, everywhere (spec 1, Rename / move, Copy: name conflicts
     await dialog.getByTestId('conflict-all').check();
     await shot('conflict-apply-to-all');
     await dialog.getByTestId('conflict-overwrite').click();
-    await expect.poll(() => existsSync(join(local, 'two.txt'))).toBe(false);
-    expect(existsSync(join(local, 'one.txt'))).toBe(false);
+    // Both replaced, nothing left behind (no "one (1).txt", no hidden set-aside file).
+    await expect.poll(() => [...readdirSync(join(local, 'docs')).sort(), read(local, 'docs', 'two.txt')]).toEqual(['a.txt', 'one.txt', 'two.txt', '2 local']);
+    expect(existsSync(join(local, 'one.txt')) || existsSync(join(local, 'two.txt'))).toBe(false);
     expect(read(local, 'docs', 'one.txt')).toBe('1 local');
     expect(read(local, 'docs', 'two.txt')).toBe('2 local');
     expect(await dialog.count()).toBe(0);
-    expect(readdirSync(join(local, 'docs')).sort()).toEqual(['a.txt', 'one.txt', 'two.txt']);
   });
 });
 
@@ -194,6 +194,10 @@ describe('everything without a mouse drag: context menu, folder picker (WAI-ARIA
     await page.getByTestId('conflict-keep-both').click();
     await expect.poll(() => existsSync(join(apache.root, 'a (1).txt'))).toBe(true);
     expect(read(apache.root, 'a (1).txt')).toBe('A docs');
+    // The transfers panel names the copy by the name it was saved under.
+    await page.getByTestId('transfers-toggle').click();
+    await expect.poll(() => page.locator('[data-testid=transfer-row][data-name="a (1).txt"]').getAttribute('data-state')).toBe('done');
+    await page.getByTestId('transfers-toggle').click();
   });
 
   it('right click → Move to… the parent folder (Up in the picker) asks, and Keep both keeps both', async () => {
