@@ -33,6 +33,9 @@ export function App() {
     // Alt+←/→ as in a browser, also in the desktop app, which has no browser keys.
     const keys = (e: KeyboardEvent) => {
       if (!e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
+      // In a text field Alt/Option+arrows move the caret by words (macOS): leave them there.
+      const t = e.target as HTMLElement | null;
+      if (t && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName))) return;
       if (e.key === 'ArrowLeft' || e.key === 'ArrowRight') {
         e.preventDefault();
         if (e.key === 'ArrowLeft') window.history.back();
@@ -55,10 +58,13 @@ export function App() {
     if (!accounts.data || (current !== null && accounts.data.some((a) => a.id === current))) return;
     if (!connectors.data) return;
     // A link or a reload names the place; an account removed since falls back to the default.
-    if (followAddress((id) => accounts.data.some((a) => a.id === id))) return;
+    if (followAddress((id) => accounts.data.some((a) => a.id === id)) && useUi.getState().account !== null) return;
     const usable = accounts.data.filter((a) => a.active && kindOf(a.service) === 'storage');
     const first = usable.find((a) => a.isDefault) ?? usable[0];
-    if (first) useUi.getState().open(first.id);
+    if (!first) return;
+    // The dashboard opened from the address stays open; the account is where it returns to.
+    if (useUi.getState().view === 'activity') useUi.setState({ account: first.id, folder: 'root', message: null });
+    else useUi.getState().open(first.id);
   }, [accounts.data, connectors.data, current]);
 
   // A file dropped outside any drop target must not make the page navigate to it.

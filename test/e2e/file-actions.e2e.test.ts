@@ -125,6 +125,8 @@ describe('conflicts ask, everywhere (spec 1, Rename / move, Copy: name conflicts
     await row('one.txt').click();
     await row('two.txt').click({ modifiers: ['Control'] });
     await page.keyboard.press('Control+x');
+    // Cut items are shown faded until they are pasted.
+    await expect.poll(() => row('two.txt').getAttribute('class')).toContain('cut');
     await row('docs').dblclick();
     await row('one.txt').waitFor();
     await page.getByTestId('file-list').focus();

@@ -9,6 +9,7 @@ import type { Resource } from '../../../../src-main/contract';
 import { formatBytes, formatDate } from '../../components/format';
 import { DownloadIcon, FileIcon, FolderIcon, UploadIcon } from '../../components/Icons';
 import { useUi, type SortKey } from '../../stores/ui';
+import { useClipboard } from './actions';
 import { hasFiles, hasItems, isCopyGesture, ITEMS_MIME, readItems, type DraggedItems } from './dnd';
 import { listPlaceholder } from '../../components/ListPlaceholder';
 import './files.css';
@@ -52,6 +53,9 @@ export function FileList(props: FileListProps) {
   const setSelection = useUi((s) => s.setSelection);
   const setRenaming = useUi((s) => s.setRenaming);
   const [dropTarget, setDropTarget] = useState<string | null>(null);
+  // Items cut and waiting for Paste are shown faded, as file managers do.
+  const clip = useClipboard((s) => s.clip);
+  const cut = useMemo(() => (clip?.op === 'move' ? new Set(clip.items.map((i) => i.id)) : null), [clip]);
 
   const virtualizer = useVirtualizer({
     count: items.length,
@@ -351,6 +355,7 @@ export function FileList(props: FileListProps) {
                   focused={v.index === focus}
                   renaming={renaming === item.id}
                   dropActive={dropTarget === item.id}
+                  cut={cut?.has(item.id) ?? false}
                   actions={actions}
                 />
               );
@@ -402,13 +407,14 @@ interface RowProps {
   focused: boolean;
   renaming: boolean;
   dropActive: boolean;
+  cut: boolean;
   actions: RefObject<RowActions>;
 }
 
 const Row = memo(function Row(p: RowProps) {
   const { item } = p;
   const a = () => p.actions.current!;
-  const cls = ['row', p.selected && 'selected', p.focused && 'focused', p.dropActive && 'drop-active'].filter(Boolean).join(' ');
+  const cls = ['row', p.selected && 'selected', p.focused && 'focused', p.dropActive && 'drop-active', p.cut && 'cut'].filter(Boolean).join(' ');
   return (
     <div
       id={`row-${p.index}`}
