@@ -127,8 +127,12 @@ describe('conflicts ask, everywhere (spec 1, Rename / move, Copy: name conflicts
     await page.keyboard.press('Control+x');
     // Cut items are shown faded until they are pasted.
     await expect.poll(() => row('two.txt').getAttribute('class')).toContain('cut');
+    // A filter belongs to its folder: opening another one clears it.
+    await page.getByTestId('filter').fill('o');
+    await expect.poll(() => page.locator('[data-testid=file-row]').count()).toBe(3);
     await row('docs').dblclick();
-    await row('one.txt').waitFor();
+    await row('a.txt').waitFor();
+    expect(await page.getByTestId('filter').inputValue()).toBe('');
     await page.getByTestId('file-list').focus();
     await page.keyboard.press('Control+v');
     const dialog = page.getByTestId('conflict-dialog');

@@ -3,7 +3,7 @@
  * the actions on it (open, download, rename, delete, create folder, upload, move/copy by drag,
  * context menu, Cut/Copy/Paste, Move to… / Copy to…).
  */
-import { useMemo, useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import type { Account, Resource } from '../../../../src-main/contract';
 import { useApi, useFolder } from '../../api/hooks';
@@ -43,6 +43,8 @@ export function FileBrowser({ account }: { account: Account }) {
   const open = useUi((s) => s.open);
   const listing = useFolder(account.id, folderId);
   const [filter, setFilter] = useState('');
+  // A filter belongs to the folder it was typed in.
+  useEffect(() => setFilter(''), [folderId]);
   const items = useMemo(() => {
     const needle = filter.trim().toLocaleLowerCase();
     const shown = needle ? listing.items.filter((i) => i.name.toLocaleLowerCase().includes(needle)) : listing.items;
