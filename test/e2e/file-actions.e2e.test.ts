@@ -307,15 +307,23 @@ describe('navigation: Back/Forward, deep links, panes, 800×600', () => {
     await expect.poll(() => page.locator('[data-testid=file-row][aria-selected=true]').getAttribute('data-name')).toBe('two.txt');
   });
 
-  it('the accounts pane resizes from the keyboard and collapses; both are kept after a reload', async () => {
+  it('the accounts pane resizes from the keyboard and by drag, and collapses; both are kept after a reload', async () => {
     const pane = page.getByTestId('accounts-pane');
     const before = (await pane.boundingBox())!.width;
     await page.getByTestId('pane-splitter').focus();
     await page.keyboard.press('ArrowRight');
     await page.keyboard.press('ArrowRight');
     await expect.poll(async () => (await pane.boundingBox())!.width).toBe(before + 32);
+    // And by dragging the bar.
+    const bar = (await page.getByTestId('pane-splitter').boundingBox())!;
+    await page.mouse.move(bar.x + bar.width / 2, bar.y + 200);
+    await page.mouse.down();
+    await page.mouse.move(bar.x + bar.width / 2 - 20, bar.y + 200, { steps: 2 });
+    await page.mouse.move(bar.x + bar.width / 2 - 40, bar.y + 200, { steps: 2 });
+    await page.mouse.up();
+    await expect.poll(async () => (await pane.boundingBox())!.width).toBe(before - 8);
     await page.reload();
-    await expect.poll(async () => (await page.getByTestId('accounts-pane').boundingBox())?.width).toBe(before + 32);
+    await expect.poll(async () => (await page.getByTestId('accounts-pane').boundingBox())?.width).toBe(before - 8);
     await page.getByTestId('pane-toggle').click();
     await expect.poll(() => page.getByTestId('accounts-pane').count()).toBe(0);
     await page.reload();
