@@ -160,10 +160,12 @@ function currentHash(): string | null {
 const NAV_KEY = 'tributary.nav';
 export const useNav = create<{ index: number; last: number }>(() => {
   try {
-    return JSON.parse(sessionStorage.getItem(NAV_KEY) ?? '') as { index: number; last: number };
+    const v = JSON.parse(sessionStorage.getItem(NAV_KEY) ?? '') as { index?: unknown; last?: unknown };
+    if (Number.isInteger(v.index) && Number.isInteger(v.last)) return { index: v.index as number, last: v.last as number };
   } catch {
-    return { index: 0, last: 0 };
+    // Nothing kept (a new tab): start at the first entry.
   }
+  return { index: 0, last: 0 };
 });
 useNav.subscribe((n) => sessionStorage.setItem(NAV_KEY, JSON.stringify(n)));
 

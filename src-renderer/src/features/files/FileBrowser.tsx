@@ -284,15 +284,11 @@ export function FileBrowser({ account }: { account: Account }) {
                 {dialog.items.length > 8 && <li>…and {dialog.items.length - 8} more</li>}
               </ul>
               <p data-testid="delete-where">
-                {deleteInfo.data === undefined
-                  ? 'Checking what this account does with deleted items…'
-                  : deleteInfo.data.trash
-                    ? `They go to the trash of “${account.account}”${deleteInfo.data.undo ? '; Undo brings them back' : ''}.`
-                    : `“${account.account}” has no trash: they are deleted permanently.`}
+                {deleteWhere(account.account, dialog.items.length === 1 ? ['It goes', 'it is', 'brings it'] : ['They go', 'they are', 'brings them'], deleteInfo)}
               </p>
             </>
           }
-          confirm={deleteInfo.data && !deleteInfo.data.trash ? 'Delete permanently' : 'Move to trash'}
+          confirm={deleteInfo.data ? (deleteInfo.data.trash ? 'Move to trash' : 'Delete permanently') : 'Delete'}
           danger
           onConfirm={() => void deleteItems(api, dialog.items.map(refOf))}
           onClose={() => setDialog(null)}
@@ -301,4 +297,16 @@ export function FileBrowser({ account }: { account: Account }) {
       )}
     </section>
   );
+}
+
+/** What the delete dialog says happens, from the account's abilities (`files.deleteInfo`). */
+function deleteWhere(
+  accountName: string,
+  [goes, are, brings]: [string, string, string],
+  info: { data?: { trash: boolean; undo: boolean }; isError: boolean },
+): string {
+  if (info.data?.trash) return `${goes} to the trash of “${accountName}”${info.data.undo ? `; Undo ${brings} back` : ''}.`;
+  if (info.data) return `“${accountName}” has no trash: ${are} deleted permanently.`;
+  if (info.isError) return 'Items go to the account’s trash where it has one; otherwise they are deleted permanently.';
+  return 'Checking what this account does with deleted items…';
 }

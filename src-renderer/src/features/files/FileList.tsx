@@ -227,7 +227,8 @@ export function FileList(props: FileListProps) {
       ids = [item.id];
       setSelection(ids, index, index);
     }
-    const names = ids.map((id) => items.find((i) => i.id === id)?.name ?? id);
+    const nameOf = new Map(items.map((i) => [i.id, i.name]));
+    const names = ids.map((id) => nameOf.get(id) ?? id);
     const payload: DraggedItems = { account: props.account, from: props.folder, ids, names };
     e.dataTransfer.setData(ITEMS_MIME, JSON.stringify(payload));
     e.dataTransfer.setData('text/plain', ids.length === 1 ? item.name : `${ids.length} items`);
