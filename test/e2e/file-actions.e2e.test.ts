@@ -150,6 +150,25 @@ describe('conflicts ask, everywhere (spec 1, Rename / move, Copy: name conflicts
   });
 });
 
+describe('uploads ask the same way (spec 1, Upload: name conflicts)', () => {
+  it('Skip uploads only the files whose names are free', async () => {
+    await page.getByTestId('upload-input').setInputFiles([
+      { name: 'one.txt', mimeType: 'text/plain', buffer: Buffer.from('uploaded one') },
+      { name: 'fresh.txt', mimeType: 'text/plain', buffer: Buffer.from('fresh') },
+    ]);
+    const dialog = page.getByTestId('conflict-dialog');
+    await dialog.waitFor();
+    expect(await dialog.innerText()).toContain('"one.txt" already exists');
+    await dialog.getByTestId('conflict-skip').click();
+    await expect.poll(() => existsSync(join(local, 'docs', 'fresh.txt'))).toBe(true);
+    expect(read(local, 'docs', 'fresh.txt')).toBe('fresh');
+    expect(read(local, 'docs', 'one.txt')).toBe('1 local');
+    await row('fresh.txt').waitFor();
+    // The upload opened the transfers panel; close it for what follows.
+    if ((await page.getByTestId('transfers-toggle').getAttribute('aria-pressed')) === 'true') await page.getByTestId('transfers-toggle').click();
+  });
+});
+
 describe('everything without a mouse drag: context menu, folder picker (WAI-ARIA menu)', () => {
   it('Shift+F10 opens a menu on the focused row; arrows move, Escape closes and gives focus back', async () => {
     const list = page.getByTestId('file-list');
@@ -201,9 +220,12 @@ describe('everything without a mouse drag: context menu, folder picker (WAI-ARIA
     await expect.poll(() => existsSync(join(apache.root, 'a (1).txt'))).toBe(true);
     expect(read(apache.root, 'a (1).txt')).toBe('A docs');
     // The transfers panel names the copy by the name it was saved under.
-    await page.getByTestId('transfers-toggle').click();
+    const toggle = page.getByTestId('transfers-toggle');
+    await toggle.click();
+    await expect.poll(() => toggle.getAttribute('aria-pressed')).toBe('true');
     await expect.poll(() => page.locator('[data-testid=transfer-row][data-name="a (1).txt"]').getAttribute('data-state')).toBe('done');
-    await page.getByTestId('transfers-toggle').click();
+    await toggle.click();
+    await expect.poll(() => toggle.getAttribute('aria-pressed')).toBe('false');
   });
 
   it('right click → Move to… the parent folder (Up in the picker) asks, and Keep both keeps both', async () => {
