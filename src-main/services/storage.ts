@@ -4,6 +4,7 @@
  * as the human-readable `path`. Every mutation refreshes the listing cache and publishes
  * `files.changed` for the folders it touched.
  */
+import { randomBytes } from 'node:crypto';
 import { PassThrough, Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { lookup as mimeLookup } from 'mime-types';
@@ -454,8 +455,10 @@ export class StorageService {
   }
 
   /**
-   * Replace for moves and copies: what has the name is moved aside under a hidden temporary name
-   * (restored when the write fails, removed once it is in), so a failed replace loses nothing.
+   * Replace for moves and copies: what has the name is moved aside (restored when the write
+   * fails, removed once it is in), so a failed replace loses nothing. The aside name is a
+   * dotfile every backend lists like any other (not a hidden temporary name, which some
+   * backends cannot stat or remove once written), so even a crash leaves the old entry findable.
    * Only like replaces like: a file never replaces a folder, nor a folder a file. A backend
    * without a server-side move cannot set aside; there the old entry is removed first.
    */
@@ -469,7 +472,7 @@ export class StorageService {
       await c.remove(path, { recursive: true });
       return undefined;
     }
-    const temp = await c.features.move(path, joinPath(parentOf(path), tempName()));
+    const temp = await c.features.move(path, joinPath(parentOf(path), `.tributary-${randomBytes(6).toString('hex')}.replaced`));
     return {
       commit: () => c.remove(temp.path, { recursive: true }).catch(() => {}),
       rollback: async () => {
