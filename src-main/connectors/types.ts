@@ -113,8 +113,10 @@ export interface StorageConnector {
 }
 
 export interface TrashFeature {
-  /** Moves the entry to the backend's own trash (restorable by the user outside Tributary). */
-  put(path: string): Promise<void>;
+  /** Moves the entry to the backend's own trash (restorable by the user outside Tributary); resolves with its path in the trash. */
+  put(path: string): Promise<string>;
+  /** Puts an entry of the trash (a path `put` returned) back where it was deleted from; naming_conflict when that name is taken again. */
+  restore?(trashPath: string): Promise<Entry>;
   /** Entries currently in the trash, served as the special folder `trash`. */
   list(): Promise<Entry[]>;
 }

@@ -161,10 +161,15 @@ export const procedures = {
   'files.listCached': { input: z.object({ account: accountId, folder: id }), output: FolderPage.nullable() },
   'files.get': { input: z.object(locate), output: Resource },
   'files.mkdir': { input: z.object({ account: accountId, parent: id, name: z.string() }), output: Resource },
-  'files.rename': { input: z.object({ ...locate, name: z.string() }), output: Resource },
-  'files.move': { input: z.object({ ...locate, toAccount: accountId.optional(), parent: id, name: z.string().optional() }), output: Resource },
-  'files.copy': { input: z.object({ ...locate, toAccount: accountId.optional(), parent: id, name: z.string().optional() }), output: Resource },
-  'files.delete': { input: z.object({ ...locate, permanent: z.boolean().default(false), recursive: z.boolean().default(false) }), output: z.object({}) },
+  'files.rename': { input: z.object({ ...locate, name: z.string(), conflict: conflict.optional() }), output: Resource },
+  'files.move': { input: z.object({ ...locate, toAccount: accountId.optional(), parent: id, name: z.string().optional(), conflict: conflict.optional() }), output: Resource },
+  'files.copy': { input: z.object({ ...locate, toAccount: accountId.optional(), parent: id, name: z.string().optional(), conflict: conflict.optional() }), output: Resource },
+  /** `restore`: the token `files.restore` takes to undo a move to the trash, when the account can. */
+  'files.delete': { input: z.object({ ...locate, permanent: z.boolean().default(false), recursive: z.boolean().default(false) }), output: z.object({ restore: z.string().optional() }) },
+  // -- delete and undo: what deleting does per account, and putting a trashed item back
+  'files.deleteInfo': { input: z.object({ account: accountId }), output: z.object({ trash: z.boolean(), undo: z.boolean() }) },
+  'files.restore': { input: z.object({ account: accountId, token: z.string().min(1) }), output: Resource },
+  // --
   'files.search': { input: z.object({ account: accountId, q: z.string().min(1).max(1000) }), output: z.array(Resource) },
   /**
    * Electron only: upload files the user dropped from the desktop, by their local paths. Runs in

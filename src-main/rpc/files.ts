@@ -5,7 +5,7 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
-import type { Handlers } from '../contract';
+import type { Handlers, Resource } from '../contract';
 import type { Downloader } from '../downloads/downloader';
 import { ServiceError } from '../errors';
 import type { StorageService, TransferOptions } from '../services/storage';
@@ -29,12 +29,14 @@ export function filesHandlers(deps: FilesDeps, platform: Platform): Pick<Handler
     'files.listCached': async ({ account, folder }) => storage.listCached(account, folder),
     'files.get': async ({ account, id }) => storage.get(account, id),
     'files.mkdir': async ({ account, parent, name }) => storage.mkdir(account, parent, name, { conflictIfExists: true }),
-    'files.rename': async ({ account, id, name }) => storage.move(account, id, { name }),
-    'files.move': async ({ account, id, toAccount, parent, name }) =>
-      withTransfer(deps, 'move', account, id, parent, (options) => storage.move(account, id, { parentId: parent, name, account: toAccount }, options)),
-    'files.copy': async ({ account, id, toAccount, parent, name }) =>
-      withTransfer(deps, 'copy', account, id, parent, (options) => storage.copy(account, id, { parentId: parent, name, account: toAccount }, options)),
-    'files.delete': async ({ account, id, permanent, recursive }) => (await storage.delete(account, id, { permanent, recursive }), {}),
+    'files.rename': async ({ account, id, name, conflict }) => storage.move(account, id, { name, conflict }),
+    'files.move': async ({ account, id, toAccount, parent, name, conflict }) =>
+      withTransfer(deps, 'move', account, id, parent, (options) => storage.move(account, id, { parentId: parent, name, account: toAccount, conflict }, options)),
+    'files.copy': async ({ account, id, toAccount, parent, name, conflict }) =>
+      withTransfer(deps, 'copy', account, id, parent, (options) => storage.copy(account, id, { parentId: parent, name, account: toAccount, conflict }, options)),
+    'files.delete': async ({ account, id, permanent, recursive }) => storage.delete(account, id, { permanent, recursive }),
+    'files.deleteInfo': async ({ account }) => storage.deleteInfo(account),
+    'files.restore': async ({ account, token }) => storage.restore(account, token),
     'files.search': async ({ account, q }) => storage.search(account, q),
     'files.uploadPaths': async ({ account, parent, paths, conflict }) => {
       if (platform.mode !== 'electron') throw new ServiceError('not_implemented', 'Uploading by local path is only available in the desktop app; the web UI uploads over HTTP.');
@@ -113,14 +115,14 @@ export function filesHandlers(deps: FilesDeps, platform: Platform): Pick<Handler
  * transfer's signal reaches every step (cancel: nothing changed) and the streamed bytes are its
  * progress; a server-side move or copy, which streams nothing, counts as done when it ends.
  */
-async function withTransfer<T>(
+async function withTransfer(
   { storage, transfers }: Pick<FilesDeps, 'storage' | 'transfers'>,
   direction: 'move' | 'copy',
   account: number,
   id: string,
   target: string,
-  run: (options: TransferOptions) => Promise<T>,
-): Promise<T> {
+  run: (options: TransferOptions) => Promise<Resource>,
+): Promise<Resource> {
   const resource = await storage.get(account, id);
   const { transfer, signal } = transfers.start({ direction, name: resource.name, account, target, bytesTotal: resource.size });
   let streamed = 0;
@@ -131,7 +133,8 @@ async function withTransfer<T>(
   try {
     const result = await run({ signal, progress });
     if (resource.size !== null && streamed < resource.size) transfers.progress(transfer.id, resource.size - streamed);
-    transfers.finish(transfer.id);
+    // The panel shows the name it was saved under ("a (1).txt" when both were kept).
+    transfers.finish(transfer.id, undefined, result.name);
     return result;
   } catch (e) {
     transfers.finish(transfer.id, e);

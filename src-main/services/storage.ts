@@ -4,6 +4,7 @@
  * as the human-readable `path`. Every mutation refreshes the listing cache and publishes
  * `files.changed` for the folders it touched.
  */
+import { randomBytes } from 'node:crypto';
 import { PassThrough, Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { lookup as mimeLookup } from 'mime-types';
@@ -396,9 +397,11 @@ export class StorageService {
 
   /**
    * Rename and/or move, within one account or across accounts (streamed: copy then delete the
-   * source, only after the copy completed). Name conflicts at the destination yield "name (n)".
+   * source, only after the copy completed). A taken name at the destination is settled by
+   * `to.conflict`: "name (n)" (rename, the default and spec 1's behaviour), replaced
+   * (overwrite) or naming_conflict (fail).
    */
-  async move(accountId: number, id: string, to: { parentId?: string; name?: string; account?: number }, options: TransferOptions = {}): Promise<Resource> {
+  async move(accountId: number, id: string, to: { parentId?: string; name?: string; account?: number; conflict?: ConflictMode }, options: TransferOptions = {}): Promise<Resource> {
     this.forbidReserved(id, to.parentId ? 'moved' : 'renamed');
     const src = await this.locate(accountId, id);
     if (src.trash) throw new ServiceError('forbidden', 'The trash folder cannot be moved.');
@@ -415,7 +418,12 @@ export class StorageService {
     }
     options.signal?.throwIfAborted();
     const caseOnly = sameAccount && isCaseOnlyRename(src.path, dest.path, name);
-    const claim = { current: await this.claimName(destAccount, dest.connector, dest.path, name, caseOnly ? 'overwrite' : 'rename') };
+    const mode = to.conflict ?? 'rename';
+    if (sameAccount && mode === 'overwrite' && isInside(src.path, joinPath(dest.path, name))) {
+      throw new ServiceError('invalid_parameters', 'A folder cannot replace a folder that contains it.');
+    }
+    const aside = mode === 'overwrite' && !caseOnly ? await this.setAside(dest.connector, joinPath(dest.path, name), entry.kind) : undefined;
+    const claim = { current: await this.claimName(destAccount, dest.connector, dest.path, name, caseOnly ? 'overwrite' : aside ? 'fail' : mode).catch(async (e) => Promise.reject(await settle(aside, e))) };
     let moved: Entry;
     try {
       if (sameAccount && src.connector.features.move) {
@@ -432,16 +440,18 @@ export class StorageService {
       }
     } catch (e) {
       claim.current.release(false);
-      throw e;
+      throw await settle(aside, e);
     }
     claim.current.release(true);
+    await settle(aside);
     this.entries.forget(accountId, src.path);
     this.touched(accountId, parentOf(src.path));
     this.touched(destAccount, dest.path, moved);
     return this.toResource(destAccount, moved);
   }
 
-  async copy(accountId: number, id: string, to: { parentId: string; name?: string; account?: number }, options: TransferOptions = {}): Promise<Resource> {
+  /** Copies a file or folder tree; a taken name is settled by `to.conflict` as in `move`. */
+  async copy(accountId: number, id: string, to: { parentId: string; name?: string; account?: number; conflict?: ConflictMode }, options: TransferOptions = {}): Promise<Resource> {
     if (id === 'trash') throw new ServiceError('forbidden', 'The trash folder cannot be copied.');
     const src = await this.locate(accountId, id);
     const entry = src.path === ROOT ? rootEntry() : await src.connector.stat(src.path);
@@ -453,7 +463,13 @@ export class StorageService {
     }
     const name = to.name !== undefined ? checkName(to.name) : entry.name || 'Root';
     options.signal?.throwIfAborted();
-    const claim = { current: await this.claimName(destAccount, dest.connector, dest.path, name, 'rename') };
+    const mode = to.conflict ?? 'rename';
+    const target = joinPath(dest.path, name);
+    if (destAccount === accountId && mode === 'overwrite' && (target === src.path || isInside(src.path, target))) {
+      throw new ServiceError('invalid_parameters', 'A copy cannot replace its own source.');
+    }
+    const aside = mode === 'overwrite' ? await this.setAside(dest.connector, target, entry.kind) : undefined;
+    const claim = { current: await this.claimName(destAccount, dest.connector, dest.path, name, aside ? 'fail' : mode).catch(async (e) => Promise.reject(await settle(aside, e))) };
     let copied: Entry;
     try {
       const { copy, copyFilesOnly } = src.connector.features;
@@ -463,11 +479,39 @@ export class StorageService {
           : await this.copyTree(src.connector, entry, dest.connector, dest.path, claim, options);
     } catch (e) {
       claim.current.release(false);
-      throw e;
+      throw await settle(aside, e);
     }
     claim.current.release(true);
+    await settle(aside);
     this.touched(destAccount, dest.path, copied);
     return this.toResource(destAccount, copied);
+  }
+
+  /**
+   * Replace for moves and copies: what has the name is moved aside (restored when the write
+   * fails, removed once it is in), so a failed replace loses nothing. The aside name is a
+   * dotfile every backend lists like any other (not a hidden temporary name, which some
+   * backends cannot stat or remove once written), so even a crash leaves the old entry findable.
+   * Only like replaces like: a file never replaces a folder, nor a folder a file. A backend
+   * without a server-side move cannot set aside; there the old entry is removed first.
+   */
+  private async setAside(c: StorageConnector, path: string, kind: Entry['kind']): Promise<Aside | undefined> {
+    const existing = await c.stat(path).catch((e) => (e instanceof ServiceError && e.code === 'not_found' ? undefined : Promise.reject(e)));
+    if (!existing) return undefined;
+    if (existing.kind !== kind) {
+      throw new ServiceError('naming_conflict', `"${existing.name}" is a ${existing.kind} and cannot be replaced by a ${kind}.`);
+    }
+    if (!c.features.move) {
+      await c.remove(path, { recursive: true });
+      return undefined;
+    }
+    const temp = await c.features.move(path, joinPath(parentOf(path), `.tributary-${randomBytes(6).toString('hex')}.replaced`));
+    return {
+      commit: () => c.remove(temp.path, { recursive: true }).catch(() => {}),
+      rollback: async () => {
+        await c.features.move!(temp.path, path).catch(() => {});
+      },
+    };
   }
 
   /**
@@ -543,21 +587,45 @@ export class StorageService {
     }
   }
 
-  /** Deletes to the trash when the backend has one (unless `permanent`), else permanently. */
-  async delete(accountId: number, id: string, options: { permanent?: boolean; recursive?: boolean } = {}): Promise<void> {
+  /**
+   * Deletes to the trash when the backend has one (unless `permanent`), else permanently. A move
+   * to a trash that can give it back resolves with `restore`, the token `restore()` takes.
+   */
+  async delete(accountId: number, id: string, options: { permanent?: boolean; recursive?: boolean } = {}): Promise<{ restore?: string }> {
     this.forbidReserved(id, 'deleted');
     this.accounts.row(accountId);
     const provider = this.provider(accountId, id);
-    if (provider?.delete) return provider.delete(accountId, id);
+    if (provider?.delete) return (await provider.delete(accountId, id), {});
     const loc = await this.locate(accountId, id);
     const entry = await loc.connector.stat(loc.path);
     if (entry.kind === 'folder' && !options.recursive && (await loc.connector.list(loc.path)).length > 0) {
       throw new ServiceError('folder_not_empty', `The folder "${entry.name}" is not empty; delete it with recursive=true.`);
     }
-    if (!options.permanent && loc.connector.features.trash) await loc.connector.features.trash.put(loc.path);
+    const trash = options.permanent ? undefined : loc.connector.features.trash;
+    let trashed: string | undefined;
+    if (trash) trashed = await trash.put(loc.path);
     else await loc.connector.remove(loc.path, { recursive: true });
     this.entries.forget(accountId, loc.path);
     this.touched(accountId, parentOf(loc.path));
+    // Undo takes the trashed item's own id (sealed, bound to the account).
+    return trash?.restore && trashed ? { restore: this.ids.encode(accountId, `${TRASHED}${trashed}`) } : {};
+  }
+
+  /** What deleting does on this account: to its trash (and whether Undo can bring it back) or permanently. */
+  async deleteInfo(accountId: number): Promise<{ trash: boolean; undo: boolean }> {
+    const { trash } = (await this.accounts.storage(accountId)).features;
+    return { trash: !!trash, undo: !!trash?.restore };
+  }
+
+  /** Undoes a trash move: puts the trashed item (the id `delete` returned) back. */
+  async restore(accountId: number, trashedId: string): Promise<Resource> {
+    const upstream = this.ids.decode(accountId, trashedId);
+    if (!upstream.startsWith(TRASHED)) throw new ServiceError('not_found', 'Nothing in the trash has this id.');
+    const { restore } = (await this.accounts.storage(accountId)).features.trash ?? {};
+    if (!restore) throw new ServiceError('not_implemented', 'This account cannot restore from its trash.');
+    const entry = await restore(upstream.slice(TRASHED.length));
+    this.touched(accountId, parentOf(entry.path), entry);
+    return this.toResource(accountId, entry);
   }
 
   /**
@@ -600,6 +668,18 @@ export class StorageService {
     this.snapshots.delete(`${accountId}:${folder}`);
     this.events.emit('files.changed', { account: accountId, folder: this.idOf(accountId, folder) });
   }
+}
+
+interface Aside {
+  commit(): Promise<void>;
+  rollback(): Promise<void>;
+}
+
+/** Ends a replace: without `error` the set-aside entry goes; with it, it comes back (and `error` is returned). */
+async function settle(aside: Aside | undefined, error?: unknown): Promise<unknown> {
+  if (error === undefined) await aside?.commit();
+  else await aside?.rollback();
+  return error;
 }
 
 /** Folders first, then by name as people read numbers ("file 2" before "file 10"). */

@@ -111,8 +111,11 @@ export class TransfersService {
     this.push(e, true);
   }
 
-  /** Ends the running attempt: done, failed, paused (aborted by `pause`) or cancelled. */
-  finish(id: string, error?: unknown): void {
+  /**
+   * Ends the running attempt: done, failed, paused (aborted by `pause`) or cancelled. `savedAs`:
+   * the name a finished copy or move was saved under ("a (1).txt" when the user kept both).
+   */
+  finish(id: string, error?: unknown, savedAs?: string): void {
     const e = this.entries.get(id);
     if (!e?.controller) return;
     const signal = e.controller.signal;
@@ -126,6 +129,7 @@ export class TransfersService {
       t.state = !error ? 'done' : signal.aborted ? 'cancelled' : 'failed';
       t.error = error && !signal.aborted ? (error instanceof Error ? error.message : String(error)) : null;
       t.finishedAt = new Date().toISOString();
+      if (!error && savedAs) t.name = savedAs;
     }
     this.push(e, true);
   }

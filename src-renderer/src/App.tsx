@@ -12,7 +12,8 @@ import { FileBrowser } from './features/files/FileBrowser';
 import { Mailbox } from './features/mailbox/Mailbox';
 import { TransferNotices } from './features/transfers/notices';
 import { TransfersButton, TransfersPanel } from './features/transfers/TransfersPanel';
-import { useUi } from './stores/ui';
+import { followAddress, onHistory, startNavigation, useNav, useUi } from './stores/ui';
+import { PANE_MAX, PANE_MIN, usePanes } from './stores/panes';
 
 export function App() {
   useServerEvents();
@@ -23,16 +24,48 @@ export function App() {
   const kindOf = (service: string) => connectors.data?.find((c) => c.id === service)?.kind;
   const view = useUi((s) => s.view);
   const [settingsOpen, setSettingsOpen] = useState(false);
+  const nav = useNav();
+  const panes = usePanes();
+
+  // The address is the place: Back/Forward, a reload and a pasted link land where they point.
+  useEffect(() => {
+    startNavigation();
+    const pop = (e: PopStateEvent) => onHistory(e.state);
+    // Alt+←/→ as in a browser, also in the desktop app, which has no browser keys.
+    const keys = (e: KeyboardEvent) => {
+      if (!e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
+      // In a text field Alt/Option+arrows move the caret by words (macOS): leave them there.
+      const t = e.target as HTMLElement | null;
+      if (t && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName))) return;
+      if (e.key === 'ArrowLeft' || e.key === 'ArrowRight') {
+        e.preventDefault();
+        if (e.key === 'ArrowLeft') window.history.back();
+        else window.history.forward();
+      }
+    };
+    window.addEventListener('popstate', pop);
+    window.addEventListener('keydown', keys);
+    return () => {
+      window.removeEventListener('popstate', pop);
+      window.removeEventListener('keydown', keys);
+    };
+  }, []);
   const browsable = account && account.active && kindOf(account.service) === 'storage';
   const mailbox = account && account.active && kindOf(account.service) === 'mail';
 
-  // Start on the default account (the first-run local folder), else the first usable one.
+  // Start on the default account (the first-run local folder), else the first usable one; also
+  // when the open account is gone (removed here or elsewhere).
   useEffect(() => {
-    if (!accounts.data || current !== null) return;
+    if (!accounts.data || (current !== null && accounts.data.some((a) => a.id === current))) return;
     if (!connectors.data) return;
+    // A link or a reload names the place; an account removed since falls back to the default.
+    if (followAddress((id) => accounts.data.some((a) => a.id === id)) && useUi.getState().account !== null) return;
     const usable = accounts.data.filter((a) => a.active && kindOf(a.service) === 'storage');
     const first = usable.find((a) => a.isDefault) ?? usable[0];
-    if (first) useUi.getState().open(first.id);
+    if (!first) return;
+    // The dashboard opened from the address stays open; the account is where it returns to.
+    if (useUi.getState().view === 'activity') useUi.setState({ account: first.id, folder: 'root', message: null });
+    else useUi.getState().open(first.id);
   }, [accounts.data, connectors.data, current]);
 
   // A file dropped outside any drop target must not make the page navigate to it.
@@ -51,9 +84,28 @@ export function App() {
   return (
     <div className="app">
       <header className="topbar">
-        <div className="brand">
-          <LogoIcon />
-          <span>Tributary</span>
+        <div className="topbar-nav">
+          <button
+            type="button"
+            className="btn btn-ghost"
+            aria-label={panes.collapsed ? 'Show the accounts pane' : 'Hide the accounts pane'}
+            aria-expanded={!panes.collapsed}
+            aria-controls="accounts-pane"
+            onClick={() => panes.set({ collapsed: !panes.collapsed })}
+            data-testid="pane-toggle"
+          >
+            ☰
+          </button>
+          <button type="button" className="btn btn-ghost" aria-label="Back (Alt+←)" title="Back (Alt+←)" disabled={nav.index <= 0} onClick={() => window.history.back()} data-testid="nav-back">
+            ←
+          </button>
+          <button type="button" className="btn btn-ghost" aria-label="Forward (Alt+→)" title="Forward (Alt+→)" disabled={nav.index >= nav.last} onClick={() => window.history.forward()} data-testid="nav-forward">
+            →
+          </button>
+          <div className="brand">
+            <LogoIcon />
+            <span>Tributary</span>
+          </div>
         </div>
         <div className="topbar-actions">
           <button
@@ -73,7 +125,14 @@ export function App() {
       </header>
       {settingsOpen && <SettingsDialog onClose={() => setSettingsOpen(false)} />}
       <div className="workspace">
-        <Sidebar />
+        {!panes.collapsed && (
+          <>
+            <div id="accounts-pane" className="pane-side" style={{ width: panes.side }} data-testid="accounts-pane">
+              <Sidebar />
+            </div>
+            <PaneSplitter />
+          </>
+        )}
         <main className="content">
           {view === 'activity' ? (
             <ActivityDashboard />
@@ -101,5 +160,44 @@ export function App() {
       <ConflictDialog />
       <Toasts />
     </div>
+  );
+}
+
+/** The handle between the accounts pane and the content: drag it, or focus it and use ←/→. */
+function PaneSplitter() {
+  const panes = usePanes();
+  return (
+    <div
+      className="pane-splitter"
+      role="separator"
+      aria-orientation="vertical"
+      aria-label="Resize the accounts pane"
+      aria-controls="accounts-pane"
+      aria-valuenow={panes.side}
+      aria-valuemin={PANE_MIN}
+      aria-valuemax={PANE_MAX}
+      tabIndex={0}
+      data-testid="pane-splitter"
+      onKeyDown={(e) => {
+        const step = e.key === 'ArrowLeft' ? -16 : e.key === 'ArrowRight' ? 16 : 0;
+        if (!step) return;
+        e.preventDefault();
+        panes.set({ side: panes.side + step });
+      }}
+      onPointerDown={(e) => {
+        e.preventDefault();
+        const startX = e.clientX;
+        const startWidth = panes.side;
+        const el = e.currentTarget;
+        el.setPointerCapture(e.pointerId);
+        const moveTo = (ev: PointerEvent) => panes.set({ side: startWidth + ev.clientX - startX });
+        const stop = () => {
+          el.removeEventListener('pointermove', moveTo);
+          el.removeEventListener('pointerup', stop);
+        };
+        el.addEventListener('pointermove', moveTo);
+        el.addEventListener('pointerup', stop);
+      }}
+    />
   );
 }

@@ -288,6 +288,30 @@ export function describeStorageConformance(name: string, setup: () => Promise<Co
       expect(await download(clash.id)).toBe('data');
     });
 
+    // spec 1, Files: Rename / move and Copy onto a taken name, by the caller's choice (the UI's
+    // Keep both / Replace / Skip): fail changes nothing, overwrite replaces like with like.
+    it('renames, moves and copies onto a taken name: fail or overwrite', { timeout }, async () => {
+      const dir = await scratch();
+      const a = await upload(dir.id, 'a.txt', 'A');
+      await upload(dir.id, 'b.txt', 'B');
+      await expectCode(app.storage.move(acc, a.id, { name: 'b.txt', conflict: 'fail' }), 'naming_conflict');
+      await expectCode(app.storage.copy(acc, a.id, { parentId: dir.id, name: 'b.txt', conflict: 'fail' }), 'naming_conflict');
+      expect(await names(acc, dir.id)).toEqual(['a.txt', 'b.txt']);
+      const replaced = await app.storage.move(acc, a.id, { name: 'b.txt', conflict: 'overwrite' });
+      expect(replaced.name).toBe('b.txt');
+      expect(await names(acc, dir.id)).toEqual(['b.txt']);
+      expect(await download(replaced.id)).toBe('A');
+      // A folder replaces a folder (its old content goes); a file never replaces a folder.
+      const sub = await app.storage.mkdir(acc, dir.id, 'sub');
+      await upload(sub.id, 'old.txt', 'old');
+      const other = await app.storage.mkdir(acc, dir.id, 'other');
+      await upload(other.id, 'new.txt', 'new');
+      const copied = await app.storage.copy(acc, other.id, { parentId: dir.id, name: 'sub', conflict: 'overwrite' });
+      expect(await names(acc, copied.id)).toEqual(['new.txt']);
+      await expectCode(app.storage.move(acc, replaced.id, { name: 'sub', conflict: 'overwrite' }), 'naming_conflict');
+      expect(await names(acc, dir.id)).toEqual(['other', 'sub', 'b.txt']);
+    });
+
     // spec 1, Files: Rename / move (parent_id)
     it('moves a file and a folder tree into another folder', { timeout }, async () => {
       const dir = await scratch();
@@ -378,6 +402,14 @@ export function describeStorageConformance(name: string, setup: () => Promise<Co
       expect((await app.storage.list(acc, 'trash')).items.map((i) => i.name)).toContain(folder.name);
       // Nothing can be created in the trash.
       await expectCode(upload('trash', 'x.txt', 'x'), 'invalid_parent_folder');
+      // Undo: a trash that can give items back does, to where they were.
+      if (connector.features.trash.restore) {
+        const kept = await upload(dir.id, 'undo.txt', 'kept');
+        const { restore } = await app.storage.delete(acc, kept.id);
+        const back = await app.storage.restore(acc, restore!);
+        expect(back.name).toBe('undo.txt');
+        expect(await download(back.id)).toBe('kept');
+      }
     });
 
     // spec 1, Files: Delete (permanent=true, and backends without a trash)

@@ -142,7 +142,8 @@ describe('E2E activity dashboard in Chromium against headless mode (spec 3)', ()
     await box.click();
     await expect.poll(() => box.isChecked()).toBe(!before);
     await page.reload();
-    await page.getByTestId('activity-toggle').click();
+    // The address keeps the place (docs/ui.md, Back, Forward, links): the dashboard is open again.
+    await page.getByTestId('activity-dashboard').waitFor();
     await expect.poll(() => page.getByTestId('track-activity').isChecked()).toBe(!before);
   });
 

@@ -78,7 +78,7 @@ export class LocalConnector implements StorageConnector {
       noReplace: true,
       move: (from, to) => this.moveOrCopy(from, to, true),
       copy: (from, to) => this.moveOrCopy(from, to, false),
-      trash: { put: (path) => this.trashPut(path), list: () => this.trashList() },
+      trash: { put: (path) => this.trashPut(path), list: () => this.trashList(), restore: (trashPath) => this.trashRestore(trashPath) },
       quota: () => this.quota(),
       permissions: { list: (path) => this.permissions(path), update: (path, changes, o) => this.setPermissions(path, changes, o.replace) },
       watch: (onChanges, onError) => this.watch(onChanges, onError),
@@ -344,7 +344,7 @@ export class LocalConnector implements StorageConnector {
 
   // ---- trash (freedesktop.org Trash specification 1.0) ----------------------------------------
 
-  private async trashPut(path: string): Promise<void> {
+  private async trashPut(path: string): Promise<string> {
     if (path === ROOT) throw new ServiceError('forbidden', 'The root folder cannot be deleted.');
     const abs = await this.safe(path);
     await lstat(abs).catch((e) => Promise.reject(fsError(e, path)));
@@ -377,9 +377,33 @@ export class LocalConnector implements StorageConnector {
         await unlink(join(info, `${name}.trashinfo`)).catch(() => {});
         throw fsError(e, path);
       }
-      return;
+      return `/${name}`;
     }
     throw new ServiceError('naming_conflict', `No free name in the trash for "${baseName(path)}".`);
+  }
+
+  /** Back to the Path its .trashinfo records, when that is inside this account's folder and free. */
+  private async trashRestore(trashPath: string): Promise<Entry> {
+    const name = baseName(trashPath);
+    const infoFile = join(this.trashDir, 'info', `${name}.trashinfo`);
+    const infoText = await readFile(infoFile, 'utf8').catch(() => '');
+    const original = /^Path=(.*)$/m.exec(infoText)?.[1];
+    if (!original) throw new ServiceError('not_found', `"${name}" is no longer in the trash.`);
+    const abs = resolve(decodeURIComponent(original));
+    const rel = relative(this.root, abs);
+    if (!rel || rel.startsWith('..') || isAbsolute(rel)) throw new ServiceError('forbidden', `"${name}" was deleted from outside this account's folder.`);
+    const path = this.toUpstream(abs);
+    const target = await this.safe(path);
+    await mkdir(dirname(target), { recursive: true }).catch((e) => Promise.reject(fsError(e, parentOf(path))));
+    // link()+unlink() would not take folders; a rename over nothing is the no-replace step here.
+    if (await lstat(target).then(() => true, () => false)) throw new ServiceError('naming_conflict', `"${baseName(path)}" exists again where it was deleted from.`);
+    await rename(join(this.trashDir, 'files', name), target).catch(async (e) => {
+      if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw fsError(e, path);
+      await cp(join(this.trashDir, 'files', name), target, COPY_OPTIONS);
+      await rm(join(this.trashDir, 'files', name), { recursive: true });
+    });
+    await unlink(infoFile).catch(() => {});
+    return this.stat(path);
   }
 
   private async trashList(): Promise<Entry[]> {

@@ -49,6 +49,7 @@ export class MemoryConnector implements StorageConnector {
           const node = this.node(path);
           trashed.set(`/${baseName(path)}`, node);
           await this.remove(path, { recursive: true });
+          return `/${baseName(path)}`;
         },
         list: async () => [...trashed.entries()].map(([p, n]) => this.toEntry(p, n)),
       },

@@ -13,6 +13,19 @@ export function Toasts() {
             <strong>{t.title}</strong>
             <span>{t.message}</span>
           </div>
+          {t.action && (
+            <button
+              type="button"
+              className="btn btn-ghost toast-action"
+              data-testid="toast-action"
+              onClick={() => {
+                dismiss(t.id);
+                void t.action!.run();
+              }}
+            >
+              {t.action.label}
+            </button>
+          )}
           <button type="button" className="icon-btn" aria-label="Dismiss" onClick={() => dismiss(t.id)}>
             ×
           </button>

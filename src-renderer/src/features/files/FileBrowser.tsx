@@ -1,14 +1,18 @@
 /**
- * The right-hand pane: breadcrumbs, toolbar and the listing of the current folder, and the
- * actions on it (open, download, rename, delete, create folder, upload, move/copy by drag).
+ * The right-hand pane: breadcrumbs, toolbar, filter and the listing of the current folder, and
+ * the actions on it (open, download, rename, delete, create folder, upload, move/copy by drag,
+ * context menu, Cut/Copy/Paste, Move to… / Copy to…).
  */
-import { useMemo, useRef, useState } from 'react';
-import { useQueryClient } from '@tanstack/react-query';
+import { useEffect, useMemo, useRef, useState } from 'react';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import type { Account, Resource } from '../../../../src-main/contract';
 import { useApi, useFolder } from '../../api/hooks';
+import { ContextMenu, type MenuItem } from '../../components/ContextMenu';
 import { ConfirmDialog, PromptDialog } from '../../components/Dialog';
+import { FolderPicker } from '../../components/FolderPicker';
 import { NewFolderIcon, RenameIcon, TrashIcon, UploadIcon, DownloadIcon } from '../../components/Icons';
-import { toastError, useUi, type SortKey } from '../../stores/ui';
+import { itemLink, toastError, useUi, type SortKey } from '../../stores/ui';
+import { deleteItems, paste, refOf, renameItem, transferItems, useClipboard } from './actions';
 import { dropItems, hasFiles, hasItems, isCopyGesture, readItems } from './dnd';
 import { AccountProblem, isAccountError } from '../accounts/AccountProblem';
 import { FileList } from './FileList';
@@ -39,8 +43,19 @@ export function FileBrowser({ account }: { account: Account }) {
   const selected = useUi((s) => s.selected);
   const open = useUi((s) => s.open);
   const listing = useFolder(account.id, folderId);
-  const items = useMemo(() => sortItems(listing.items, sort.key, sort.dir), [listing.items, sort.key, sort.dir]);
-  const [dialog, setDialog] = useState<{ type: 'mkdir' } | { type: 'delete'; items: Resource[] } | null>(null);
+  const [filter, setFilter] = useState('');
+  // A filter belongs to the folder it was typed in.
+  useEffect(() => setFilter(''), [folderId]);
+  const items = useMemo(() => {
+    const needle = filter.trim().toLocaleLowerCase();
+    const shown = needle ? listing.items.filter((i) => i.name.toLocaleLowerCase().includes(needle)) : listing.items;
+    return sortItems(shown, sort.key, sort.dir);
+  }, [listing.items, sort.key, sort.dir, filter]);
+  const [dialog, setDialog] = useState<{ type: 'mkdir' } | { type: 'delete'; items: Resource[] } | { type: 'pick'; op: 'move' | 'copy'; items: Resource[] } | null>(null);
+  const [menu, setMenu] = useState<{ x: number; y: number; onItem: boolean } | null>(null);
+  const clip = useClipboard((s) => s.clip);
+  // What Delete does here, from the account's own features (shown before anything is deleted).
+  const deleteInfo = useQuery({ queryKey: ['deleteInfo', account.id], queryFn: () => api.call('files.deleteInfo', { account: account.id }), staleTime: Infinity });
   const pickerRef = useRef<HTMLInputElement>(null);
 
   const folder = listing.folder;
@@ -70,25 +85,49 @@ export function FileBrowser({ account }: { account: Account }) {
   };
 
   const rename = async (item: Resource, name: string) => {
+    const renamed = await renameItem(api, refOf(item), name, folderName);
+    // Ids follow the name on path-addressed backends: keep the renamed item selected.
+    const ui = useUi.getState();
+    if (renamed && ui.selected.has(item.id)) ui.setSelection([...ui.selected].map((id) => (id === item.id ? renamed.id : id)));
+  };
+
+  const clipboard = (op: 'cut' | 'copy' | 'paste', chosen: Resource[]) => {
+    if (op === 'paste') return void paste(api, target);
+    useClipboard.getState().set({ op: op === 'cut' ? 'move' : 'copy', items: chosen.map(refOf) });
+    const what = chosen.length === 1 ? `“${chosen[0].name}”` : `${chosen.length} items`;
+    useUi.getState().toast({ kind: 'info', title: op === 'cut' ? 'Cut' : 'Copied', message: `${what}: paste with Ctrl+V in any folder.` });
+  };
+
+  const copyLink = async (item: Resource) => {
+    const link = itemLink(account.id, folderId, item.id);
     try {
-      const renamed = await api.call('files.rename', { account: item.account, id: item.id, name });
-      // Ids follow the name on path-addressed backends: keep the renamed item selected.
-      const ui = useUi.getState();
-      if (ui.selected.has(item.id)) ui.setSelection([...ui.selected].map((id) => (id === item.id ? renamed.id : id)));
-    } catch (e) {
-      toastError(`Could not rename "${item.name}"`, e);
+      await navigator.clipboard.writeText(link);
+      useUi.getState().toast({ kind: 'info', title: 'Link copied', message: link });
+    } catch {
+      // No clipboard permission: the link is shown to copy by hand.
+      useUi.getState().toast({ kind: 'info', title: 'Link', message: link });
     }
   };
 
-  const remove = async (chosen: Resource[]) => {
-    for (const item of chosen) {
-      try {
-        await api.call('files.delete', { account: item.account, id: item.id, recursive: true });
-      } catch (e) {
-        toastError(`Could not delete "${item.name}"`, e);
-      }
+  const menuItems = (onItem: boolean): MenuItem[] => {
+    const chosen = onItem ? selectedItems : [];
+    const one = chosen.length === 1 ? chosen[0] : null;
+    const pasteItem: MenuItem = { id: 'paste', label: clip ? `Paste ${clip.items.length === 1 ? `“${clip.items[0].name}”` : `${clip.items.length} items`}` : 'Paste', shortcut: 'Ctrl+V', disabled: !clip || !canUpload, run: () => void paste(api, target) };
+    if (!onItem) {
+      return [pasteItem, { id: 'new-folder', label: 'New folder', disabled: !folder?.canCreateFolders, run: () => setDialog({ type: 'mkdir' }) }];
     }
-    useUi.getState().setSelection([]);
+    return [
+      { id: 'open', label: 'Open', disabled: !one, run: () => one && openItem(one) },
+      { id: 'download', label: 'Download', disabled: !one || one.kind !== 'file', run: () => one && void download(one) },
+      { id: 'rename', label: 'Rename', shortcut: 'F2', disabled: !one, run: () => one && useUi.getState().setRenaming(one.id), separator: true },
+      { id: 'move-to', label: 'Move to…', run: () => setDialog({ type: 'pick', op: 'move', items: chosen }) },
+      { id: 'copy-to', label: 'Copy to…', run: () => setDialog({ type: 'pick', op: 'copy', items: chosen }) },
+      { id: 'cut', label: 'Cut', shortcut: 'Ctrl+X', separator: true, run: () => clipboard('cut', chosen) },
+      { id: 'copy', label: 'Copy', shortcut: 'Ctrl+C', run: () => clipboard('copy', chosen) },
+      pasteItem,
+      { id: 'copy-link', label: 'Copy link', disabled: !one, run: () => one && void copyLink(one) },
+      { id: 'delete', label: 'Delete', shortcut: 'Del', danger: true, separator: true, run: () => setDialog({ type: 'delete', items: chosen }) },
+    ];
   };
 
   const mkdir = async (name: string) => {
@@ -141,7 +180,7 @@ export function FileBrowser({ account }: { account: Account }) {
                     onDrop={(e) => {
                       e.preventDefault();
                       const dragged = readItems(e.dataTransfer);
-                      if (dragged) void dropItems(api, dragged, { account: account.id, folder: c.id }, isCopyGesture(e));
+                      if (dragged) void dropItems(api, dragged, { account: account.id, folder: c.id, folderName: c.name }, isCopyGesture(e));
                       else if (e.dataTransfer.files.length) void requestUpload(api, qc, Array.from(e.dataTransfer.files), { account: account.id, folder: c.id, folderName: c.name });
                     }}
                   >
@@ -153,6 +192,18 @@ export function FileBrowser({ account }: { account: Account }) {
           </ol>
         </nav>
         <div className="toolbar-actions">
+          <input
+            type="search"
+            className="input filter-input"
+            placeholder="Filter"
+            aria-label="Filter this folder by name"
+            value={filter}
+            onChange={(e) => setFilter(e.currentTarget.value)}
+            onKeyDown={(e) => {
+              if (e.key === 'Escape') setFilter('');
+            }}
+            data-testid="filter"
+          />
           {selectedItems.length === 1 && selectedItems[0].kind === 'file' && (
             <button type="button" className="btn btn-ghost" onClick={() => void download(selectedItems[0])} data-testid="toolbar-download">
               <DownloadIcon /> Download
@@ -205,8 +256,20 @@ export function FileBrowser({ account }: { account: Account }) {
         onDropFiles={(files, into) =>
           void requestUpload(api, qc, files, into ? { account: account.id, folder: into.id, folderName: into.name } : target)
         }
-        onDropItems={(dragged, into, copy) => void dropItems(api, dragged, { account: account.id, folder: into ? into.id : folderId }, copy)}
+        onDropItems={(dragged, into, copy) => void dropItems(api, dragged, { account: account.id, folder: into ? into.id : folderId, folderName: into ? into.name : folderName }, copy)}
+        onContextMenu={(at, onItem) => setMenu({ ...at, onItem })}
+        onClipboard={clipboard}
       />
+      {menu && <ContextMenu x={menu.x} y={menu.y} label={menu.onItem ? 'Item actions' : 'Folder actions'} items={menuItems(menu.onItem)} onClose={() => setMenu(null)} />}
+      {dialog?.type === 'pick' && (
+        <FolderPicker
+          title={`${dialog.op === 'move' ? 'Move' : 'Copy'} ${dialog.items.length === 1 ? `“${dialog.items[0].name}”` : `${dialog.items.length} items`} to…`}
+          confirm={dialog.op === 'move' ? 'Move to' : 'Copy to'}
+          start={{ account: account.id, folder: folderId }}
+          onPick={(to) => void transferItems(api, dialog.items.map(refOf), to, dialog.op)}
+          onClose={() => setDialog(null)}
+        />
+      )}
       {dialog?.type === 'mkdir' && (
         <PromptDialog title="New folder" label="Folder name" initial="New folder" confirm="Create" onSubmit={(n) => void mkdir(n)} onClose={() => setDialog(null)} testId="mkdir-dialog" />
       )}
@@ -214,18 +277,40 @@ export function FileBrowser({ account }: { account: Account }) {
         <ConfirmDialog
           title={dialog.items.length === 1 ? `Delete "${dialog.items[0].name}"?` : `Delete ${dialog.items.length} items?`}
           message={
-            <p>
-              {dialog.items.some((i) => i.kind === 'folder') ? 'Folders are deleted with everything inside them. ' : ''}
-              Items go to the account’s trash where it has one; otherwise they are deleted permanently.
-            </p>
+            <>
+              <ul className="conflict-list" data-testid="delete-items">
+                {dialog.items.slice(0, 8).map((i) => (
+                  <li key={i.id}>
+                    {i.name}
+                    {i.kind === 'folder' ? ' (folder, with everything inside)' : ''}
+                  </li>
+                ))}
+                {dialog.items.length > 8 && <li>…and {dialog.items.length - 8} more</li>}
+              </ul>
+              <p data-testid="delete-where">
+                {deleteWhere(account.account, dialog.items.length === 1 ? ['It goes', 'it is', 'brings it'] : ['They go', 'they are', 'brings them'], deleteInfo)}
+              </p>
+            </>
           }
-          confirm="Delete"
+          confirm={deleteInfo.data ? (deleteInfo.data.trash ? 'Move to trash' : 'Delete permanently') : 'Delete'}
           danger
-          onConfirm={() => void remove(dialog.items)}
+          onConfirm={() => void deleteItems(api, dialog.items.map(refOf))}
           onClose={() => setDialog(null)}
           testId="delete-dialog"
         />
       )}
     </section>
   );
+}
+
+/** What the delete dialog says happens, from the account's abilities (`files.deleteInfo`). */
+function deleteWhere(
+  accountName: string,
+  [goes, are, brings]: [string, string, string],
+  info: { data?: { trash: boolean; undo: boolean }; isError: boolean },
+): string {
+  if (info.data?.trash) return `${goes} to the trash of “${accountName}”${info.data.undo ? `; Undo ${brings} back` : ''}.`;
+  if (info.data) return `“${accountName}” has no trash: ${are} deleted permanently.`;
+  if (info.isError) return 'Items go to the account’s trash where it has one; otherwise they are deleted permanently.';
+  return 'Checking what this account does with deleted items…';
 }

@@ -9,6 +9,7 @@ import type { Resource } from '../../../../src-main/contract';
 import { formatBytes, formatDate } from '../../components/format';
 import { DownloadIcon, FileIcon, FolderIcon, UploadIcon } from '../../components/Icons';
 import { useUi, type SortKey } from '../../stores/ui';
+import { useClipboard } from './actions';
 import { hasFiles, hasItems, isCopyGesture, ITEMS_MIME, readItems, type DraggedItems } from './dnd';
 import { listPlaceholder } from '../../components/ListPlaceholder';
 import './files.css';
@@ -31,7 +32,14 @@ export interface FileListProps {
   onDelete(items: Resource[]): void;
   onDropFiles(files: File[], folder: Resource | null): void;
   onDropItems(items: DraggedItems, folder: Resource | null, copy: boolean): void;
+  /** Right click, Shift+F10 or the Menu key: on the selection (`onItem`) or the folder itself. */
+  onContextMenu(at: { x: number; y: number }, onItem: boolean): void;
+  /** Ctrl+X / Ctrl+C on the selection, Ctrl+V into this folder. */
+  onClipboard(op: 'cut' | 'copy' | 'paste', items: Resource[]): void;
 }
+
+/** Type-ahead: keys typed within this long of each other make one prefix. */
+const TYPE_AHEAD_MS = 800;
 
 export function FileList(props: FileListProps) {
   const { items } = props;
@@ -45,6 +53,9 @@ export function FileList(props: FileListProps) {
   const setSelection = useUi((s) => s.setSelection);
   const setRenaming = useUi((s) => s.setRenaming);
   const [dropTarget, setDropTarget] = useState<string | null>(null);
+  // Items cut and waiting for Paste are shown faded, as file managers do.
+  const clip = useClipboard((s) => s.clip);
+  const cut = useMemo(() => (clip?.op === 'move' ? new Set(clip.items.map((i) => i.id)) : null), [clip]);
 
   const virtualizer = useVirtualizer({
     count: items.length,
@@ -87,10 +98,56 @@ export function FileList(props: FileListProps) {
   );
 
   const selectedItems = () => items.filter((i) => selected.has(i.id));
+  const typed = useRef({ text: '', at: 0 });
+
+  /** Opens the menu beside the focused row (keyboard), selecting it when nothing is. */
+  const menuFromKeyboard = () => {
+    const row = scrollRef.current?.querySelector<HTMLElement>(`#row-${focus}`);
+    const box = (row ?? scrollRef.current)?.getBoundingClientRect();
+    const onItem = !!items[focus];
+    if (onItem && !selected.has(items[focus].id)) setSelection([items[focus].id], focus, focus);
+    props.onContextMenu({ x: (box?.left ?? 0) + 48, y: (box?.top ?? 0) + (row ? ROW_HEIGHT - 4 : 8) }, onItem);
+  };
+
+  /** Jumps to the first item whose name starts with what was typed (case-insensitive). */
+  const typeAhead = (key: string, time: number) => {
+    const t = typed.current;
+    t.text = time - t.at > TYPE_AHEAD_MS ? key : t.text + key;
+    t.at = time;
+    const prefix = t.text.toLocaleLowerCase();
+    // A repeated single letter cycles through the names starting with it.
+    const cycling = prefix.length > 1 && [...prefix].every((c) => c === prefix[0]);
+    const wanted = cycling ? prefix[0] : prefix;
+    const from = cycling || prefix.length === 1 ? focus + 1 : focus;
+    for (let k = 0; k < items.length; k++) {
+      const i = (from + k) % items.length;
+      if (items[i].name.toLocaleLowerCase().startsWith(wanted)) return setSelection([items[i].id], i, i);
+    }
+  };
 
   const onKeyDown = (e: KeyboardEvent<HTMLDivElement>) => {
     if (renaming) return;
     const mod = e.ctrlKey || e.metaKey;
+    if ((e.key === 'F10' && e.shiftKey) || e.key === 'ContextMenu') {
+      e.preventDefault();
+      return menuFromKeyboard();
+    }
+    if (mod && !e.altKey && !e.shiftKey && ['x', 'c', 'v'].includes(e.key.toLowerCase())) {
+      const op = ({ x: 'cut', c: 'copy', v: 'paste' } as const)[e.key.toLowerCase() as 'x' | 'c' | 'v'];
+      const chosen = selectedItems();
+      if (op !== 'paste' && chosen.length === 0) return;
+      e.preventDefault();
+      return props.onClipboard(op, chosen);
+    }
+    if (e.key.length === 1 && e.key !== ' ' && !mod && !e.altKey) {
+      e.preventDefault();
+      return typeAhead(e.key, e.timeStamp);
+    }
+    if (e.key === ' ' && typed.current.text && e.timeStamp - typed.current.at <= TYPE_AHEAD_MS) {
+      // A space inside a name being typed is part of it, not a selection toggle.
+      e.preventDefault();
+      return typeAhead(' ', e.timeStamp);
+    }
     const last = items.length - 1;
     const move = (to: number) => {
       const index = Math.max(0, Math.min(last, to));
@@ -170,7 +227,9 @@ export function FileList(props: FileListProps) {
       ids = [item.id];
       setSelection(ids, index, index);
     }
-    const payload: DraggedItems = { account: props.account, from: props.folder, ids };
+    const nameOf = new Map(items.map((i) => [i.id, i.name]));
+    const names = ids.map((id) => nameOf.get(id) ?? id);
+    const payload: DraggedItems = { account: props.account, from: props.folder, ids, names };
     e.dataTransfer.setData(ITEMS_MIME, JSON.stringify(payload));
     e.dataTransfer.setData('text/plain', ids.length === 1 ? item.name : `${ids.length} items`);
     e.dataTransfer.effectAllowed = 'copyMove';
@@ -252,6 +311,17 @@ export function FileList(props: FileListProps) {
         onClick={(e) => {
           if (e.target === e.currentTarget) setSelection([]);
         }}
+        onContextMenu={(e) => {
+          e.preventDefault();
+          const row = (e.target as HTMLElement).closest<HTMLElement>('[data-testid=file-row]');
+          const index = row ? Number(row.dataset.index) : -1;
+          if (index >= 0 && items[index]) {
+            if (!selected.has(items[index].id)) setSelection([items[index].id], index, index);
+            else useUi.getState().setFocus(index);
+          } else setSelection([]);
+          scrollRef.current?.focus({ preventScroll: true });
+          props.onContextMenu({ x: e.clientX, y: e.clientY }, index >= 0);
+        }}
         onDragOver={(e) => acceptDrag(e, 'list')}
         onDragLeave={(e) => {
           if (!e.currentTarget.contains(e.relatedTarget as Node | null)) setDropTarget(null);
@@ -286,6 +356,7 @@ export function FileList(props: FileListProps) {
                   focused={v.index === focus}
                   renaming={renaming === item.id}
                   dropActive={dropTarget === item.id}
+                  cut={cut?.has(item.id) ?? false}
                   actions={actions}
                 />
               );
@@ -337,13 +408,14 @@ interface RowProps {
   focused: boolean;
   renaming: boolean;
   dropActive: boolean;
+  cut: boolean;
   actions: RefObject<RowActions>;
 }
 
 const Row = memo(function Row(p: RowProps) {
   const { item } = p;
   const a = () => p.actions.current!;
-  const cls = ['row', p.selected && 'selected', p.focused && 'focused', p.dropActive && 'drop-active'].filter(Boolean).join(' ');
+  const cls = ['row', p.selected && 'selected', p.focused && 'focused', p.dropActive && 'drop-active', p.cut && 'cut'].filter(Boolean).join(' ');
   return (
     <div
       id={`row-${p.index}`}
@@ -352,6 +424,7 @@ const Row = memo(function Row(p: RowProps) {
       aria-selected={p.selected}
       style={{ transform: `translateY(${p.top}px)` }}
       data-testid="file-row"
+      data-index={p.index}
       data-name={item.name}
       data-kind={item.kind}
       draggable={!p.renaming}

@@ -4,7 +4,7 @@
  * copies, otherwise the items move. OS file drags carry 'Files' and mean upload.
  */
 import type { Api } from '../../api/client';
-import { toastError, useUi } from '../../stores/ui';
+import { transferItems } from './actions';
 
 export const ITEMS_MIME = 'application/x-tributary-items';
 
@@ -12,6 +12,8 @@ export interface DraggedItems {
   account: number;
   from: string;
   ids: string[];
+  /** The items' names, in the order of `ids` (what a conflict question shows). */
+  names?: string[];
 }
 
 export function isCopyGesture(e: { altKey: boolean; ctrlKey: boolean }): boolean {
@@ -35,19 +37,10 @@ export function readItems(dt: DataTransfer): DraggedItems | null {
   }
 }
 
-/** Moves or copies dragged items into a folder, one call each; failures become toasts. */
-export async function dropItems(api: Api, items: DraggedItems, to: { account: number; folder: string }, copy: boolean): Promise<void> {
+/** Moves or copies dragged items into a folder, asking on taken names (features/files/actions.ts). */
+export async function dropItems(api: Api, items: DraggedItems, to: { account: number; folder: string; folderName?: string }, copy: boolean): Promise<void> {
   if (!copy && items.account === to.account && items.ids.includes(to.folder)) return;
   if (!copy && items.account === to.account && items.from === to.folder) return;
-  let done = 0;
-  for (const id of items.ids) {
-    try {
-      const input = { account: items.account, id, parent: to.folder, toAccount: to.account === items.account ? undefined : to.account };
-      await api.call(copy ? 'files.copy' : 'files.move', input);
-      done++;
-    } catch (e) {
-      toastError(copy ? 'Copy failed' : 'Move failed', e);
-    }
-  }
-  if (done) useUi.getState().toast({ kind: 'info', title: copy ? 'Copied' : 'Moved', message: `${done} item${done === 1 ? '' : 's'} ${copy ? 'copied' : 'moved'}.` });
+  const refs = items.ids.map((id, i) => ({ account: items.account, id, name: items.names?.[i] ?? 'This item' }));
+  await transferItems(api, refs, { account: to.account, folder: to.folder, folderName: to.folderName ?? 'the folder' }, copy ? 'copy' : 'move');
 }

@@ -38,6 +38,16 @@ export function Mailbox({ account }: { account: Account }) {
     if (folderId === null && sorted.length) setFolderId((sorted.find((f) => f.specialUse === 'inbox') ?? sorted[0]).id);
   }, [sorted, folderId]);
   useOpenFolder(account.id, folderId);
+  // The folder and message live in the address too (deep links, Back/Forward): follow it, and tell it.
+  const placeFolder = useUi((s) => (s.folder === 'root' ? null : s.folder));
+  const placeMessage = useUi((s) => s.message);
+  useEffect(() => {
+    if (placeFolder && placeFolder !== folderId) setFolderId(placeFolder);
+    if (placeMessage !== selectedId) setSelectedId(placeMessage);
+  }, [placeFolder, placeMessage]); // eslint-disable-line react-hooks/exhaustive-deps
+  useEffect(() => {
+    if (folderId) useUi.getState().showMail(folderId, selectedId);
+  }, [folderId, selectedId]);
 
   const { messages, query } = useMessages(account.id, folderId, search, label);
   const threads = useMemo(() => groupThreads(messages), [messages]);
