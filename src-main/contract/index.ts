@@ -86,6 +86,8 @@ export const Settings = z.object({
   allowPrivateNetwork: z.boolean(),
   /** Host names, addresses and CIDR ranges they may reach although private (e.g. a NAS). */
   allowedHosts: z.array(z.string()),
+  /** Seconds between two listings of an open folder whose backend cannot push changes. */
+  folderPollSeconds: z.number().int(),
 });
 export type Settings = z.infer<typeof Settings>;
 
@@ -153,6 +155,12 @@ export const procedures = {
   'files.delete': { input: z.object({ ...locate, permanent: z.boolean().default(false), recursive: z.boolean().default(false) }), output: z.object({}) },
   'files.search': { input: z.object({ account: accountId, q: z.string().min(1).max(1000) }), output: z.array(Resource) },
   /**
+   * The folder is open on screen: it is kept current (watched, or listed again every
+   * `folderPollSeconds`) and `files.changed` names it when it changes. A lease: call again at
+   * least every 30 s while it stays open.
+   */
+  'files.watch': { input: z.object({ account: accountId, folder: id }), output: z.object({}) },
+  /**
    * Electron only: upload files the user dropped from the desktop, by their local paths. Runs in
    * the background (progress as transfers.updated); files over 5 MiB go through the resumable
    * multipart uploader. Answers how many uploads were started.
@@ -205,6 +213,7 @@ export const procedures = {
         .array(z.string().trim().max(300).refine(isAllowListEntry, 'a host name, an IP address or a CIDR range such as 192.168.1.0/24'))
         .max(200)
         .optional(),
+      folderPollSeconds: z.number().int().min(1).max(3600).optional(),
     }),
     output: Settings,
   },

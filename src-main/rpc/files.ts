@@ -9,6 +9,7 @@ import type { Handlers } from '../contract';
 import type { Downloader } from '../downloads/downloader';
 import { ServiceError } from '../errors';
 import type { StorageService, TransferOptions } from '../services/storage';
+import type { FolderWatch } from '../services/folder-watch';
 import type { TransfersService } from '../services/transfers';
 import type { Uploads } from '../uploads';
 import type { Platform } from './platform';
@@ -20,6 +21,7 @@ export interface FilesDeps {
   transfers: TransfersService;
   uploads: Pick<Uploads, 'multipart' | 'uploader'>;
   downloads: Downloader;
+  folderWatch: FolderWatch;
 }
 
 export function filesHandlers(deps: FilesDeps, platform: Platform): Pick<Handlers, Exclude<FilesProcedure, 'files.downloadTicket'>> {
@@ -36,6 +38,11 @@ export function filesHandlers(deps: FilesDeps, platform: Platform): Pick<Handler
       withTransfer(deps, 'copy', account, id, parent, (options) => storage.copy(account, id, { parentId: parent, name, account: toAccount }, options)),
     'files.delete': async ({ account, id, permanent, recursive }) => (await storage.delete(account, id, { permanent, recursive }), {}),
     'files.search': async ({ account, q }) => storage.search(account, q),
+    'files.watch': async ({ account, folder }) => {
+      const loc = await storage.locate(account, folder);
+      if (!loc.trash) await deps.folderWatch.watch(account, loc.path);
+      return {};
+    },
     'files.uploadPaths': async ({ account, parent, paths, conflict }) => {
       if (platform.mode !== 'electron') throw new ServiceError('not_implemented', 'Uploading by local path is only available in the desktop app; the web UI uploads over HTTP.');
       const files = await Promise.all(

@@ -2,7 +2,7 @@
  * The right-hand pane: breadcrumbs, toolbar and the listing of the current folder, and the
  * actions on it (open, download, rename, delete, create folder, upload, move/copy by drag).
  */
-import { useMemo, useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import type { Account, Resource } from '../../../../src-main/contract';
 import { useApi, useFolder } from '../../api/hooks';
@@ -47,6 +47,17 @@ export function FileBrowser({ account }: { account: Account }) {
   const folderName = folder?.name || account.account;
   const target = { account: account.id, folder: folderId, folderName };
   const selectedItems = items.filter((i) => selected.has(i.id));
+  const refresh = listing.refetch;
+  // F5 lists the folder again instead of reloading the page (Ctrl+F5 still reloads).
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== 'F5' || e.ctrlKey || e.metaKey || e.shiftKey) return;
+      e.preventDefault();
+      void refresh();
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [refresh]);
 
   const download = async (item: Resource) => {
     if (item.kind !== 'file') return;
@@ -164,6 +175,9 @@ export function FileBrowser({ account }: { account: Account }) {
               <TrashIcon /> Delete
             </button>
           )}
+          <button type="button" className="btn btn-ghost" onClick={() => void refresh()} title="Refresh (F5)" data-testid="refresh">
+            Refresh
+          </button>
           <button type="button" className="btn" disabled={!folder?.canCreateFolders} onClick={() => setDialog({ type: 'mkdir' })} data-testid="new-folder">
             <NewFolderIcon /> New folder
           </button>
