@@ -111,6 +111,8 @@ export const Transfer = z.object({
   speed: z.number(),
   /** What the user can do with it now (the Transfers panel shows these buttons). */
   actions: z.array(TransferAction),
+  /** The name the file or folder was saved under when it is not `name` (a conflict kept both). */
+  savedAs: z.string().nullable(),
 });
 export type Transfer = z.infer<typeof Transfer>;
 
@@ -180,11 +182,12 @@ export const procedures = {
    */
   'uploads.begin': {
     input: z.object({ account: accountId, parent: id, name: z.string().min(1).max(1024), size: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), conflict: z.enum(['rename', 'overwrite']).default('rename') }),
-    output: z.object({ session: z.number().int(), partSize: z.number().int(), parallel: z.boolean() }),
+    /** `staged`: parts are kept by Tributary and go to the backend on complete (no native multipart). */
+    output: z.object({ session: z.number().int(), partSize: z.number().int(), parallel: z.boolean(), staged: z.boolean() }),
   },
   /** Which parts the session already holds (to continue after a pause or failure). */
   'uploads.parts': { input: z.object({ account: accountId, session: z.number().int().positive() }), output: z.array(z.number().int()) },
-  'uploads.complete': { input: z.object({ account: accountId, session: z.number().int().positive() }), output: Resource },
+  'uploads.complete': { input: z.object({ account: accountId, session: z.number().int().positive(), transfer: z.string().max(100).optional() }), output: Resource },
   'uploads.abort': { input: z.object({ account: accountId, session: z.number().int().positive() }), output: z.object({}) },
   /**
    * Web UI: a one-use URL (`/app/download/<ticket>`) that downloads this file as an attachment;
@@ -233,6 +236,12 @@ export const events = {
   'accounts.changed': z.object({}),
   'files.changed': z.object({ account: accountId, folder: z.string() }),
   'transfers.updated': Transfer,
+  /**
+   * A web upload's bytes written to the account's backend so far (the page's own transfer
+   * `transfer`, given to `/app/upload` or `uploads.complete`): what its row shows, rather than
+   * the bytes the browser handed to Tributary.
+   */
+  'uploads.progress': z.object({ transfer: z.string(), bytes: z.number() }),
   ...mailEvents,
   ...activityEvents,
 } as const;

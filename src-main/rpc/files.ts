@@ -74,7 +74,7 @@ export function filesHandlers(deps: FilesDeps, platform: Platform): Pick<Handler
         const metered = source.pipe(transfers.meter(transfer.id));
         source.once('error', (e) => metered.destroy(e));
         const resource = await storage.upload(account, parent, basename(path), metered, { conflict, size: info.size });
-        transfers.finish(transfer.id);
+        transfers.finish(transfer.id, undefined, resource.name);
         return resource;
       } catch (e) {
         transfers.finish(transfer.id, e);
@@ -101,10 +101,10 @@ export function filesHandlers(deps: FilesDeps, platform: Platform): Pick<Handler
     },
     'uploads.begin': async ({ account, parent, name, size, conflict }) => {
       const m = await uploads.multipart.init(account, { parentId: parent, name, size, overwrite: conflict === 'overwrite' });
-      return { session: m.id, partSize: m.part_size, parallel: m.parallel_uploads };
+      return { session: m.id, partSize: m.part_size, parallel: m.parallel_uploads, staged: uploads.multipart.staged(account, m.id) };
     },
     'uploads.parts': async ({ account, session }) => uploads.multipart.parts(account, session).map((p) => p.partNumber),
-    'uploads.complete': async ({ account, session }) => uploads.multipart.complete(account, session),
+    'uploads.complete': async ({ account, session, transfer }) => uploads.multipart.complete(account, session, { meter: transfer ? transfers.upstreamMeter(transfer) : undefined }),
     'uploads.abort': async ({ account, session }) => (await uploads.multipart.abort(account, session), {}),
     'transfers.list': async () => transfers.list(),
     'transfers.cancel': async ({ id }) => (await transfers.cancel(id), {}),
@@ -120,7 +120,7 @@ export function filesHandlers(deps: FilesDeps, platform: Platform): Pick<Handler
  * transfer's signal reaches every step (cancel: nothing changed) and the streamed bytes are its
  * progress; a server-side move or copy, which streams nothing, counts as done when it ends.
  */
-async function withTransfer<T>(
+async function withTransfer<T extends { name: string }>(
   { storage, transfers }: Pick<FilesDeps, 'storage' | 'transfers'>,
   direction: 'move' | 'copy',
   account: number,
@@ -138,7 +138,7 @@ async function withTransfer<T>(
   try {
     const result = await run({ signal, progress });
     if (resource.size !== null && streamed < resource.size) transfers.progress(transfer.id, resource.size - streamed);
-    transfers.finish(transfer.id);
+    transfers.finish(transfer.id, undefined, result.name);
     return result;
   } catch (e) {
     transfers.finish(transfer.id, e);

@@ -137,7 +137,7 @@ function TransferRow({ row: r }: { row: Row }) {
   else if (r.state === 'failed') detail = r.error ?? 'Failed';
   else detail = r.state.charAt(0).toUpperCase() + r.state.slice(1);
   return (
-    <li className={`transfer state-${r.state}`} data-testid="transfer-row" data-name={r.name} data-state={r.state}>
+    <li className={`transfer state-${r.state}`} data-testid="transfer-row" data-name={r.name} data-state={r.state} data-done={r.bytesDone} data-total={r.bytesTotal ?? undefined}>
       <div className="transfer-line">
         <span className="transfer-name" title={r.name}>
           <span className="transfer-kind">{verb}</span> {r.name}

@@ -1,0 +1,108 @@
+/**
+ * Every transfer shows real progress, end to end in Chromium against headless mode and Apache
+ * WebDAV behind a proxy that lets bytes reach the server at a fixed, observable rate: a
+ * cross-account copy (local → WebDAV) and a web upload to WebDAV show bytes as they reach the
+ * server — never far ahead of what the server received, never 100 % while bytes are still on
+ * their way — with speed and time left, and the panel shows the name the file was saved under.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApache, type ApacheServer } from '../servers/apache';
+import { startThrottle, type Throttle } from '../servers/throttle';
+import { RESULTS, openApp, type OpenApp } from './harness';
+import { connectWebdav, dragRowsCopy, row } from './live-helpers';
+
+const MB = 1024 * 1024;
+/** What the server receives per second through the proxy. */
+const RATE = 4 * MB;
+/**
+ * How far the shown bytes may run ahead of what reached the proxy: the kernel's socket buffers
+ * between Tributary and the proxy, and the stream buffers of one write.
+ */
+const AHEAD = 6 * MB;
+
+let apache: ApacheServer;
+let throttle: Throttle;
+let app: OpenApp;
+let page: Page;
+
+beforeAll(async () => {
+  mkdirSync(RESULTS, { recursive: true });
+  apache = await startApache();
+  throttle = await startThrottle(apache.port, RATE);
+  app = await openApp('progress');
+  page = app.page;
+  await connectWebdav(page, apache, 'Slow DAV', throttle.port);
+  await page.getByTestId('list-empty').waitFor();
+}, 120_000);
+
+afterAll(async () => {
+  await app?.close();
+  await throttle?.stop();
+  await apache?.stop();
+});
+
+interface Sample {
+  state: string;
+  done: number;
+  forwarded: number;
+  detail: string;
+}
+
+/** Samples a transfer row every 100 ms until it ends, with what the proxy forwarded meanwhile. */
+async function follow(transfer: Locator, total: number): Promise<Sample[]> {
+  const samples: Sample[] = [];
+  await transfer.waitFor();
+  for (;;) {
+    const forwarded = throttle.forwarded();
+    const state = (await transfer.getAttribute('data-state')) ?? '';
+    const done = Number(await transfer.getAttribute('data-done'));
+    const detail = await transfer.locator('.transfer-detail').innerText();
+    samples.push({ state, done, forwarded, detail });
+    if (state !== 'running' && state !== 'queued') return samples;
+    if (samples.length > 600) throw new Error(`still running after 60 s: ${JSON.stringify(samples.at(-1))} of ${total}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** What the samples must show: bytes moving, not ahead of the server, speed and time left. */
+function checkTruthful(samples: Sample[], total: number, label: string): void {
+  const running = samples.filter((s) => s.state === 'running');
+  const trace = samples.map((s) => `${s.state[0]}:${(s.done / MB).toFixed(1)}/${(s.forwarded / MB).toFixed(1)}`).join(' ');
+  expect(samples.at(-1)!.state, trace).toBe('done');
+  // Bytes shown while they stream, not "0 B of …" until Done.
+  expect(running.some((s) => s.done > 0 && s.done < total), `${label}: ${trace}`).toBe(true);
+  // Never (far) ahead of the bytes that reached the server, and never all of them while running.
+  for (const s of running) {
+    expect(s.done - (s.forwarded - forwardedBefore), `${label}: ${trace}`).toBeLessThanOrEqual(AHEAD);
+    expect(s.done, `${label}: ${trace}`).toBeLessThan(total);
+  }
+  expect(running.some((s) => /\/s · .+ left/.test(s.detail)), `${label}: speed and time left: ${running.map((s) => s.detail).join(' | ')}`).toBe(true);
+}
+
+let forwardedBefore = 0;
+
+describe('transfers show the bytes where they move (Transfers panel)', () => {
+  it('a cross-account copy (local → WebDAV) shows its bytes as they reach the server, and the name it was saved under', async () => {
+    const size = 24 * MB;
+    const bytes = randomBytes(size);
+    // The copy lands where a file of that name already is: it is saved as "movie (1).bin".
+    writeFileSync(join(apache.root, 'movie.bin'), 'taken');
+    await page.locator('[data-testid=account-item][data-service=local]').click();
+    writeFileSync(join(app.localFolder, 'movie.bin'), bytes);
+    await row(page, 'movie.bin').waitFor();
+    await page.getByTestId('transfers-toggle').click();
+    forwardedBefore = throttle.forwarded();
+    await dragRowsCopy(page, ['movie.bin'], '[data-testid=account-item][data-name="Slow DAV"]');
+    const transfer = page.locator('[data-testid=transfer-row][data-name="movie.bin"]');
+    const samples = await follow(transfer, size);
+    checkTruthful(samples, size, 'copy');
+    await page.screenshot({ path: join(RESULTS, 'e2e-progress-copy-done.png') });
+    expect(await transfer.getAttribute('data-saved-as')).toBe('movie (1).bin');
+    expect(await transfer.innerText()).toContain('Saved as movie (1).bin');
+    expect(readFileSync(join(apache.root, 'movie (1).bin')).equals(bytes)).toBe(true);
+  });
+});
