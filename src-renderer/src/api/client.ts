@@ -104,10 +104,12 @@ export class Api {
    */
   upload(
     file: File,
-    target: { account: number; parent: string; conflict: 'rename' | 'overwrite' | 'fail' },
+    target: { account: number; parent: string; conflict: 'rename' | 'overwrite' | 'fail'; transfer?: string },
     onProgress: (loaded: number, total: number) => void,
   ): { done: Promise<Resource>; abort(): void } {
     const q = new URLSearchParams({ account: String(target.account), parent: target.parent, name: file.name, conflict: target.conflict });
+    // The server reports the bytes it wrote to the backend as uploads.progress of this id.
+    if (target.transfer) q.set('transfer', target.transfer);
     return this.send<Resource>('POST', `/app/upload?${q}`, file, onProgress);
   }
 

@@ -7,8 +7,13 @@
  * Pause aborts the parts in flight and keeps the session; resume and retry ask the session
  * which parts it holds (`uploads.parts`) and send only the others; cancel aborts the session.
  * A page reload loses the File, so a big upload continues only while the page is open.
+ *
+ * Progress is what reached the account's backend, not what the browser handed to Tributary:
+ * the server reports the bytes it wrote upstream (`uploads.progress` of this upload's id) for a
+ * whole-file upload and for the complete of a staged session (a backend without native parts,
+ * whose parts wait in Tributary until then); native parts count once the backend confirmed them.
  */
-import type { TransferAction } from '../../../../src-main/contract';
+import type { EventPayload, TransferAction } from '../../../../src-main/contract';
 import { MULTIPART_MIN_SIZE } from '../../../../src-main/contract/limits';
 import { retryDelay, SpeedWindow, transferActions } from '../../../../src-main/contract/transfers';
 import { ApiError, type Api } from '../../api/client';
@@ -25,10 +30,22 @@ export interface WebUploadTarget {
 }
 
 const uploads = new Map<string, WebUpload>();
-let seq = 1;
+const listening = new WeakSet<Api>();
+
+/** Routes the server's upstream byte counts to the uploads of this page. */
+function listen(api: Api): void {
+  if (listening.has(api)) return;
+  listening.add(api);
+  api.transport.subscribe((name, payload) => {
+    if (name !== 'uploads.progress') return;
+    const p = payload as EventPayload<'uploads.progress'>;
+    uploads.get(p.transfer)?.upstreamProgress(p.bytes);
+  });
+}
 
 /** Adds the file to the Transfers panel and uploads it; resolves when it ends or is paused. */
 export function startWebUpload(api: Api, file: File, target: WebUploadTarget, conflict: 'rename' | 'overwrite'): Promise<void> {
+  listen(api);
   const u = new WebUpload(api, file, target, conflict);
   uploads.set(u.id, u);
   return u.run();
@@ -49,9 +66,12 @@ export function forgetFinishedWebUploads(): void {
 }
 
 class WebUpload {
-  readonly id = `web-${seq++}`;
+  /** Also the server's name for it (uploads.progress): unique across the pages of this app. */
+  readonly id = `web-${crypto.randomUUID()}`;
   private state: LocalUpload['state'] = 'running';
-  private session: { id: number; partSize: number; parallel: boolean } | null = null;
+  private session: { id: number; partSize: number; parallel: boolean; staged: boolean } | null = null;
+  /** Bytes the server wrote upstream in the current request (whole upload, or a staged complete). */
+  private upstream = 0;
   private readonly confirmed = new Set<number>();
   private readonly inflight = new Map<number, { abort(): void; loaded: number }>();
   private readonly speed = new SpeedWindow();
@@ -76,6 +96,7 @@ class WebUpload {
       finishedAt: null,
       speed: 0,
       actions: this.actions(),
+      savedAs: null,
     });
   }
 
@@ -113,12 +134,20 @@ class WebUpload {
     if (this.session) await this.api.call('uploads.abort', { account: this.target.account, session: this.session.id }).catch(() => {});
   }
 
+  /** The server's count of bytes written upstream by the request running now. */
+  upstreamProgress(bytes: number): void {
+    if (this.state !== 'running') return;
+    this.upstream = bytes;
+    this.progress();
+  }
+
   private async runWhole(): Promise<void> {
-    const req = this.api.upload(this.file, { account: this.target.account, parent: this.target.folder, conflict: this.conflict }, (loaded) => this.progress(loaded));
+    this.upstream = 0;
+    const req = this.api.upload(this.file, { account: this.target.account, parent: this.target.folder, conflict: this.conflict, transfer: this.id }, () => {});
     this.inflight.set(1, { abort: req.abort, loaded: 0 });
     try {
-      await req.done;
-      this.succeed();
+      const resource = await req.done;
+      this.succeed(resource.name);
     } catch (e) {
       this.fail(e);
     } finally {
@@ -131,7 +160,7 @@ class WebUpload {
     try {
       if (!this.session) {
         const s = await this.api.call('uploads.begin', { account, parent: this.target.folder, name: this.file.name, size: this.file.size, conflict: this.conflict });
-        this.session = { id: s.session, partSize: s.partSize, parallel: s.parallel };
+        this.session = { id: s.session, partSize: s.partSize, parallel: s.parallel, staged: s.staged };
       } else {
         // After a pause or failure: the session is the truth about which parts arrived.
         this.confirmed.clear();
@@ -147,8 +176,9 @@ class WebUpload {
       };
       await Promise.all(Array.from({ length: parallel ? PARALLEL_PARTS : 1 }, worker));
       if (this.state !== 'running') return;
-      await this.api.call('uploads.complete', { account, session: this.session.id });
-      this.succeed();
+      this.upstream = 0;
+      const resource = await this.api.call('uploads.complete', { account, session: this.session.id, transfer: this.id });
+      this.succeed(resource.name);
     } catch (e) {
       for (const p of this.inflight.values()) p.abort();
       this.fail(e);
@@ -183,9 +213,9 @@ class WebUpload {
     }
   }
 
-  private progress(wholeLoaded?: number): void {
-    let done = wholeLoaded ?? 0;
-    if (this.session) {
+  private progress(): void {
+    let done = this.upstream;
+    if (this.session && !this.session.staged) {
       const { partSize } = this.session;
       for (const n of this.confirmed) done += Math.min(partSize, this.file.size - (n - 1) * partSize);
       for (const p of this.inflight.values()) done += p.loaded;
@@ -195,10 +225,10 @@ class WebUpload {
     this.patch({ bytesDone: Math.min(done, this.file.size), speed: this.speed.bytesPerSecond(now, done) });
   }
 
-  private succeed(): void {
+  private succeed(savedAs: string): void {
     if (this.state !== 'running') return;
     this.state = 'done';
-    this.patch({ state: 'done', bytesDone: this.file.size, speed: 0, finishedAt: Date.now() });
+    this.patch({ state: 'done', bytesDone: this.file.size, speed: 0, finishedAt: Date.now(), savedAs: savedAs === this.file.name ? null : savedAs });
   }
 
   private fail(e: unknown): void {
