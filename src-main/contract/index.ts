@@ -194,8 +194,19 @@ export const procedures = {
    * redeemed once within 60 s, then only the browser's own resume of it (Range + If-Range).
    */
   'files.downloadTicket': { input: z.object(locate), output: z.object({ url: z.string() }) },
+  /**
+   * Web UI: a one-use URL (`/app/zip/<ticket>`, within 60 s) that downloads these files and
+   * folders (recursively) of one account as one zip stream.
+   */
+  'files.zipTicket': { input: z.object({ account: accountId, ids: z.array(id).min(1).max(10_000) }), output: z.object({ url: z.string() }) },
   /** Electron only: save a file to a local path chosen by the user (a save dialog when omitted). */
   'files.download': { input: z.object({ ...locate, to: z.string().optional() }), output: z.object({ path: z.string().nullable() }) },
+  /**
+   * Electron only: download files and folders (recursively) into a local folder chosen by the
+   * user (a folder dialog when `to` is omitted), as download jobs in Transfers. Answers the
+   * folder (null when the dialog was cancelled) and how many files were started.
+   */
+  'files.downloadInto': { input: z.object({ account: accountId, ids: z.array(id).min(1).max(10_000), to: z.string().optional() }), output: z.object({ path: z.string().nullable(), started: z.number().int() }) },
   'apiKeys.list': { input: z.object({}), output: z.array(ApiKey) },
   /** A new key for scripts; the returned `key` is the only time its secret is shown. */
   'apiKeys.create': { input: z.object({ name: z.string().min(1).max(200) }), output: z.object({ apiKey: ApiKey, key: z.string() }) },

@@ -7,6 +7,7 @@ import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { Handlers } from '../contract';
 import type { Downloader } from '../downloads/downloader';
+import { downloadInto } from '../downloads/into-folder';
 import { ServiceError } from '../errors';
 import type { StorageService, TransferOptions } from '../services/storage';
 import type { FolderWatch } from '../services/folder-watch';
@@ -24,7 +25,7 @@ export interface FilesDeps {
   folderWatch: FolderWatch;
 }
 
-export function filesHandlers(deps: FilesDeps, platform: Platform): Pick<Handlers, Exclude<FilesProcedure, 'files.downloadTicket'>> {
+export function filesHandlers(deps: FilesDeps, platform: Platform): Pick<Handlers, Exclude<FilesProcedure, 'files.downloadTicket' | 'files.zipTicket'>> {
   const { storage, transfers, uploads, downloads } = deps;
   return {
     'files.list': async ({ account, folder, page, pageSize }) => storage.list(account, folder, page, pageSize),
@@ -98,6 +99,16 @@ export function filesHandlers(deps: FilesDeps, platform: Platform): Pick<Handler
         if (['paused', 'cancelled'].includes(downloads.job(job).state)) return { path: null };
         throw e;
       }
+    },
+    'files.downloadInto': async ({ account, ids, to }) => {
+      // As files.download: writing to a caller-chosen path is a desktop ability only.
+      if (platform.mode !== 'electron') {
+        throw new ServiceError('not_implemented', 'Saving into a local folder is only available in the desktop app; the web UI downloads a zip over HTTP.');
+      }
+      const dir = to ?? (platform.chooseFolder ? await platform.chooseFolder() : null);
+      if (!dir) return { path: null, started: 0 };
+      const { started } = await downloadInto({ storage, downloads }, account, ids, dir);
+      return { path: dir, started };
     },
     'uploads.begin': async ({ account, parent, name, size, conflict }) => {
       const m = await uploads.multipart.init(account, { parentId: parent, name, size, overwrite: conflict === 'overwrite' });

@@ -20,6 +20,7 @@ import { ServiceError, toServiceError } from '../errors';
 import { newRequestId, rawErrorBody, sendError } from './errors';
 import { int } from '../rest/http';
 import { dispatch } from '../rpc/dispatch';
+import { zipOf } from '../downloads/zip';
 import { createHandlers, type Platform } from '../rpc/handlers';
 import { localAccess, type UiTokenSource } from './access';
 import { allowedHosts, isAllowedHost, isSameOrigin, tokenMatches } from './guard';
@@ -188,6 +189,17 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
     } else if (size !== null) {
       reply.header('Content-Length', String(size));
     }
+    return reply.send(stream);
+  });
+
+  // Several files or folders as one zip stream, by a one-use ticket (contract `files.zipTicket`).
+  server.get('/app/zip/:ticket', async (request, reply) => {
+    const { account, ids } = access.redeemZip((request.params as { ticket: string }).ticket);
+    const { name, stream } = await zipOf(app.storage, account, ids);
+    reply.header('Content-Type', 'application/zip');
+    reply.header('Content-Disposition', `attachment; filename*=UTF-8''${encodeURIComponent(name)}`);
+    reply.header('Cache-Control', 'no-store');
+    reply.header('X-Content-Type-Options', 'nosniff');
     return reply.send(stream);
   });
 

@@ -98,6 +98,17 @@ export class Api {
     a.remove();
   }
 
+  /** Web mode: files and folders of one account as one zip, downloaded by a one-use link. */
+  async downloadZip(account: number, ids: string[]): Promise<void> {
+    const { url } = await this.call('files.zipTicket', { account, ids });
+    const a = document.createElement('a');
+    a.href = url;
+    a.rel = 'noopener';
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+  }
+
   /**
    * Web mode: uploads one file over HTTP with progress. Returns the created resource; `abort`
    * cancels it.

@@ -12,6 +12,7 @@ import { toastError, useUi, type SortKey } from '../../stores/ui';
 import { dropItems, hasFiles, hasItems, isCopyGesture, readItems } from './dnd';
 import { FileList } from './FileList';
 import { requestUpload } from './upload';
+import { downloadMany } from '../transfers/download-many';
 
 const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
 
@@ -160,8 +161,14 @@ export function FileBrowser({ account }: { account: Account }) {
           </ol>
         </nav>
         <div className="toolbar-actions">
-          {selectedItems.length === 1 && selectedItems[0].kind === 'file' && (
-            <button type="button" className="btn btn-ghost" onClick={() => void download(selectedItems[0])} data-testid="toolbar-download">
+          {selectedItems.length > 0 && (
+            <button
+              type="button"
+              className="btn btn-ghost"
+              // One file as itself; several, or a folder, as one zip (desktop: into a chosen folder).
+              onClick={() => void (selectedItems.length === 1 && selectedItems[0].kind === 'file' ? download(selectedItems[0]) : downloadMany(api, selectedItems))}
+              data-testid="toolbar-download"
+            >
               <DownloadIcon /> Download
             </button>
           )}
