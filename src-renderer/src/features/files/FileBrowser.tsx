@@ -11,7 +11,7 @@ import { NewFolderIcon, RenameIcon, TrashIcon, UploadIcon, DownloadIcon } from '
 import { toastError, useUi, type SortKey } from '../../stores/ui';
 import { dropItems, hasFiles, hasItems, isCopyGesture, readItems } from './dnd';
 import { FileList } from './FileList';
-import { requestUpload } from './upload';
+import { droppedItems, requestDrop, requestUpload } from './upload';
 import { downloadMany } from '../transfers/download-many';
 
 const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
@@ -150,7 +150,7 @@ export function FileBrowser({ account }: { account: Account }) {
                       e.preventDefault();
                       const dragged = readItems(e.dataTransfer);
                       if (dragged) void dropItems(api, dragged, { account: account.id, folder: c.id }, isCopyGesture(e));
-                      else if (e.dataTransfer.files.length) void requestUpload(api, qc, Array.from(e.dataTransfer.files), { account: account.id, folder: c.id, folderName: c.name });
+                      else if (e.dataTransfer.files.length) void requestDrop(api, qc, droppedItems(e.dataTransfer), { account: account.id, folder: c.id, folderName: c.name });
                     }}
                   >
                     {c.name}
@@ -219,8 +219,8 @@ export function FileBrowser({ account }: { account: Account }) {
         onUp={goUp}
         onRename={(i, n) => void rename(i, n)}
         onDelete={(chosen) => setDialog({ type: 'delete', items: chosen })}
-        onDropFiles={(files, into) =>
-          void requestUpload(api, qc, files, into ? { account: account.id, folder: into.id, folderName: into.name } : target)
+        onDropFiles={(dropped, into) =>
+          void requestDrop(api, qc, dropped, into ? { account: account.id, folder: into.id, folderName: into.name } : target)
         }
         onDropItems={(dragged, into, copy) => void dropItems(api, dragged, { account: account.id, folder: into ? into.id : folderId }, copy)}
       />

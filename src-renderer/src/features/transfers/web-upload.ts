@@ -43,16 +43,44 @@ function listen(api: Api): void {
   });
 }
 
-/** Adds the file to the Transfers panel and uploads it; resolves when it ends or is paused. */
-export function startWebUpload(api: Api, file: File, target: WebUploadTarget, conflict: 'rename' | 'overwrite'): Promise<void> {
+/** Where an upload's row goes: the Transfers panel, or the row of the group it belongs to. */
+export interface UploadSink {
+  put(u: LocalUpload): void;
+  patch(id: string, p: Partial<LocalUpload>): void;
+}
+
+const panel: UploadSink = {
+  put: (u) => useUi.getState().putUpload(u),
+  patch: (id, p) => useUi.getState().patchUpload(id, p),
+};
+
+/**
+ * Adds the file to the Transfers panel (or to its group's row) and uploads it; resolves when it
+ * ends or is paused.
+ */
+export function startWebUpload(api: Api, file: File, target: WebUploadTarget, conflict: 'rename' | 'overwrite', sink: UploadSink = panel): Promise<void> {
   listen(api);
-  const u = new WebUpload(api, file, target, conflict);
+  const u = new WebUpload(api, file, target, conflict, sink);
   uploads.set(u.id, u);
   return u.run();
 }
 
+/** Cancels a web upload (a group's member, whose row is the group's). */
+export function cancelWebUpload(id: string): Promise<void> {
+  return uploads.get(id)?.cancel() ?? Promise.resolve();
+}
+
+const groupActions = new Map<string, (action: TransferAction) => void>();
+
+/** A row that stands for several uploads (a dropped folder); `act` answers its buttons. */
+export function registerGroup(id: string, act: (action: TransferAction) => void): void {
+  groupActions.set(id, act);
+}
+
 /** A Transfers panel button on a web upload's row. */
 export function actOnWebUpload(id: string, action: TransferAction): void {
+  const group = groupActions.get(id);
+  if (group) return group(action);
   const u = uploads.get(id);
   if (!u) return;
   if (action === 'pause') u.pause();
@@ -63,6 +91,8 @@ export function actOnWebUpload(id: string, action: TransferAction): void {
 /** Forgets the uploads the panel cleared. */
 export function forgetFinishedWebUploads(): void {
   for (const [id, u] of uploads) if (u.finished) uploads.delete(id);
+  const rows = new Set(useUi.getState().uploads.map((u) => u.id));
+  for (const id of groupActions.keys()) if (!rows.has(id)) groupActions.delete(id);
 }
 
 class WebUpload {
@@ -82,8 +112,9 @@ class WebUpload {
     private readonly file: File,
     private readonly target: WebUploadTarget,
     private readonly conflict: 'rename' | 'overwrite',
+    private readonly sink: UploadSink,
   ) {
-    useUi.getState().putUpload({
+    sink.put({
       id: this.id,
       name: file.name,
       account: target.account,
@@ -236,7 +267,7 @@ class WebUpload {
     const cancelled = e instanceof ApiError && e.code === 'cancelled';
     this.state = cancelled ? 'cancelled' : 'failed';
     this.patch({ state: this.state, error: cancelled ? null : (e as Error).message, speed: 0, finishedAt: Date.now() });
-    if (!cancelled) toastError(`Could not upload "${this.file.name}"`, e);
+    if (!cancelled && this.sink === panel) toastError(`Could not upload "${this.file.name}"`, e);
   }
 
   private actions(): TransferAction[] {
@@ -245,6 +276,6 @@ class WebUpload {
   }
 
   private patch(p: Partial<LocalUpload>): void {
-    useUi.getState().patchUpload(this.id, { ...p, actions: this.actions() });
+    this.sink.patch(this.id, { ...p, actions: this.actions() });
   }
 }
