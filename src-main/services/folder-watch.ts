@@ -79,8 +79,17 @@ export class FolderWatch {
           )
           .catch(() => null);
         this.watches.set(account, { connector, watcher });
+        // A watch that could not start leaves the account to the poll.
+        void watcher.then((w) => {
+          if (!w && this.watches.get(account)?.watcher === watcher) this.watches.delete(account);
+        });
       }
     }
+  }
+
+  /** The folders kept live now, and how: pushed by the backend or polled. */
+  open(): { account: number; path: string; by: 'watch' | 'poll' }[] {
+    return [...this.leases.values()].map((l) => ({ account: l.account, path: l.path, by: this.watches.has(l.account) ? 'watch' : 'poll' }));
   }
 
   async close(): Promise<void> {
