@@ -103,5 +103,7 @@ describe('folders in and out (spec 1, Upload a file; Download a file)', () => {
     expect(readFileSync(join(out, 'notes.txt'), 'utf8')).toBe('loose file');
     expect(existsSync(join(out, 'Album (1)'))).toBe(false);
     await page.screenshot({ path: join(RESULTS, 'e2e-folders-zip-selection.png') });
+    await page.setViewportSize({ width: 800, height: 600 });
+    await page.screenshot({ path: join(RESULTS, 'e2e-folders-800x600.png') });
   });
 });

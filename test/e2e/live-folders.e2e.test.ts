@@ -69,5 +69,9 @@ describe('the open folder is live (spec 1, List a folder: what the server holds 
     await row(page, 'press f5.txt').waitFor({ timeout: 10_000 });
     expect(await page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument)).toBe(true);
     await page.screenshot({ path: join(RESULTS, 'e2e-live-refresh.png') });
+    // The toolbar with Refresh at the smallest window size the app supports.
+    await page.setViewportSize({ width: 800, height: 600 });
+    await expect.poll(() => page.getByTestId('refresh').isVisible()).toBe(true);
+    await page.screenshot({ path: join(RESULTS, 'e2e-live-refresh-800x600.png') });
   });
 });

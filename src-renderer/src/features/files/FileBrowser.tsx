@@ -7,7 +7,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import type { Account, Resource } from '../../../../src-main/contract';
 import { useApi, useFolder } from '../../api/hooks';
 import { ConfirmDialog, PromptDialog } from '../../components/Dialog';
-import { NewFolderIcon, RenameIcon, TrashIcon, UploadIcon, DownloadIcon } from '../../components/Icons';
+import { NewFolderIcon, RefreshIcon, RenameIcon, TrashIcon, UploadIcon, DownloadIcon } from '../../components/Icons';
 import { toastError, useUi, type SortKey } from '../../stores/ui';
 import { dropItems, hasFiles, hasItems, isCopyGesture, readItems } from './dnd';
 import { FileList } from './FileList';
@@ -182,8 +182,8 @@ export function FileBrowser({ account }: { account: Account }) {
               <TrashIcon /> Delete
             </button>
           )}
-          <button type="button" className="btn btn-ghost" onClick={() => void refresh()} title="Refresh (F5)" data-testid="refresh">
-            Refresh
+          <button type="button" className="icon-btn" onClick={() => void refresh()} title="Refresh (F5)" aria-label="Refresh" data-testid="refresh">
+            <RefreshIcon />
           </button>
           <button type="button" className="btn" disabled={!folder?.canCreateFolders} onClick={() => setDialog({ type: 'mkdir' })} data-testid="new-folder">
             <NewFolderIcon /> New folder
