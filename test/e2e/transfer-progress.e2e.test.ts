@@ -54,8 +54,9 @@ interface Sample {
 }
 
 /** Samples a transfer row every 100 ms until it ends, with what the proxy forwarded meanwhile. */
-async function follow(transfer: Locator, total: number): Promise<Sample[]> {
+async function follow(transfer: Locator, total: number, screenshot?: string): Promise<Sample[]> {
   const samples: Sample[] = [];
+  let shot = false;
   await transfer.waitFor();
   for (;;) {
     const forwarded = throttle.forwarded();
@@ -68,6 +69,10 @@ async function follow(transfer: Locator, total: number): Promise<Sample[]> {
     }));
     const { state, done, percent, detail } = seen;
     samples.push({ state, done, percent, forwarded, detail });
+    if (screenshot && !shot && state === 'running' && / left$/.test(detail)) {
+      shot = true;
+      await page.screenshot({ path: join(RESULTS, screenshot) });
+    }
     if (state !== 'running' && state !== 'queued') return samples;
     if (samples.length > 600) throw new Error(`still running after 60 s: ${JSON.stringify(samples.at(-1))} of ${total}`);
     await new Promise((r) => setTimeout(r, 100));
@@ -107,7 +112,7 @@ describe('transfers show the bytes where they move (Transfers panel)', () => {
     forwardedBefore = throttle.forwarded();
     await dragRowsCopy(page, ['movie.bin'], '[data-testid=account-item][data-name="Slow DAV"]');
     const transfer = page.locator('[data-testid=transfer-row][data-name="movie.bin"]');
-    const samples = await follow(transfer, size);
+    const samples = await follow(transfer, size, 'e2e-progress-copy-running.png');
     checkTruthful(samples, size, 'copy');
     await page.screenshot({ path: join(RESULTS, 'e2e-progress-copy-done.png') });
     expect(await transfer.getAttribute('data-saved-as')).toBe('movie (1).bin');
@@ -121,7 +126,7 @@ describe('transfers show the bytes where they move (Transfers panel)', () => {
     await row(page, 'movie (1).bin').waitFor();
     forwardedBefore = throttle.forwarded();
     await dropPattern(page, 'upload big.bin', size);
-    const samples = await follow(page.locator('[data-testid=transfer-row][data-name="upload big.bin"]'), size);
+    const samples = await follow(page.locator('[data-testid=transfer-row][data-name="upload big.bin"]'), size, 'e2e-progress-upload-running.png');
     checkTruthful(samples, size, 'big web upload');
     expect(readFileSync(join(apache.root, 'upload big.bin')).equals(pattern(size))).toBe(true);
   });

@@ -102,6 +102,8 @@ class WebUpload {
   private session: { id: number; partSize: number; parallel: boolean; staged: boolean } | null = null;
   /** Bytes the server wrote upstream in the current request (whole upload, or a staged complete). */
   private upstream = 0;
+  /** `uploads.complete` is running: the server publishes the file, nothing is left to pause. */
+  private completing = false;
   private readonly confirmed = new Set<number>();
   private readonly inflight = new Map<number, { abort(): void; loaded: number }>();
   private readonly speed = new SpeedWindow();
@@ -151,7 +153,7 @@ class WebUpload {
   }
 
   pause(): void {
-    if (this.state !== 'running' || !this.big) return;
+    if (this.state !== 'running' || !this.big || this.completing) return;
     this.state = 'paused';
     for (const p of this.inflight.values()) p.abort();
     this.patch({ state: 'paused', speed: 0 });
@@ -208,7 +210,9 @@ class WebUpload {
       await Promise.all(Array.from({ length: parallel ? PARALLEL_PARTS : 1 }, worker));
       if (this.state !== 'running') return;
       this.upstream = 0;
-      const resource = await this.api.call('uploads.complete', { account, session: this.session.id, transfer: this.id });
+      this.completing = true;
+      this.patch({});
+      const resource = await this.api.call('uploads.complete', { account, session: this.session.id, transfer: this.id }).finally(() => (this.completing = false));
       this.succeed(resource.name);
     } catch (e) {
       for (const p of this.inflight.values()) p.abort();
@@ -272,7 +276,7 @@ class WebUpload {
 
   private actions(): TransferAction[] {
     // Pausing a small upload would keep nothing: it offers cancel only.
-    return transferActions(this.state, { pausable: this.big, continuable: true });
+    return transferActions(this.state, { pausable: this.big && !this.completing, continuable: true });
   }
 
   private patch(p: Partial<LocalUpload>): void {
