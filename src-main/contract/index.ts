@@ -165,7 +165,8 @@ export const procedures = {
   /**
    * Electron only: upload files the user dropped from the desktop, by their local paths. Runs in
    * the background (progress as transfers.updated); files over 5 MiB go through the resumable
-   * multipart uploader. Answers how many uploads were started.
+   * multipart uploader; a folder goes up with everything in it as one transfer (saved as
+   * "name (1)" when the name is taken). Answers how many uploads were started.
    */
   'files.uploadPaths': {
     input: z.object({ account: accountId, parent: id, paths: z.array(z.string()).min(1), conflict: conflict.default('rename') }),

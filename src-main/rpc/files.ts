@@ -11,6 +11,7 @@ import { downloadInto } from '../downloads/into-folder';
 import { ServiceError } from '../errors';
 import type { StorageService, TransferOptions } from '../services/storage';
 import type { FolderWatch } from '../services/folder-watch';
+import { uploadLocalFolder } from '../services/folder-upload';
 import type { TransfersService } from '../services/transfers';
 import type { Uploads } from '../uploads';
 import type { Platform } from './platform';
@@ -46,13 +47,16 @@ export function filesHandlers(deps: FilesDeps, platform: Platform): Pick<Handler
     },
     'files.uploadPaths': async ({ account, parent, paths, conflict }) => {
       if (platform.mode !== 'electron') throw new ServiceError('not_implemented', 'Uploading by local path is only available in the desktop app; the web UI uploads over HTTP.');
-      const files = await Promise.all(
+      const entries = await Promise.all(
         paths.map(async (path) => {
           const info = await stat(path).catch(() => null);
-          if (!info?.isFile()) throw new ServiceError('invalid_parameters', `"${basename(path)}" is not a readable file.`);
-          return { path, size: info.size };
+          if (!info?.isFile() && !info?.isDirectory()) throw new ServiceError('invalid_parameters', `"${basename(path)}" is not a readable file.`);
+          return { path, size: info.size, folder: info.isDirectory() };
         }),
       );
+      const files = entries.filter((e) => !e.folder);
+      // A dropped folder goes up with everything in it, as one transfer (services/folder-upload.ts).
+      for (const { path } of entries.filter((e) => e.folder)) void uploadLocalFolder({ storage, transfers }, account, parent, path).catch(() => {});
       if (conflict === 'fail') {
         const taken = new Set((await storage.list(account, parent, 1, 100_000)).items.map((r) => r.name));
         const clash = files.find((f) => taken.has(basename(f.path)));
@@ -63,7 +67,7 @@ export function filesHandlers(deps: FilesDeps, platform: Platform): Pick<Handler
       for (const { path } of files) {
         void uploads.uploader.upload({ accountId: account, parentId: parent, localPath: path, overwrite: conflict === 'overwrite' }).catch(() => {});
       }
-      return { started: files.length };
+      return { started: entries.length };
     },
     'files.uploadPath': async ({ account, parent, path, conflict }) => {
       if (platform.mode !== 'electron') throw new ServiceError('not_implemented', 'Uploading by local path is only available in the desktop app; the web UI uploads over HTTP.');

@@ -66,6 +66,8 @@ export async function requestUpload(api: Api, qc: QueryClient, files: File[], ta
 export interface Dropped {
   files: File[];
   folders: FileSystemDirectoryEntry[];
+  /** The folders as the File objects the drop carries (the desktop app resolves their paths). */
+  folderFiles: File[];
 }
 
 /**
@@ -79,15 +81,22 @@ export function droppedItems(dt: DataTransfer): Dropped {
     if (entry?.isDirectory) folders.push(entry as FileSystemDirectoryEntry);
   }
   const names = new Set(folders.map((f) => f.name));
-  return { files: Array.from(dt.files ?? []).filter((f) => !names.has(f.name)), folders };
+  const all = Array.from(dt.files ?? []);
+  return { files: all.filter((f) => !names.has(f.name)), folders, folderFiles: all.filter((f) => names.has(f.name)) };
 }
 
 /** A drop onto a folder: its files as requestUpload does, each folder as one upload group. */
 export async function requestDrop(api: Api, qc: QueryClient, dropped: Dropped, target: UploadTarget): Promise<void> {
   if (dropped.folders.length) {
     if (api.mode === 'ipc') {
-      // The desktop hands local paths to the main process, which uploads files only.
-      useUi.getState().toast({ kind: 'error', title: 'Folders are not uploaded here', message: `Drop the files inside “${dropped.folders.map((f) => f.name).join('”, “')}” instead.` });
+      // The main process reads the folders from the disk (each one transfer); the preload turns
+      // each File into its local path.
+      try {
+        await api.call('files.uploadPaths', { account: target.account, parent: target.folder, paths: dropped.folderFiles as unknown as string[], conflict: 'rename' });
+        useUi.getState().setTransfersOpen(true);
+      } catch (e) {
+        toastError('Upload failed', e);
+      }
     } else {
       useUi.getState().setTransfersOpen(true);
       void askToNotify();
