@@ -69,7 +69,7 @@ async function follow(transfer: Locator, total: number, screenshot?: string): Pr
     }));
     const { state, done, percent, detail } = seen;
     samples.push({ state, done, percent, forwarded, detail });
-    if (screenshot && !shot && state === 'running' && / left$/.test(detail)) {
+    if (screenshot && !shot && state === 'running' && detail.endsWith(' left')) {
       shot = true;
       await page.screenshot({ path: join(RESULTS, screenshot) });
     }
