@@ -55,8 +55,6 @@ export function filesHandlers(deps: FilesDeps, platform: Platform): Pick<Handler
         }),
       );
       const files = entries.filter((e) => !e.folder);
-      // A dropped folder goes up with everything in it, as one transfer (services/folder-upload.ts).
-      for (const { path } of entries.filter((e) => e.folder)) void uploadLocalFolder({ storage, transfers }, account, parent, path).catch(() => {});
       if (conflict === 'fail') {
         const taken = new Set((await storage.list(account, parent, 1, 100_000)).items.map((r) => r.name));
         const clash = files.find((f) => taken.has(basename(f.path)));
@@ -67,6 +65,8 @@ export function filesHandlers(deps: FilesDeps, platform: Platform): Pick<Handler
       for (const { path } of files) {
         void uploads.uploader.upload({ accountId: account, parentId: parent, localPath: path, overwrite: conflict === 'overwrite' }).catch(() => {});
       }
+      // A dropped folder goes up with everything in it, as one transfer (services/folder-upload.ts).
+      for (const { path } of entries.filter((e) => e.folder)) void uploadLocalFolder({ storage, transfers }, account, parent, path).catch(() => {});
       return { started: entries.length };
     },
     'files.uploadPath': async ({ account, parent, path, conflict }) => {
