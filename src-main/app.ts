@@ -18,6 +18,7 @@ import { AccountsService, type HealthPolicy } from './services/accounts';
 import { ApiKeysService } from './services/api-keys';
 import { EphemeralFiles } from './services/ephemeral';
 import { EventBus } from './services/events';
+import { FolderWatch } from './services/folder-watch';
 import { SETTING_TRACKING_BASE_URL } from './services/settings-keys';
 import { StorageService } from './services/storage';
 import { TransfersService } from './services/transfers';
@@ -62,6 +63,8 @@ export interface App {
   downloads: Downloader;
   /** REST API keys (spec 1, Authentication); the oldest active one signs webhooks (spec 3). */
   apiKeys: ApiKeysService;
+  /** The folders open in a browser, kept current (watch or poll). */
+  folderWatch: FolderWatch;
   close(): Promise<void>;
 }
 
@@ -100,6 +103,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   downloads.start();
   if (options.defaultLocalFolder !== false) await ensureDefaultAccount(settings, accounts, options.defaultLocalFolder ?? join(homedir(), 'Tributary'));
   await activity.start();
+  const folderWatch = new FolderWatch({ accounts, storage, events, settings });
   return {
     dataDir: options.dataDir,
     db,
@@ -115,8 +119,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     uploads,
     downloads,
     apiKeys,
+    folderWatch,
     async close() {
       clearInterval(sweeper);
+      await folderWatch.close();
       uploads.stop();
       await activity.close();
       await mail.close();

@@ -105,6 +105,11 @@ async function main(): Promise<void> {
       const result = mainWindow ? await dialog.showSaveDialog(mainWindow, options) : await dialog.showSaveDialog(options);
       return result.canceled || !result.filePath ? null : result.filePath;
     },
+    async chooseFolder() {
+      const options = { defaultPath: electronApp.getPath('downloads'), properties: ['openDirectory', 'createDirectory'] as ('openDirectory' | 'createDirectory')[] };
+      const result = mainWindow ? await dialog.showOpenDialog(mainWindow, options) : await dialog.showOpenDialog(options);
+      return result.canceled ? null : (result.filePaths[0] ?? null);
+    },
   });
   registerRpc(ipcMain, handlers, isAppUrl);
   forwardEvents(core.events, () => BrowserWindow.getAllWindows(), isAppUrl);

@@ -92,6 +92,8 @@ export const Settings = z.object({
   allowPrivateNetwork: z.boolean(),
   /** Host names, addresses and CIDR ranges they may reach although private (e.g. a NAS). */
   allowedHosts: z.array(z.string()),
+  /** Seconds between two listings of an open folder whose backend cannot push changes. */
+  folderPollSeconds: z.number().int(),
 });
 export type Settings = z.infer<typeof Settings>;
 
@@ -115,6 +117,8 @@ export const Transfer = z.object({
   speed: z.number(),
   /** What the user can do with it now (the Transfers panel shows these buttons). */
   actions: z.array(TransferAction),
+  /** The name the file or folder was saved under when it is not `name` (a conflict kept both). */
+  savedAs: z.string().nullable(),
 });
 export type Transfer = z.infer<typeof Transfer>;
 
@@ -172,9 +176,16 @@ export const procedures = {
   // --
   'files.search': { input: z.object({ account: accountId, q: z.string().min(1).max(1000) }), output: z.array(Resource) },
   /**
+   * The folder is open on screen: it is kept current (watched, or listed again every
+   * `folderPollSeconds`) and `files.changed` names it when it changes. A lease: call again at
+   * least every 30 s while it stays open.
+   */
+  'files.watch': { input: z.object({ account: accountId, folder: id }), output: z.object({}) },
+  /**
    * Electron only: upload files the user dropped from the desktop, by their local paths. Runs in
    * the background (progress as transfers.updated); files over 5 MiB go through the resumable
-   * multipart uploader. Answers how many uploads were started.
+   * multipart uploader; a folder goes up with everything in it as one transfer (saved as
+   * "name (1)" when the name is taken). Answers how many uploads were started.
    */
   'files.uploadPaths': {
     input: z.object({ account: accountId, parent: id, paths: z.array(z.string()).min(1), conflict: conflict.default('rename') }),
@@ -191,19 +202,31 @@ export const procedures = {
    */
   'uploads.begin': {
     input: z.object({ account: accountId, parent: id, name: z.string().min(1).max(1024), size: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), conflict: z.enum(['rename', 'overwrite']).default('rename') }),
-    output: z.object({ session: z.number().int(), partSize: z.number().int(), parallel: z.boolean() }),
+    /** `staged`: parts are kept by Tributary and go to the backend on complete (no native multipart). */
+    output: z.object({ session: z.number().int(), partSize: z.number().int(), parallel: z.boolean(), staged: z.boolean() }),
   },
   /** Which parts the session already holds (to continue after a pause or failure). */
   'uploads.parts': { input: z.object({ account: accountId, session: z.number().int().positive() }), output: z.array(z.number().int()) },
-  'uploads.complete': { input: z.object({ account: accountId, session: z.number().int().positive() }), output: Resource },
+  'uploads.complete': { input: z.object({ account: accountId, session: z.number().int().positive(), transfer: z.string().max(100).optional() }), output: Resource },
   'uploads.abort': { input: z.object({ account: accountId, session: z.number().int().positive() }), output: z.object({}) },
   /**
    * Web UI: a one-use URL (`/app/download/<ticket>`) that downloads this file as an attachment;
    * redeemed once within 60 s, then only the browser's own resume of it (Range + If-Range).
    */
   'files.downloadTicket': { input: z.object(locate), output: z.object({ url: z.string() }) },
+  /**
+   * Web UI: a one-use URL (`/app/zip/<ticket>`, within 60 s) that downloads these files and
+   * folders (recursively) of one account as one zip stream.
+   */
+  'files.zipTicket': { input: z.object({ account: accountId, ids: z.array(id).min(1).max(10_000) }), output: z.object({ url: z.string() }) },
   /** Electron only: save a file to a local path chosen by the user (a save dialog when omitted). */
   'files.download': { input: z.object({ ...locate, to: z.string().optional() }), output: z.object({ path: z.string().nullable() }) },
+  /**
+   * Electron only: download files and folders (recursively) into a local folder chosen by the
+   * user (a folder dialog when `to` is omitted), as download jobs in Transfers. Answers the
+   * folder (null when the dialog was cancelled) and how many files were started.
+   */
+  'files.downloadInto': { input: z.object({ account: accountId, ids: z.array(id).min(1).max(10_000), to: z.string().optional() }), output: z.object({ path: z.string().nullable(), started: z.number().int() }) },
   'apiKeys.list': { input: z.object({}), output: z.array(ApiKey) },
   /** A new key for scripts; the returned `key` is the only time its secret is shown. */
   'apiKeys.create': { input: z.object({ name: z.string().min(1).max(200) }), output: z.object({ apiKey: ApiKey, key: z.string() }) },
@@ -224,6 +247,7 @@ export const procedures = {
         .array(z.string().trim().max(300).refine(isAllowListEntry, 'a host name, an IP address or a CIDR range such as 192.168.1.0/24'))
         .max(200)
         .optional(),
+      folderPollSeconds: z.number().int().min(1).max(3600).optional(),
     }),
     output: Settings,
   },
@@ -243,6 +267,12 @@ export const events = {
   'accounts.changed': z.object({}),
   'files.changed': z.object({ account: accountId, folder: z.string() }),
   'transfers.updated': Transfer,
+  /**
+   * A web upload's bytes written to the account's backend so far (the page's own transfer
+   * `transfer`, given to `/app/upload` or `uploads.complete`): what its row shows, rather than
+   * the bytes the browser handed to Tributary.
+   */
+  'uploads.progress': z.object({ transfer: z.string(), bytes: z.number() }),
   ...mailEvents,
   ...activityEvents,
 } as const;

@@ -7,8 +7,11 @@ import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { Handlers, Resource } from '../contract';
 import type { Downloader } from '../downloads/downloader';
+import { downloadInto } from '../downloads/into-folder';
 import { ServiceError } from '../errors';
 import type { StorageService, TransferOptions } from '../services/storage';
+import type { FolderWatch } from '../services/folder-watch';
+import { uploadLocalFolder } from '../services/folder-upload';
 import type { TransfersService } from '../services/transfers';
 import type { Uploads } from '../uploads';
 import type { Platform } from './platform';
@@ -20,9 +23,10 @@ export interface FilesDeps {
   transfers: TransfersService;
   uploads: Pick<Uploads, 'multipart' | 'uploader'>;
   downloads: Downloader;
+  folderWatch: FolderWatch;
 }
 
-export function filesHandlers(deps: FilesDeps, platform: Platform): Pick<Handlers, Exclude<FilesProcedure, 'files.downloadTicket'>> {
+export function filesHandlers(deps: FilesDeps, platform: Platform): Pick<Handlers, Exclude<FilesProcedure, 'files.downloadTicket' | 'files.zipTicket'>> {
   const { storage, transfers, uploads, downloads } = deps;
   return {
     'files.list': async ({ account, folder, page, pageSize }) => storage.list(account, folder, page, pageSize),
@@ -38,15 +42,21 @@ export function filesHandlers(deps: FilesDeps, platform: Platform): Pick<Handler
     'files.deleteInfo': async ({ account }) => storage.deleteInfo(account),
     'files.restore': async ({ account, token }) => storage.restore(account, token),
     'files.search': async ({ account, q }) => storage.search(account, q),
+    'files.watch': async ({ account, folder }) => {
+      const loc = await storage.locate(account, folder);
+      if (!loc.trash) await deps.folderWatch.watch(account, loc.path);
+      return {};
+    },
     'files.uploadPaths': async ({ account, parent, paths, conflict }) => {
       if (platform.mode !== 'electron') throw new ServiceError('not_implemented', 'Uploading by local path is only available in the desktop app; the web UI uploads over HTTP.');
-      const files = await Promise.all(
+      const entries = await Promise.all(
         paths.map(async (path) => {
           const info = await stat(path).catch(() => null);
-          if (!info?.isFile()) throw new ServiceError('invalid_parameters', `"${basename(path)}" is not a readable file.`);
-          return { path, size: info.size };
+          if (!info?.isFile() && !info?.isDirectory()) throw new ServiceError('invalid_parameters', `"${basename(path)}" is not a readable file.`);
+          return { path, size: info.size, folder: info.isDirectory() };
         }),
       );
+      const files = entries.filter((e) => !e.folder);
       if (conflict === 'fail') {
         const taken = new Set((await storage.list(account, parent, 1, 100_000)).items.map((r) => r.name));
         const clash = files.find((f) => taken.has(basename(f.path)));
@@ -57,7 +67,9 @@ export function filesHandlers(deps: FilesDeps, platform: Platform): Pick<Handler
       for (const { path } of files) {
         void uploads.uploader.upload({ accountId: account, parentId: parent, localPath: path, overwrite: conflict === 'overwrite' }).catch(() => {});
       }
-      return { started: files.length };
+      // A dropped folder goes up with everything in it, as one transfer (services/folder-upload.ts).
+      for (const { path } of entries.filter((e) => e.folder)) void uploadLocalFolder({ storage, transfers }, account, parent, path).catch(() => {});
+      return { started: entries.length };
     },
     'files.uploadPath': async ({ account, parent, path, conflict }) => {
       if (platform.mode !== 'electron') throw new ServiceError('not_implemented', 'Uploading by local path is only available in the desktop app; the web UI uploads over HTTP.');
@@ -69,7 +81,7 @@ export function filesHandlers(deps: FilesDeps, platform: Platform): Pick<Handler
         const metered = source.pipe(transfers.meter(transfer.id));
         source.once('error', (e) => metered.destroy(e));
         const resource = await storage.upload(account, parent, basename(path), metered, { conflict, size: info.size });
-        transfers.finish(transfer.id);
+        transfers.finish(transfer.id, undefined, resource.name);
         return resource;
       } catch (e) {
         transfers.finish(transfer.id, e);
@@ -94,12 +106,22 @@ export function filesHandlers(deps: FilesDeps, platform: Platform): Pick<Handler
         throw e;
       }
     },
+    'files.downloadInto': async ({ account, ids, to }) => {
+      // As files.download: writing to a caller-chosen path is a desktop ability only.
+      if (platform.mode !== 'electron') {
+        throw new ServiceError('not_implemented', 'Saving into a local folder is only available in the desktop app; the web UI downloads a zip over HTTP.');
+      }
+      const dir = to ?? (platform.chooseFolder ? await platform.chooseFolder() : null);
+      if (!dir) return { path: null, started: 0 };
+      const { started } = await downloadInto({ storage, downloads }, account, ids, dir);
+      return { path: dir, started };
+    },
     'uploads.begin': async ({ account, parent, name, size, conflict }) => {
       const m = await uploads.multipart.init(account, { parentId: parent, name, size, overwrite: conflict === 'overwrite' });
-      return { session: m.id, partSize: m.part_size, parallel: m.parallel_uploads };
+      return { session: m.id, partSize: m.part_size, parallel: m.parallel_uploads, staged: uploads.multipart.staged(account, m.id) };
     },
     'uploads.parts': async ({ account, session }) => uploads.multipart.parts(account, session).map((p) => p.partNumber),
-    'uploads.complete': async ({ account, session }) => uploads.multipart.complete(account, session),
+    'uploads.complete': async ({ account, session, transfer }) => uploads.multipart.complete(account, session, { meter: transfer ? transfers.upstreamMeter(transfer) : undefined }),
     'uploads.abort': async ({ account, session }) => (await uploads.multipart.abort(account, session), {}),
     'transfers.list': async () => transfers.list(),
     'transfers.cancel': async ({ id }) => (await transfers.cancel(id), {}),
@@ -133,7 +155,6 @@ async function withTransfer(
   try {
     const result = await run({ signal, progress });
     if (resource.size !== null && streamed < resource.size) transfers.progress(transfer.id, resource.size - streamed);
-    // The panel shows the name it was saved under ("a (1).txt" when both were kept).
     transfers.finish(transfer.id, undefined, result.name);
     return result;
   } catch (e) {

@@ -6,10 +6,11 @@ import type { Handlers } from '../contract';
 import { localAccess } from '../server/access';
 import type { Platform } from './platform';
 
-export function localServerHandlers(app: App, platform: Pick<Platform, 'apiUrl'>): Pick<Handlers, 'files.downloadTicket' | 'uiToken.rotate'> {
+export function localServerHandlers(app: App, platform: Pick<Platform, 'apiUrl'>): Pick<Handlers, 'files.downloadTicket' | 'files.zipTicket' | 'uiToken.rotate'> {
   const access = localAccess(app);
   return {
     'files.downloadTicket': async ({ account, id }) => ({ url: access.issueTicket(account, id) }),
+    'files.zipTicket': async ({ account, ids }) => ({ url: access.issueZipTicket(account, ids) }),
     'uiToken.rotate': async () => {
       const token = access.rotate();
       return { token, url: platform.apiUrl ? `${platform.apiUrl}/?token=${token}` : null };

@@ -6,6 +6,8 @@ export interface Platform {
   mode: 'electron' | 'headless';
   /** Asks the user where to save a file; null when they cancel. */
   chooseSavePath?(suggestedName: string): Promise<string | null>;
+  /** Asks the user for a folder to save several files into; null when they cancel. */
+  chooseFolder?(): Promise<string | null>;
   /** Base URL of the localhost REST API, when it runs. */
   apiUrl?: string | null;
   version: string;

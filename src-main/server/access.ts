@@ -27,6 +27,8 @@ export const TICKET_RESUME_MS = 24 * 3600_000;
 interface Ticket {
   account: number;
   id: string;
+  /** A zip ticket: the ids the archive holds (one use, no resume: a zip stream has no ranges). */
+  zip?: string[];
   expires: number;
   used: boolean;
   /** ETag of the first answer. */
@@ -101,6 +103,22 @@ export class LocalAccess implements UiTokenSource {
     return `/app/download/${ticket}`;
   }
 
+  /** The path of a one-use URL that downloads these files and folders as one zip stream. */
+  issueZipTicket(account: number, ids: string[]): string {
+    const path = this.issueTicket(account, ids[0]);
+    const ticket = path.slice('/app/download/'.length);
+    this.tickets.get(ticket)!.zip = ids;
+    return `/app/zip/${ticket}`;
+  }
+
+  /** The ids a request for `/app/zip/<ticket>` may download; the ticket is used up. */
+  redeemZip(ticket: string): { account: number; ids: string[] } {
+    const t = this.tickets.get(ticket);
+    if (!t?.zip || t.used || t.expires <= this.now()) throw new ServiceError('not_found', 'This download link has expired or was already used; start the download again in Tributary.');
+    this.tickets.delete(ticket);
+    return { account: t.account, ids: t.zip };
+  }
+
   /**
    * The file a request for `/app/download/<ticket>` may download. The first request uses the
    * ticket up (`used(etag)` records what it served); after that only a ranged request whose
@@ -110,7 +128,7 @@ export class LocalAccess implements UiTokenSource {
   redeem(ticket: string, request: { range: boolean; ifRange?: string }): { account: number; id: string; used(etag: string): void } {
     const t = this.tickets.get(ticket);
     const gone = () => new ServiceError('not_found', 'This download link has expired or was already used; start the download again in Tributary.');
-    if (!t || t.expires <= this.now()) throw gone();
+    if (!t || t.zip || t.expires <= this.now()) throw gone();
     if (t.used) {
       if (!(request.range && t.etag && request.ifRange === t.etag)) throw gone();
     } else {

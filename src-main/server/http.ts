@@ -20,6 +20,7 @@ import { ServiceError, toServiceError } from '../errors';
 import { newRequestId, rawErrorBody, sendError } from './errors';
 import { int } from '../rest/http';
 import { dispatch } from '../rpc/dispatch';
+import { zipOf } from '../downloads/zip';
 import { createHandlers, type Platform } from '../rpc/handlers';
 import { localAccess, type UiTokenSource } from './access';
 import { allowedHosts, isAllowedHost, isSameOrigin, tokenMatches } from './guard';
@@ -120,12 +121,17 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
       const conflict = q.conflict === 'overwrite' || q.conflict === 'fail' ? q.conflict : 'rename';
       const length = request.headers['content-length'] ? Number(request.headers['content-length']) : undefined;
       const body = (request.body as Readable | undefined) ?? Readable.from([]);
-      // The page that sends it shows it in Transfers, with its progress and its Cancel (which
-      // aborts the request): it is not recorded here a second time.
+      // The page that sends it shows it in Transfers, with its Cancel (which aborts the
+      // request): it is not recorded here a second time. Its progress is the bytes written to
+      // the backend (`uploads.progress` of the page's transfer id), not those the browser sent.
+      const transfer = typeof q.transfer === 'string' && q.transfer.length <= 100 ? q.transfer : undefined;
+      const meter = transfer ? app.transfers.upstreamMeter(transfer) : undefined;
+      if (meter) body.once('error', (e) => meter.destroy(e));
       try {
-        const resource = await app.storage.upload(account, q.parent ?? '', q.name ?? '', body, { conflict, size: length });
+        const resource = await app.storage.upload(account, q.parent ?? '', q.name ?? '', meter ? body.pipe(meter) : body, { conflict, size: length });
         return reply.code(201).header('Content-Type', 'application/json').send(JSON.stringify(resource));
       } catch (e) {
+        if (meter) body.unpipe(meter);
         body.resume(); // drain, so the client sees our answer rather than a reset
         throw e;
       }
@@ -183,6 +189,17 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
     } else if (size !== null) {
       reply.header('Content-Length', String(size));
     }
+    return reply.send(stream);
+  });
+
+  // Several files or folders as one zip stream, by a one-use ticket (contract `files.zipTicket`).
+  server.get('/app/zip/:ticket', async (request, reply) => {
+    const { account, ids } = access.redeemZip((request.params as { ticket: string }).ticket);
+    const { name, stream } = await zipOf(app.storage, account, ids);
+    reply.header('Content-Type', 'application/zip');
+    reply.header('Content-Disposition', `attachment; filename*=UTF-8''${encodeURIComponent(name)}`);
+    reply.header('Cache-Control', 'no-store');
+    reply.header('X-Content-Type-Options', 'nosniff');
     return reply.send(stream);
   });
 

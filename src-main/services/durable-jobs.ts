@@ -93,10 +93,10 @@ export class DurableJobs<Row extends JobRowBase, T> {
     return { transferId: transfer.id, signal };
   }
 
-  /** Ends an attempt that succeeded. */
-  done(id: number, transferId: string, patch: Partial<Omit<Row, 'id'>> = {}): void {
+  /** Ends an attempt that succeeded; `savedAs`, the name the result got (transfers.finish). */
+  done(id: number, transferId: string, patch: Partial<Omit<Row, 'id'>> = {}, savedAs?: string): void {
     this.write(id, { ...patch, state: 'done', error: null });
-    this.deps.transfers.finish(transferId);
+    this.deps.transfers.finish(transferId, undefined, savedAs);
   }
 
   /**

@@ -10,3 +10,5 @@ export const SETTING_NOTIFY_AFTER_SECONDS = 'transfers.notifyAfterSeconds';
 export const SETTING_OUTBOUND_ALLOW_PRIVATE = 'network.allowPrivate';
 /** Host names, addresses and CIDR ranges they may reach although private (e.g. the user's NAS). */
 export const SETTING_OUTBOUND_ALLOWED_HOSTS = 'network.allowedHosts';
+/** Seconds between two listings of an open folder whose backend cannot push changes (services/folder-watch.ts). */
+export const SETTING_FOLDER_POLL_SECONDS = 'files.pollSeconds';

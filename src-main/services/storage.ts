@@ -5,7 +5,7 @@
  * `files.changed` for the folders it touched.
  */
 import { randomBytes } from 'node:crypto';
-import { PassThrough, Readable, Transform } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { lookup as mimeLookup } from 'mime-types';
 import { EntriesTable } from '../cache/queries/entries';
@@ -555,27 +555,29 @@ export class StorageService {
     }
   }
 
-  /** Streams one file across connectors, counting bytes into `progress`, stopped by `signal`. */
+  /**
+   * Streams one file across connectors, stopped by `signal`. `progress` counts the bytes as the
+   * writer takes them (not as they are read: the 1 MiB read-ahead would run ahead of the bytes
+   * that reached the destination).
+   */
   private async copyFile(from: StorageConnector, entry: Entry, to: StorageConnector, target: string, options: TransferOptions & { noReplace?: NoReplace }): Promise<Entry> {
     const { signal, progress } = options;
     signal?.throwIfAborted();
     const source = await from.read(entry.path, { signal });
-    const pass = new PassThrough({ highWaterMark: 1 << 20 });
-    const steps: (Readable | Transform | PassThrough)[] = [source];
-    if (progress) {
-      steps.push(
-        new Transform({
-          transform(chunk: Buffer, _enc, done) {
-            progress(chunk.length);
-            done(null, chunk);
-          },
-        }),
-      );
-    }
+    // Read-ahead on the writable side; counted when a chunk moves to the small readable side,
+    // which is when the writer asks for it.
+    const pass = new Transform({
+      writableHighWaterMark: 1 << 20,
+      readableHighWaterMark: 1 << 16,
+      transform(chunk: Buffer, _enc, done) {
+        progress?.(chunk.length);
+        done(null, chunk);
+      },
+    });
     try {
       const [written] = await Promise.all([
         this.writeSafely(to, target, pass, { size: entry.size ?? undefined, noReplace: options.noReplace, signal }),
-        pipeline([...steps, pass], { signal }),
+        pipeline(source, pass, { signal }),
       ]);
       return written;
     } catch (e) {

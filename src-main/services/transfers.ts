@@ -62,7 +62,7 @@ export class TransfersService {
     if (existing?.controller) throw new ServiceError('conflict', 'This transfer is already running.');
     const controller = new AbortController();
     const entry: Entry = {
-      transfer: { ...init, id, bytesDone: 0, state: 'running', error: null, startedAt: existing?.transfer.startedAt ?? new Date().toISOString(), finishedAt: null },
+      transfer: { ...init, id, bytesDone: 0, state: 'running', error: null, startedAt: existing?.transfer.startedAt ?? new Date().toISOString(), finishedAt: null, savedAs: null },
       controls: options.controls ?? existing?.controls,
       controller,
       speed: new SpeedWindow(),
@@ -76,7 +76,7 @@ export class TransfersService {
   /** Lists a transfer that waits paused without running (an upload paused before a restart). */
   addPaused(init: Init, options: { id: string; controls: TransferControls; bytesDone: number }): void {
     const entry: Entry = {
-      transfer: { ...init, id: options.id, bytesDone: options.bytesDone, state: 'paused', error: null, startedAt: new Date().toISOString(), finishedAt: null },
+      transfer: { ...init, id: options.id, bytesDone: options.bytesDone, state: 'paused', error: null, startedAt: new Date().toISOString(), finishedAt: null, savedAs: null },
       controls: options.controls,
       speed: new SpeedWindow(),
       lastPush: 0,
@@ -113,7 +113,7 @@ export class TransfersService {
 
   /**
    * Ends the running attempt: done, failed, paused (aborted by `pause`) or cancelled. `savedAs`:
-   * the name a finished copy or move was saved under ("a (1).txt" when the user kept both).
+   * the name the result was saved under, shown when it is not the transfer's name.
    */
   finish(id: string, error?: unknown, savedAs?: string): void {
     const e = this.entries.get(id);
@@ -129,9 +129,38 @@ export class TransfersService {
       t.state = !error ? 'done' : signal.aborted ? 'cancelled' : 'failed';
       t.error = error && !signal.aborted ? (error instanceof Error ? error.message : String(error)) : null;
       t.finishedAt = new Date().toISOString();
-      if (!error && savedAs) t.name = savedAs;
+      if (!error && savedAs !== undefined && savedAs !== t.name) t.savedAs = savedAs;
     }
     this.push(e, true);
+  }
+
+  /**
+   * A pass-through stream that reports the bytes a web upload wrote to the backend as
+   * `uploads.progress` of the page's transfer `id` (throttled like transfers.updated, and once
+   * more at the end).
+   */
+  upstreamMeter(id: string): Transform {
+    let bytes = 0;
+    let last = 0;
+    const report = (force: boolean) => {
+      const now = Date.now();
+      if (!force && now - last < PUSH_EVERY_MS) return;
+      last = now;
+      this.events.emit('uploads.progress', { transfer: id, bytes });
+    };
+    return new Transform({
+      // Small buffers: a chunk is counted when the backend's writer takes it.
+      highWaterMark: 1 << 16,
+      transform(chunk: Buffer, _enc, done) {
+        bytes += chunk.length;
+        report(false);
+        done(null, chunk);
+      },
+      flush(done) {
+        report(true);
+        done();
+      },
+    });
   }
 
   pause(id: string): void {

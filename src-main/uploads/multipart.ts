@@ -121,6 +121,11 @@ export class MultipartService {
     return row;
   }
 
+  /** The session's parts are spooled here and go to the backend only on complete. */
+  staged(accountId: number, id: number): boolean {
+    return this.row(accountId, id).mode === 'spool';
+  }
+
   private toSession(row: SessionRow): MultipartSession {
     return { id: row.id, account: row.account_id, part_size: row.part_size, parallel_uploads: row.parallel === 1 };
   }
@@ -276,8 +281,11 @@ export class MultipartService {
     return { partNumber, size: receipt.size, etag: receipt.etag ?? null };
   }
 
-  /** POST /accounts/{account}/multipart/{id}/complete (201): the new file. */
-  async complete(accountId: number, id: number): Promise<Resource> {
+  /**
+   * POST /accounts/{account}/multipart/{id}/complete (201): the new file. `meter` sees the
+   * bytes of a spooled session as they go to the backend (the web UI's progress).
+   */
+  async complete(accountId: number, id: number, options: { meter?: Transform } = {}): Promise<Resource> {
     const row = this.row(accountId, id);
     const parts = this.parts(accountId, id);
     if (parts.length === 0) throw new ServiceError('invalid_parameters', 'No part was uploaded.');
@@ -326,11 +334,13 @@ export class MultipartService {
       resource = this.deps.storage.toResource(accountId, entry);
     } else {
       const dir = this.spoolDir(id);
-      const body = Readable.from(
+      const spooled = Readable.from(
         (async function* () {
           for (const p of parts) yield* createReadStream(join(dir, `${p.partNumber}.part`), { highWaterMark: 1 << 20 });
         })(),
       );
+      const body = options.meter ? spooled.pipe(options.meter) : spooled;
+      if (options.meter) spooled.once('error', (e) => options.meter!.destroy(e));
       // The upload reserves (and publishes) the session's name itself.
       this.deps.storage.names.drop(claimOwner(id), false);
       resource = await this.deps.storage.upload(accountId, this.deps.storage.idOf(accountId, row.parent_path), baseName(row.path), body, {

@@ -189,7 +189,7 @@ export class Uploader {
         throw new ServiceError('conflict', `"${job.local_path}" changed since the upload started; start it again.`);
       }
       const { resource, verified } = job.size > MULTIPART_MIN_SIZE ? await this.runMultipart(job, transferId, signal) : await this.runPlain(job, transferId, signal);
-      this.jobs.done(id, transferId, { result_id: resource.id, verified });
+      this.jobs.done(id, transferId, { result_id: resource.id, verified }, resource.name);
       return resource;
     } catch (e) {
       throw await this.jobs.settle(id, transferId, signal, e);

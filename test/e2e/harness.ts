@@ -44,7 +44,11 @@ export function startServe(dataDir: string, localFolder: string): Promise<{ chil
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve printed no URL within 20 s. stderr:\n${stderr}`)), 20_000);
+    const timer = setTimeout(() => {
+      // No caller will ever stop it: do not leave it running.
+      child.kill('SIGTERM');
+      reject(new Error(`serve printed no URL within 20 s. stderr:\n${stderr}`));
+    }, 20_000);
     child.once('exit', (code) => reject(new Error(`serve exited with ${code}. stderr:\n${stderr}`)));
     createInterface({ input: child.stdout! }).on('line', (line) => {
       const m = /Tributary is running at (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/.exec(line);

@@ -186,7 +186,7 @@ describe('preload: local paths come only from Files the OS handed over', () => {
 });
 
 describe('main process: what it does with the paths it is given', () => {
-  it('a dropped folder, or a file gone before the call, is a clear invalid_parameters and nothing is uploaded', async () => {
+  it('a folder given to files.uploadPath (one file, awaited), or a file gone before the call, is a clear invalid_parameters and nothing is uploaded', async () => {
     const folder = join(dir, 'desktop', 'Photos');
     mkdirSync(folder);
     const asFile = new File([], 'Photos');
@@ -195,8 +195,8 @@ describe('main process: what it does with the paths it is given', () => {
     rmSync(gone.path);
     for (const [file, name] of [[asFile, 'Photos'], [gone.file, 'gone.txt']] as const) {
       expect(await bridge.invoke('files.uploadPath', { account, parent: 'root', path: file })).toMatchObject({ ok: false, error: { code: 'invalid_parameters', message: `"${name}" is not a readable file.` } });
-      expect(await bridge.invoke('files.uploadPaths', { account, parent: 'root', paths: [file] })).toMatchObject({ ok: false, error: { code: 'invalid_parameters', message: `"${name}" is not a readable file.` } });
     }
+    expect(await bridge.invoke('files.uploadPaths', { account, parent: 'root', paths: [gone.file] })).toMatchObject({ ok: false, error: { code: 'invalid_parameters', message: '"gone.txt" is not a readable file.' } });
     expect(await namesInRoot()).toEqual([]);
   });
 
@@ -207,5 +207,17 @@ describe('main process: what it does with the paths it is given', () => {
     const r = await headless.get(RPC_CHANNEL)!({ senderFrame: { url: 'app://tributary/index.html', parent: null } }, 'files.uploadPath', { account, parent: 'root', path });
     expect(r).toMatchObject({ ok: false, error: { code: 'not_implemented' } });
     expect(await namesInRoot()).toEqual([]);
+  });
+
+  it('a dropped folder given to files.uploadPaths goes up with what is inside it (one transfer)', async () => {
+    const folder = join(dir, 'desktop', 'Holiday');
+    mkdirSync(folder);
+    writeFileSync(join(folder, 'inside.txt'), 'inside');
+    const asFile = new File([], 'Holiday');
+    electron.handedOver.set(asFile, folder);
+    expect(await bridge.invoke('files.uploadPaths', { account, parent: 'root', paths: [asFile] })).toMatchObject({ ok: true, value: { started: 1 } });
+    await expect.poll(() => app.transfers.list().find((t) => t.name === 'Holiday')?.state).toBe('done');
+    const holiday = (await app.storage.list(account, 'root', 1, 1000)).items.find((i) => i.name === 'Holiday')!;
+    expect((await app.storage.list(account, holiday.id)).items.map((i) => i.name)).toEqual(['inside.txt']);
   });
 });

@@ -97,7 +97,7 @@ describe('TransfersService', () => {
 describe('the end of a long transfer is announced', () => {
   const ended = (over: Partial<Transfer>): Transfer => ({
     id: 't', direction: 'download', name: 'film.mkv', account: 1, target: 'x', bytesDone: 3 * 1024 ** 3, bytesTotal: 3 * 1024 ** 3,
-    state: 'done', error: null, startedAt: '2026-11-21T10:00:00.000Z', finishedAt: '2026-11-21T10:02:05.000Z', speed: 0, actions: [], ...over,
+    state: 'done', error: null, startedAt: '2026-11-21T10:00:00.000Z', finishedAt: '2026-11-21T10:02:05.000Z', speed: 0, actions: [], savedAs: null, ...over,
   });
 
   it('words done and failed endings, and stays quiet for short, cancelled or unfinished ones', () => {

@@ -98,16 +98,29 @@ export class Api {
     a.remove();
   }
 
+  /** Web mode: files and folders of one account as one zip, downloaded by a one-use link. */
+  async downloadZip(account: number, ids: string[]): Promise<void> {
+    const { url } = await this.call('files.zipTicket', { account, ids });
+    const a = document.createElement('a');
+    a.href = url;
+    a.rel = 'noopener';
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+  }
+
   /**
    * Web mode: uploads one file over HTTP with progress. Returns the created resource; `abort`
    * cancels it.
    */
   upload(
     file: File,
-    target: { account: number; parent: string; conflict: 'rename' | 'overwrite' | 'fail' },
+    target: { account: number; parent: string; conflict: 'rename' | 'overwrite' | 'fail'; transfer?: string },
     onProgress: (loaded: number, total: number) => void,
   ): { done: Promise<Resource>; abort(): void } {
     const q = new URLSearchParams({ account: String(target.account), parent: target.parent, name: file.name, conflict: target.conflict });
+    // The server reports the bytes it wrote to the backend as uploads.progress of this id.
+    if (target.transfer) q.set('transfer', target.transfer);
     return this.send<Resource>('POST', `/app/upload?${q}`, file, onProgress);
   }
 

@@ -1,7 +1,8 @@
 /**
  * Server data through React Query, kept fresh by pushed events rather than polling:
  * files.changed invalidates that folder, accounts.changed the account list (and quotas),
- * transfers.updated patches the transfers list in place.
+ * transfers.updated patches the transfers list in place. The open folder is kept live by the
+ * main process (`files.watch`), which sends files.changed when it changes outside Tributary.
  */
 import { createContext, useContext, useEffect, useMemo } from 'react';
 import { useInfiniteQuery, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
@@ -70,6 +71,7 @@ export function useAppInfo() {
  */
 export function useFolder(account: number | null, folder: string) {
   const api = useApi();
+  useWatchFolder(account, folder);
   const query = useInfiniteQuery({
     queryKey: keys.folder(account ?? 0, folder),
     enabled: account !== null,
@@ -110,6 +112,26 @@ export function useFolder(account: number | null, folder: string) {
     error: query.error,
     refetch: query.refetch,
   };
+}
+
+/** Renews the main process's lease on the open folder (contract `files.watch`, 30 s) while it is shown. */
+const WATCH_RENEW_MS = 10_000;
+
+function useWatchFolder(account: number | null, folder: string): void {
+  const api = useApi();
+  useEffect(() => {
+    if (account === null) return;
+    // Not being live is no error the user can act on: the Refresh button still works.
+    const renew = () => void api.call('files.watch', { account, folder }).catch(() => {});
+    renew();
+    const timer = setInterval(renew, WATCH_RENEW_MS);
+    // After a reconnect the lease may have lapsed.
+    const off = api.transport.onReconnect(renew);
+    return () => {
+      clearInterval(timer);
+      off();
+    };
+  }, [api, account, folder]);
 }
 
 export function useSettings() {

@@ -73,6 +73,11 @@ export const UploadIcon = () => (
     <path d="M12 16V4M6 10l6-6 6 6M4 20h16" />
   </Svg>
 );
+export const RefreshIcon = () => (
+  <Svg size={16}>
+    <path d="M20 11a8 8 0 1 0-2.3 5.7M20 4v7h-7" />
+  </Svg>
+);
 export const DownloadIcon = () => (
   <Svg size={16}>
     <path d="M12 4v12M6 10l6 6 6-6M4 20h16" />

@@ -33,6 +33,8 @@ export interface LocalUpload {
   /** Bytes per second over the last few seconds while running. */
   speed: number;
   actions: LocalAction[];
+  /** The name the file was saved under, when not its own (a conflict kept both). */
+  savedAs: string | null;
 }
 
 interface UiState {

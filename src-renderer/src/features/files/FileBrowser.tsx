@@ -10,13 +10,14 @@ import { useApi, useFolder } from '../../api/hooks';
 import { ContextMenu, type MenuItem } from '../../components/ContextMenu';
 import { ConfirmDialog, PromptDialog } from '../../components/Dialog';
 import { FolderPicker } from '../../components/FolderPicker';
-import { NewFolderIcon, RenameIcon, TrashIcon, UploadIcon, DownloadIcon } from '../../components/Icons';
+import { NewFolderIcon, RefreshIcon, RenameIcon, TrashIcon, UploadIcon, DownloadIcon } from '../../components/Icons';
 import { itemLink, toastError, useUi, type SortKey } from '../../stores/ui';
 import { deleteItems, paste, refOf, renameItem, transferItems, useClipboard } from './actions';
 import { dropItems, hasFiles, hasItems, isCopyGesture, readItems } from './dnd';
 import { AccountProblem, isAccountError } from '../accounts/AccountProblem';
 import { FileList } from './FileList';
-import { requestUpload } from './upload';
+import { droppedItems, requestDrop, requestUpload } from './upload';
+import { downloadMany } from '../transfers/download-many';
 
 const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
 
@@ -63,6 +64,17 @@ export function FileBrowser({ account }: { account: Account }) {
   const folderName = folder?.name || account.account;
   const target = { account: account.id, folder: folderId, folderName };
   const selectedItems = items.filter((i) => selected.has(i.id));
+  const refresh = listing.refetch;
+  // F5 lists the folder again instead of reloading the page (Ctrl+F5 still reloads).
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== 'F5' || e.ctrlKey || e.metaKey || e.shiftKey) return;
+      e.preventDefault();
+      void refresh();
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [refresh]);
 
   const download = async (item: Resource) => {
     if (item.kind !== 'file') return;
@@ -181,7 +193,7 @@ export function FileBrowser({ account }: { account: Account }) {
                       e.preventDefault();
                       const dragged = readItems(e.dataTransfer);
                       if (dragged) void dropItems(api, dragged, { account: account.id, folder: c.id, folderName: c.name }, isCopyGesture(e));
-                      else if (e.dataTransfer.files.length) void requestUpload(api, qc, Array.from(e.dataTransfer.files), { account: account.id, folder: c.id, folderName: c.name });
+                      else if (e.dataTransfer.files.length) void requestDrop(api, qc, droppedItems(e.dataTransfer), { account: account.id, folder: c.id, folderName: c.name });
                     }}
                   >
                     {c.name}
@@ -204,8 +216,14 @@ export function FileBrowser({ account }: { account: Account }) {
             }}
             data-testid="filter"
           />
-          {selectedItems.length === 1 && selectedItems[0].kind === 'file' && (
-            <button type="button" className="btn btn-ghost" onClick={() => void download(selectedItems[0])} data-testid="toolbar-download">
+          {selectedItems.length > 0 && (
+            <button
+              type="button"
+              className="btn btn-ghost"
+              // One file as itself; several, or a folder, as one zip (desktop: into a chosen folder).
+              onClick={() => void (selectedItems.length === 1 && selectedItems[0].kind === 'file' ? download(selectedItems[0]) : downloadMany(api, selectedItems))}
+              data-testid="toolbar-download"
+            >
               <DownloadIcon /> Download
             </button>
           )}
@@ -219,6 +237,9 @@ export function FileBrowser({ account }: { account: Account }) {
               <TrashIcon /> Delete
             </button>
           )}
+          <button type="button" className="icon-btn" onClick={() => void refresh()} title="Refresh (F5)" aria-label="Refresh" data-testid="refresh">
+            <RefreshIcon />
+          </button>
           <button type="button" className="btn" disabled={!folder?.canCreateFolders} onClick={() => setDialog({ type: 'mkdir' })} data-testid="new-folder">
             <NewFolderIcon /> New folder
           </button>
@@ -253,8 +274,8 @@ export function FileBrowser({ account }: { account: Account }) {
         onUp={goUp}
         onRename={(i, n) => void rename(i, n)}
         onDelete={(chosen) => setDialog({ type: 'delete', items: chosen })}
-        onDropFiles={(files, into) =>
-          void requestUpload(api, qc, files, into ? { account: account.id, folder: into.id, folderName: into.name } : target)
+        onDropFiles={(dropped, into) =>
+          void requestDrop(api, qc, dropped, into ? { account: account.id, folder: into.id, folderName: into.name } : target)
         }
         onDropItems={(dragged, into, copy) => void dropItems(api, dragged, { account: account.id, folder: into ? into.id : folderId, folderName: into ? into.name : folderName }, copy)}
         onContextMenu={(at, onItem) => setMenu({ ...at, onItem })}

@@ -11,6 +11,7 @@ import { DownloadIcon, FileIcon, FolderIcon, UploadIcon } from '../../components
 import { useUi, type SortKey } from '../../stores/ui';
 import { useClipboard } from './actions';
 import { hasFiles, hasItems, isCopyGesture, ITEMS_MIME, readItems, type DraggedItems } from './dnd';
+import { droppedItems, type Dropped } from './upload';
 import { listPlaceholder } from '../../components/ListPlaceholder';
 import './files.css';
 
@@ -30,7 +31,7 @@ export interface FileListProps {
   onUp(): void;
   onRename(item: Resource, name: string): void;
   onDelete(items: Resource[]): void;
-  onDropFiles(files: File[], folder: Resource | null): void;
+  onDropFiles(dropped: Dropped, folder: Resource | null): void;
   onDropItems(items: DraggedItems, folder: Resource | null, copy: boolean): void;
   /** Right click, Shift+F10 or the Menu key: on the selection (`onItem`) or the folder itself. */
   onContextMenu(at: { x: number; y: number }, onItem: boolean): void;
@@ -255,14 +256,9 @@ export function FileList(props: FileListProps) {
       if (dragged) props.onDropItems(dragged, folder, isCopyGesture(e));
       return;
     }
-    // Dropped folders arrive as empty File objects; only plain files are uploaded.
-    const entries = Array.from(dt.items ?? []);
-    const folders = entries.filter((i) => i.kind === 'file' && i.webkitGetAsEntry?.()?.isDirectory).map((i) => i.getAsFile()?.name);
-    const files = Array.from(dt.files ?? []).filter((f) => !folders.includes(f.name));
-    if (folders.length) {
-      useUi.getState().toast({ kind: 'error', title: 'Folders are not uploaded', message: `Drop the files inside “${folders.join('”, “')}” instead.` });
-    }
-    if (files.length) props.onDropFiles(files, folder);
+    // Files, and folders (uploaded recursively), read while the event lasts.
+    const dropped = droppedItems(dt);
+    if (dropped.files.length || dropped.folders.length) props.onDropFiles(dropped, folder);
   };
 
   // Rows get one stable handle to the latest handlers, so memo() lets a row skip rendering

@@ -14,6 +14,7 @@ import type { FolderPage } from '../../../../src-main/contract';
 import type { Api } from '../../api/client';
 import { keys } from '../../api/hooks';
 import { toastError, useUi } from '../../stores/ui';
+import { uploadFolder } from '../transfers/folder-upload';
 import { askToNotify } from '../transfers/notices';
 import { startWebUpload } from '../transfers/web-upload';
 
@@ -59,6 +60,50 @@ export async function requestUpload(api: Api, qc: QueryClient, files: File[], ta
   const conflicting = files.filter((f) => names.has(f.name)).map((f) => f.name);
   if (conflicting.length) useConflicts.getState().set({ files, target, conflicting });
   else await runUpload(api, files, target, 'rename');
+}
+
+/** What an OS drop carries: plain files, and folders (uploaded recursively, one group each). */
+export interface Dropped {
+  files: File[];
+  folders: FileSystemDirectoryEntry[];
+  /** The folders as the File objects the drop carries (the desktop app resolves their paths). */
+  folderFiles: File[];
+}
+
+/**
+ * Reads a drop. Must run inside the drop event: the DataTransfer is emptied once it returns. A
+ * dropped folder also arrives as an empty File of its name, which is not a file to upload.
+ */
+export function droppedItems(dt: DataTransfer): Dropped {
+  const folders: FileSystemDirectoryEntry[] = [];
+  for (const item of Array.from(dt.items ?? [])) {
+    const entry = item.kind === 'file' ? item.webkitGetAsEntry?.() : null;
+    if (entry?.isDirectory) folders.push(entry as FileSystemDirectoryEntry);
+  }
+  const names = new Set(folders.map((f) => f.name));
+  const all = Array.from(dt.files ?? []);
+  return { files: all.filter((f) => !names.has(f.name)), folders, folderFiles: all.filter((f) => names.has(f.name)) };
+}
+
+/** A drop onto a folder: its files as requestUpload does, each folder as one upload group. */
+export async function requestDrop(api: Api, qc: QueryClient, dropped: Dropped, target: UploadTarget): Promise<void> {
+  if (dropped.folders.length) {
+    if (api.mode === 'ipc') {
+      // The main process reads the folders from the disk (each one transfer); the preload turns
+      // each File into its local path.
+      try {
+        await api.call('files.uploadPaths', { account: target.account, parent: target.folder, paths: dropped.folderFiles as unknown as string[], conflict: 'rename' });
+        useUi.getState().setTransfersOpen(true);
+      } catch (e) {
+        toastError('Upload failed', e);
+      }
+    } else {
+      useUi.getState().setTransfersOpen(true);
+      void askToNotify();
+      for (const folder of dropped.folders) void uploadFolder(api, folder, { account: target.account, folder: target.folder });
+    }
+  }
+  await requestUpload(api, qc, dropped.files, target);
 }
 
 const CONCURRENCY = 3;

@@ -26,6 +26,7 @@ interface Row {
   finishedAt: number | null;
   speed: number;
   actions: TransferAction[];
+  savedAs: string | null;
   act(action: TransferAction): void;
 }
 
@@ -126,18 +127,20 @@ export function TransfersPanel() {
 }
 
 function TransferRow({ row: r }: { row: Row }) {
-  const pct = r.state === 'done' ? 100 : r.bytesTotal ? Math.min(100, (r.bytesDone / r.bytesTotal) * 100) : null;
+  // Until the destination confirms, a transfer is not complete even when every byte was sent.
+  const pct = r.state === 'done' ? 100 : r.bytesTotal ? Math.min(r.state === 'running' ? 99 : 100, (r.bytesDone / r.bytesTotal) * 100) : null;
   const eta = r.bytesTotal && r.speed > 0 ? (r.bytesTotal - r.bytesDone) / r.speed : NaN;
   const verb = TRANSFER_VERB[r.direction];
   const amount = `${formatBytes(r.bytesDone)}${r.bytesTotal !== null ? ` of ${formatBytes(r.bytesTotal)}` : ''}`;
   let detail: string;
-  if (r.state === 'running') detail = `${amount} · ${formatBytes(r.speed)}/s${Number.isFinite(eta) ? ` · ${formatDuration(eta)} left` : ''}`;
+  if (r.state === 'running' && r.bytesTotal !== null && r.bytesTotal > 0 && r.bytesDone >= r.bytesTotal) detail = `${amount} · waiting for the server to confirm`;
+  else if (r.state === 'running') detail = `${amount} · ${formatBytes(r.speed)}/s${Number.isFinite(eta) ? ` · ${formatDuration(eta)} left` : ''}`;
   else if (r.state === 'paused') detail = `Paused · ${amount}`;
-  else if (r.state === 'done') detail = `Done · ${formatBytes(r.bytesTotal ?? r.bytesDone)}${r.finishedAt ? ` in ${formatDuration((r.finishedAt - r.startedAt) / 1000)}` : ''}`;
+  else if (r.state === 'done') detail = `Done · ${formatBytes(r.bytesTotal ?? r.bytesDone)}${r.finishedAt ? ` in ${formatDuration((r.finishedAt - r.startedAt) / 1000)}` : ''}${r.savedAs ? ` · Saved as ${r.savedAs}` : ''}`;
   else if (r.state === 'failed') detail = r.error ?? 'Failed';
   else detail = r.state.charAt(0).toUpperCase() + r.state.slice(1);
   return (
-    <li className={`transfer state-${r.state}`} data-testid="transfer-row" data-name={r.name} data-state={r.state}>
+    <li className={`transfer state-${r.state}`} data-testid="transfer-row" data-name={r.name} data-state={r.state} data-done={r.bytesDone} data-total={r.bytesTotal ?? undefined} data-saved-as={r.savedAs ?? undefined}>
       <div className="transfer-line">
         <span className="transfer-name" title={r.name}>
           <span className="transfer-kind">{verb}</span> {r.name}

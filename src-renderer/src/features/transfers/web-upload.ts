@@ -7,8 +7,13 @@
  * Pause aborts the parts in flight and keeps the session; resume and retry ask the session
  * which parts it holds (`uploads.parts`) and send only the others; cancel aborts the session.
  * A page reload loses the File, so a big upload continues only while the page is open.
+ *
+ * Progress is what reached the account's backend, not what the browser handed to Tributary:
+ * the server reports the bytes it wrote upstream (`uploads.progress` of this upload's id) for a
+ * whole-file upload and for the complete of a staged session (a backend without native parts,
+ * whose parts wait in Tributary until then); native parts count once the backend confirmed them.
  */
-import type { TransferAction } from '../../../../src-main/contract';
+import type { EventPayload, TransferAction } from '../../../../src-main/contract';
 import { MULTIPART_MIN_SIZE } from '../../../../src-main/contract/limits';
 import { retryDelay, SpeedWindow, transferActions } from '../../../../src-main/contract/transfers';
 import { ApiError, type Api } from '../../api/client';
@@ -25,17 +30,57 @@ export interface WebUploadTarget {
 }
 
 const uploads = new Map<string, WebUpload>();
-let seq = 1;
+const listening = new WeakSet<Api>();
 
-/** Adds the file to the Transfers panel and uploads it; resolves when it ends or is paused. */
-export function startWebUpload(api: Api, file: File, target: WebUploadTarget, conflict: 'rename' | 'overwrite'): Promise<void> {
-  const u = new WebUpload(api, file, target, conflict);
+/** Routes the server's upstream byte counts to the uploads of this page. */
+function listen(api: Api): void {
+  if (listening.has(api)) return;
+  listening.add(api);
+  api.transport.subscribe((name, payload) => {
+    if (name !== 'uploads.progress') return;
+    const p = payload as EventPayload<'uploads.progress'>;
+    uploads.get(p.transfer)?.upstreamProgress(p.bytes);
+  });
+}
+
+/** Where an upload's row goes: the Transfers panel, or the row of the group it belongs to. */
+export interface UploadSink {
+  put(u: LocalUpload): void;
+  patch(id: string, p: Partial<LocalUpload>): void;
+}
+
+const panel: UploadSink = {
+  put: (u) => useUi.getState().putUpload(u),
+  patch: (id, p) => useUi.getState().patchUpload(id, p),
+};
+
+/**
+ * Adds the file to the Transfers panel (or to its group's row) and uploads it; resolves when it
+ * ends or is paused.
+ */
+export function startWebUpload(api: Api, file: File, target: WebUploadTarget, conflict: 'rename' | 'overwrite', sink: UploadSink = panel): Promise<void> {
+  listen(api);
+  const u = new WebUpload(api, file, target, conflict, sink);
   uploads.set(u.id, u);
   return u.run();
 }
 
+/** Cancels a web upload (a group's member, whose row is the group's). */
+export function cancelWebUpload(id: string): Promise<void> {
+  return uploads.get(id)?.cancel() ?? Promise.resolve();
+}
+
+const groupActions = new Map<string, (action: TransferAction) => void>();
+
+/** A row that stands for several uploads (a dropped folder); `act` answers its buttons. */
+export function registerGroup(id: string, act: (action: TransferAction) => void): void {
+  groupActions.set(id, act);
+}
+
 /** A Transfers panel button on a web upload's row. */
 export function actOnWebUpload(id: string, action: TransferAction): void {
+  const group = groupActions.get(id);
+  if (group) return group(action);
   const u = uploads.get(id);
   if (!u) return;
   if (action === 'pause') u.pause();
@@ -46,12 +91,19 @@ export function actOnWebUpload(id: string, action: TransferAction): void {
 /** Forgets the uploads the panel cleared. */
 export function forgetFinishedWebUploads(): void {
   for (const [id, u] of uploads) if (u.finished) uploads.delete(id);
+  const rows = new Set(useUi.getState().uploads.map((u) => u.id));
+  for (const id of groupActions.keys()) if (!rows.has(id)) groupActions.delete(id);
 }
 
 class WebUpload {
-  readonly id = `web-${seq++}`;
+  /** Also the server's name for it (uploads.progress): unique across the pages of this app. */
+  readonly id = `web-${crypto.randomUUID()}`;
   private state: LocalUpload['state'] = 'running';
-  private session: { id: number; partSize: number; parallel: boolean } | null = null;
+  private session: { id: number; partSize: number; parallel: boolean; staged: boolean } | null = null;
+  /** Bytes the server wrote upstream in the current request (whole upload, or a staged complete). */
+  private upstream = 0;
+  /** `uploads.complete` is running: the server publishes the file, nothing is left to pause. */
+  private completing = false;
   private readonly confirmed = new Set<number>();
   private readonly inflight = new Map<number, { abort(): void; loaded: number }>();
   private readonly speed = new SpeedWindow();
@@ -62,8 +114,9 @@ class WebUpload {
     private readonly file: File,
     private readonly target: WebUploadTarget,
     private readonly conflict: 'rename' | 'overwrite',
+    private readonly sink: UploadSink,
   ) {
-    useUi.getState().putUpload({
+    sink.put({
       id: this.id,
       name: file.name,
       account: target.account,
@@ -76,6 +129,7 @@ class WebUpload {
       finishedAt: null,
       speed: 0,
       actions: this.actions(),
+      savedAs: null,
     });
   }
 
@@ -99,7 +153,7 @@ class WebUpload {
   }
 
   pause(): void {
-    if (this.state !== 'running' || !this.big) return;
+    if (this.state !== 'running' || !this.big || this.completing) return;
     this.state = 'paused';
     for (const p of this.inflight.values()) p.abort();
     this.patch({ state: 'paused', speed: 0 });
@@ -113,12 +167,20 @@ class WebUpload {
     if (this.session) await this.api.call('uploads.abort', { account: this.target.account, session: this.session.id }).catch(() => {});
   }
 
+  /** The server's count of bytes written upstream by the request running now. */
+  upstreamProgress(bytes: number): void {
+    if (this.state !== 'running') return;
+    this.upstream = bytes;
+    this.progress();
+  }
+
   private async runWhole(): Promise<void> {
-    const req = this.api.upload(this.file, { account: this.target.account, parent: this.target.folder, conflict: this.conflict }, (loaded) => this.progress(loaded));
+    this.upstream = 0;
+    const req = this.api.upload(this.file, { account: this.target.account, parent: this.target.folder, conflict: this.conflict, transfer: this.id }, () => {});
     this.inflight.set(1, { abort: req.abort, loaded: 0 });
     try {
-      await req.done;
-      this.succeed();
+      const resource = await req.done;
+      this.succeed(resource.name);
     } catch (e) {
       this.fail(e);
     } finally {
@@ -131,7 +193,7 @@ class WebUpload {
     try {
       if (!this.session) {
         const s = await this.api.call('uploads.begin', { account, parent: this.target.folder, name: this.file.name, size: this.file.size, conflict: this.conflict });
-        this.session = { id: s.session, partSize: s.partSize, parallel: s.parallel };
+        this.session = { id: s.session, partSize: s.partSize, parallel: s.parallel, staged: s.staged };
       } else {
         // After a pause or failure: the session is the truth about which parts arrived.
         this.confirmed.clear();
@@ -147,8 +209,11 @@ class WebUpload {
       };
       await Promise.all(Array.from({ length: parallel ? PARALLEL_PARTS : 1 }, worker));
       if (this.state !== 'running') return;
-      await this.api.call('uploads.complete', { account, session: this.session.id });
-      this.succeed();
+      this.upstream = 0;
+      this.completing = true;
+      this.patch({});
+      const resource = await this.api.call('uploads.complete', { account, session: this.session.id, transfer: this.id }).finally(() => (this.completing = false));
+      this.succeed(resource.name);
     } catch (e) {
       for (const p of this.inflight.values()) p.abort();
       this.fail(e);
@@ -183,9 +248,9 @@ class WebUpload {
     }
   }
 
-  private progress(wholeLoaded?: number): void {
-    let done = wholeLoaded ?? 0;
-    if (this.session) {
+  private progress(): void {
+    let done = this.upstream;
+    if (this.session && !this.session.staged) {
       const { partSize } = this.session;
       for (const n of this.confirmed) done += Math.min(partSize, this.file.size - (n - 1) * partSize);
       for (const p of this.inflight.values()) done += p.loaded;
@@ -195,10 +260,10 @@ class WebUpload {
     this.patch({ bytesDone: Math.min(done, this.file.size), speed: this.speed.bytesPerSecond(now, done) });
   }
 
-  private succeed(): void {
+  private succeed(savedAs: string): void {
     if (this.state !== 'running') return;
     this.state = 'done';
-    this.patch({ state: 'done', bytesDone: this.file.size, speed: 0, finishedAt: Date.now() });
+    this.patch({ state: 'done', bytesDone: this.file.size, speed: 0, finishedAt: Date.now(), savedAs: savedAs === this.file.name ? null : savedAs });
   }
 
   private fail(e: unknown): void {
@@ -206,15 +271,15 @@ class WebUpload {
     const cancelled = e instanceof ApiError && e.code === 'cancelled';
     this.state = cancelled ? 'cancelled' : 'failed';
     this.patch({ state: this.state, error: cancelled ? null : (e as Error).message, speed: 0, finishedAt: Date.now() });
-    if (!cancelled) toastError(`Could not upload "${this.file.name}"`, e);
+    if (!cancelled && this.sink === panel) toastError(`Could not upload "${this.file.name}"`, e);
   }
 
   private actions(): TransferAction[] {
     // Pausing a small upload would keep nothing: it offers cancel only.
-    return transferActions(this.state, { pausable: this.big, continuable: true });
+    return transferActions(this.state, { pausable: this.big && !this.completing, continuable: true });
   }
 
   private patch(p: Partial<LocalUpload>): void {
-    useUi.getState().patchUpload(this.id, { ...p, actions: this.actions() });
+    this.sink.patch(this.id, { ...p, actions: this.actions() });
   }
 }

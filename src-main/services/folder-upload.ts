@@ -1,0 +1,76 @@
+/**
+ * The desktop app's upload of a folder the user dropped: its tree is read from the disk, the
+ * folder is created in the destination under the free-name rule (services/names.ts: "name (1)"
+ * when taken, both kept), then its sub-folders, then every file streamed from the disk — as one
+ * transfer whose progress is the bytes of all files (cancel stops it; what was uploaded stays).
+ */
+import { createReadStream } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import type { Resource } from '../contract';
+import { ServiceError } from '../errors';
+import type { StorageService } from './storage';
+import type { TransfersService } from './transfers';
+
+interface LocalTree {
+  /** Relative folder paths, parents first. */
+  folders: string[];
+  files: { folder: string; name: string; abs: string; size: number }[];
+}
+
+async function readLocalTree(root: string): Promise<LocalTree> {
+  const tree: LocalTree = { folders: [], files: [] };
+  const walk = async (abs: string, rel: string): Promise<void> => {
+    for (const d of await readdir(abs, { withFileTypes: true })) {
+      const childAbs = join(abs, d.name);
+      const childRel = rel ? `${rel}/${d.name}` : d.name;
+      if (d.isDirectory()) {
+        tree.folders.push(childRel);
+        await walk(childAbs, childRel);
+      } else if (d.isFile()) {
+        tree.files.push({ folder: rel, name: d.name, abs: childAbs, size: (await stat(childAbs)).size });
+      }
+      // Links, sockets and devices are not uploaded (as the local connector does not list them).
+    }
+  };
+  await walk(root, '');
+  return tree;
+}
+
+/** Uploads the folder at `dir` into `parent`; resolves with the folder created. */
+export async function uploadLocalFolder(deps: { storage: StorageService; transfers: TransfersService }, account: number, parent: string, dir: string): Promise<Resource> {
+  const { storage, transfers } = deps;
+  const name = basename(dir);
+  const tree = await readLocalTree(dir);
+  const total = tree.files.reduce((n, f) => n + f.size, 0);
+  const { transfer, signal } = transfers.start({ direction: 'upload', name, account, target: parent, bytesTotal: total });
+  try {
+    const loc = await storage.locate(account, parent);
+    const claim = await storage.claimName(account, loc.connector, loc.path, name, 'rename');
+    let top: Resource;
+    try {
+      top = await storage.mkdir(account, parent, claim.name, { conflictIfExists: true });
+    } finally {
+      claim.release(true);
+    }
+    const ids = new Map<string, string>([['', top.id]]);
+    for (const rel of tree.folders) {
+      signal.throwIfAborted();
+      const slash = rel.lastIndexOf('/');
+      const made = await storage.mkdir(account, ids.get(slash === -1 ? '' : rel.slice(0, slash))!, rel.slice(slash + 1), { conflictIfExists: true });
+      ids.set(rel, made.id);
+    }
+    for (const f of tree.files) {
+      signal.throwIfAborted();
+      const source = createReadStream(f.abs, { signal });
+      const metered = source.pipe(transfers.meter(transfer.id));
+      source.once('error', (e) => metered.destroy(e));
+      await storage.upload(account, ids.get(f.folder)!, f.name, metered, { conflict: 'rename', size: f.size });
+    }
+    transfers.finish(transfer.id, undefined, top.name);
+    return top;
+  } catch (e) {
+    transfers.finish(transfer.id, e);
+    throw signal.aborted ? new ServiceError('request_timeout', 'Cancelled by the user.') : e;
+  }
+}
