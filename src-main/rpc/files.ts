@@ -9,7 +9,7 @@ import type { Handlers, Resource } from '../contract';
 import type { Downloader } from '../downloads/downloader';
 import { downloadInto } from '../downloads/into-folder';
 import { ServiceError } from '../errors';
-import type { StorageService, TransferOptions } from '../services/storage';
+import type { ConflictMode, StorageService, TransferOptions } from '../services/storage';
 import type { FolderWatch } from '../services/folder-watch';
 import { uploadLocalFolder } from '../services/folder-upload';
 import type { TransfersService } from '../services/transfers';
@@ -35,9 +35,9 @@ export function filesHandlers(deps: FilesDeps, platform: Platform): Pick<Handler
     'files.mkdir': async ({ account, parent, name }) => storage.mkdir(account, parent, name, { conflictIfExists: true }),
     'files.rename': async ({ account, id, name, conflict }) => storage.move(account, id, { name, conflict }),
     'files.move': async ({ account, id, toAccount, parent, name, conflict }) =>
-      withTransfer(deps, 'move', account, id, parent, (options) => storage.move(account, id, { parentId: parent, name, account: toAccount, conflict }, options)),
+      withTransfer(deps, 'move', { account, id, toAccount, parent, name, conflict }, (options) => storage.move(account, id, { parentId: parent, name, account: toAccount, conflict }, options)),
     'files.copy': async ({ account, id, toAccount, parent, name, conflict }) =>
-      withTransfer(deps, 'copy', account, id, parent, (options) => storage.copy(account, id, { parentId: parent, name, account: toAccount, conflict }, options)),
+      withTransfer(deps, 'copy', { account, id, toAccount, parent, name, conflict }, (options) => storage.copy(account, id, { parentId: parent, name, account: toAccount, conflict }, options)),
     'files.delete': async ({ account, id, permanent, recursive }) => storage.delete(account, id, { permanent, recursive }),
     'files.deleteInfo': async ({ account }) => storage.deleteInfo(account),
     'files.restore': async ({ account, token }) => storage.restore(account, token),
@@ -140,12 +140,15 @@ export function filesHandlers(deps: FilesDeps, platform: Platform): Pick<Handler
 async function withTransfer(
   { storage, transfers }: Pick<FilesDeps, 'storage' | 'transfers'>,
   direction: 'move' | 'copy',
-  account: number,
-  id: string,
-  target: string,
+  { account, id, toAccount, parent: target, name, conflict }: { account: number; id: string; toAccount?: number; parent: string; name?: string; conflict?: ConflictMode },
   run: (options: TransferOptions) => Promise<Resource>,
 ): Promise<Resource> {
   const resource = await storage.get(account, id);
+  // "Ask on a taken name" calls with `fail` first: a taken name is a question, not a failed
+  // transfer, so it is answered before a row appears (the call itself still refuses atomically).
+  if (conflict === 'fail' && (await storage.nameTaken(toAccount ?? account, target, name ?? resource.name))) {
+    throw new ServiceError('naming_conflict', `"${name ?? resource.name}" already exists in this folder.`);
+  }
   const { transfer, signal } = transfers.start({ direction, name: resource.name, account, target, bytesTotal: resource.size });
   let streamed = 0;
   const progress = (bytes: number) => {

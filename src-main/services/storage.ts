@@ -178,6 +178,13 @@ export class StorageService {
 
   // ---- reads -------------------------------------------------------------------------------
 
+  /** Whether `name` is taken in a folder (a hint before a long transfer; writes still claim names atomically). */
+  async nameTaken(accountId: number, parentId: string, name: string): Promise<boolean> {
+    const parent = await this.locate(accountId, parentId);
+    const entry = await parent.connector.stat(joinPath(parent.path, checkName(name))).catch((e) => (e instanceof ServiceError && e.code === 'not_found' ? undefined : Promise.reject(e)));
+    return entry !== undefined;
+  }
+
   async get(accountId: number, id: string): Promise<Resource> {
     this.accounts.row(accountId);
     const provider = this.provider(accountId, id);

@@ -223,7 +223,7 @@ describe('everything without a mouse drag: context menu, folder picker (WAI-ARIA
     const toggle = page.getByTestId('transfers-toggle');
     await toggle.click();
     await expect.poll(() => toggle.getAttribute('aria-pressed')).toBe('true');
-    await expect.poll(() => page.locator('[data-testid=transfer-row][data-name="a (1).txt"]').getAttribute('data-state')).toBe('done');
+    await expect.poll(() => page.locator('[data-testid=transfer-row][data-saved-as="a (1).txt"]').getAttribute('data-state')).toBe('done');
     await toggle.click();
     await expect.poll(() => toggle.getAttribute('aria-pressed')).toBe('false');
   });

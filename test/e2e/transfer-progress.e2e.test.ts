@@ -111,6 +111,8 @@ describe('transfers show the bytes where they move (Transfers panel)', () => {
     await page.getByTestId('transfers-toggle').click();
     forwardedBefore = throttle.forwarded();
     await dragRowsCopy(page, ['movie.bin'], '[data-testid=account-item][data-name="Slow DAV"]');
+    // The name is taken: the drop asks, and Keep both saves it beside the other.
+    await page.getByTestId('conflict-keep-both').click();
     const transfer = page.locator('[data-testid=transfer-row][data-name="movie.bin"]');
     const samples = await follow(transfer, size, 'e2e-progress-copy-running.png');
     checkTruthful(samples, size, 'copy');
