@@ -86,6 +86,7 @@ export const MailQuote = z.object({
   subject: z.string(),
   text: z.string(),
   html: z.string(),
+  rich: z.boolean(),
   images: z.record(z.string(), z.string()),
   parts: z.array(z.object({ index: z.number().int(), name: z.string(), mimeType: z.string(), size: z.number(), inline: z.boolean() })),
 });

@@ -323,6 +323,8 @@ export async function withInlineImages<M extends { textBody: string | null; html
 }
 
 export interface ComposeQuote extends Quote {
+  /** The original has an HTML body: reply in rich text. */
+  rich: boolean;
   /** `data:` URLs of the inline images the quoted HTML refers to, by Content-ID: the compose window shows them, and sends `cid:` back. */
   images: Record<string, string>;
   /** The original's parts (index as in `attachments`), for forwarding them (`attachFrom`). */
@@ -330,10 +332,12 @@ export interface ComposeQuote extends Quote {
 }
 
 export async function composeQuote(m: Omit<QuoteSource, 'text' | 'html'> & { textBody: string | null; htmlBody: string | null }, raw: Buffer | undefined, mode: 'reply' | 'forward'): Promise<ComposeQuote> {
-  const q = quote({ ...m, text: m.textBody, html: realHtml(m) }, mode);
+  const html = realHtml(m);
+  const q = quote({ ...m, text: m.textBody, html }, mode);
   const parts = raw ? await messageParts(raw) : [];
   return {
     ...q,
+    rich: html !== null,
     images: Object.fromEntries(inlineImageUrls(cidsOf(q.html), parts)),
     parts: parts.map((a, index) => ({ index, name: a.filename ?? `attachment-${index + 1}`, mimeType: a.contentType, size: a.size ?? a.content.length, inline: !!a.related || (!!a.cid && a.contentDisposition === 'inline') })),
   };

@@ -78,6 +78,16 @@ export function useMessage(account: number, id: string | null) {
   });
 }
 
+/** Every message of a conversation, in any folder (the reading pane's conversation view). */
+export function useThread(account: number, threadId: string) {
+  const api = useApi();
+  return useQuery({
+    queryKey: [...keys.mail(account), 'thread', threadId],
+    queryFn: async () => (await api.call('mail.list', { account, threadId, pageSize: MAIL_PAGE, after: EPOCH, before: new Date(Date.now() + 86_400_000).toISOString() })).objects,
+    retry: false,
+  });
+}
+
 /** Address suggestions from the cache, for the last recipient being typed. */
 export function useContacts(account: number, prefix: string) {
   const api = useApi();
@@ -142,4 +152,11 @@ export function parseRecipients(text: string): MailPerson[] {
 export function folderOrder(f: MailFolder): number {
   const order = ['inbox', 'drafts', 'sent', 'archive', 'flagged', 'all', 'junk', 'trash'];
   return f.specialUse ? order.indexOf(f.specialUse) : order.length;
+}
+
+/** A plain-text message: the server wraps its text in a lone <pre> as `htmlBody`. */
+export function isWrappedText(m: Pick<MailMessage, 'textBody' | 'htmlBody'>): boolean {
+  if (m.textBody === null || m.htmlBody === null) return m.htmlBody === null;
+  const h = m.htmlBody;
+  return h.startsWith('<pre>') && h.endsWith('</pre>') && !/<[a-z!/]/i.test(h.slice(5, -6));
 }
