@@ -9,12 +9,14 @@ import { ActivityDashboard } from './features/activity/Dashboard';
 import { SettingsDialog } from './features/settings/SettingsDialog';
 import { FileBrowser } from './features/files/FileBrowser';
 import { Mailbox } from './features/mailbox/Mailbox';
+import { useUnreadTitle } from './features/mailbox/unread';
 import { TransferNotices } from './features/transfers/notices';
 import { TransfersButton, TransfersPanel } from './features/transfers/TransfersPanel';
 import { useUi } from './stores/ui';
 
 export function App() {
   useServerEvents();
+  useUnreadTitle();
   const accounts = useAccounts();
   const current = useUi((s) => s.account);
   const connectors = useConnectors();

@@ -11,6 +11,9 @@ export function FolderTree(props: {
   error: string | null;
   current: string | null;
   currentLabel: string | null;
+  /** With several mail accounts: the unified inbox entry (every account's inbox). */
+  unified?: { active: boolean; unread: number } | null;
+  onOpenUnified?(): void;
   onOpen(id: string): void;
   onOpenLabel(name: string): void;
 }) {
@@ -28,6 +31,29 @@ export function FolderTree(props: {
         <div className="sidebar-note error" role="alert">
           {props.error}
         </div>
+      )}
+      {props.unified && (
+        <ul>
+          <li>
+            <button
+              type="button"
+              className={`mail-folder${props.unified.active ? ' active' : ''}${props.unified.unread ? ' has-unread' : ''}`}
+              aria-current={props.unified.active ? 'true' : undefined}
+              onClick={props.onOpenUnified}
+              data-testid="mail-unified"
+            >
+              <span className="mail-folder-icon" aria-hidden="true">
+                <InboxIcon />
+              </span>
+              <span className="mail-folder-name">All inboxes</span>
+              {props.unified.unread > 0 && (
+                <span className="mail-unread" data-testid="mail-unified-unread" aria-label={`${props.unified.unread} unread`}>
+                  {props.unified.unread}
+                </span>
+              )}
+            </button>
+          </li>
+        </ul>
       )}
       <ul>
         {rows.map(({ f, depth }) => (

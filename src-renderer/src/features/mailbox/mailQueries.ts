@@ -53,10 +53,12 @@ export function groupThreads(messages: MailMessage[]): Thread[] {
   const byId = new Map<string, Thread>();
   const out: Thread[] = [];
   for (const m of messages) {
-    let t = byId.get(m.threadId);
+    // Two accounts of the unified inbox may hold the same conversation: one row each.
+    const key = `${m.account}:${m.threadId}`;
+    let t = byId.get(key);
     if (!t) {
-      t = { id: m.threadId, messages: [], latest: m, unread: false, flagged: false, hasAttachments: false };
-      byId.set(m.threadId, t);
+      t = { id: key, messages: [], latest: m, unread: false, flagged: false, hasAttachments: false };
+      byId.set(key, t);
       out.push(t);
     }
     t.messages.push(m);
