@@ -3,7 +3,7 @@
  * rpc/handlers.ts beside the other procedures.
  */
 import type { z } from 'zod';
-import type { mailProcedures } from '../contract/mail';
+import type { MailMessage, mailProcedures } from '../contract/mail';
 import { composeQuote, withInlineImages } from '../mail/body';
 import type { MailService } from '../mail/service';
 import type { StorageService } from '../services/storage';
@@ -22,6 +22,8 @@ export function mailHandlers(mail: MailService, storage: Pick<StorageService, 'd
     );
   /** The cached source of a message whose body was just fetched (by mail.messages.get). */
   const rawOf = (account: number, id: string) => mail.store.body(mail.ids.messageRow(account, id).id)?.raw;
+  /** The mailbox UI's message: inline (cid:) images as data: URLs, which the reading pane can show. */
+  const forReader = async (account: number, m: MailMessage) => withInlineImages(m, rawOf(account, m.id));
   return {
     'mail.folders': ({ account }) => mail.folders.list(account),
     'mail.createFolder': ({ account, name }) => mail.folders.create(account, name),
@@ -33,10 +35,9 @@ export function mailHandlers(mail: MailService, storage: Pick<StorageService, 'd
     'mail.list': ({ account, page, pageSize, folderId, threadId, labels, after, before, bodies }) =>
       mail.messages.list(account, { page, page_size: pageSize, folder_id: folderId, thread_id: threadId, labels, after, before, bodies: bodies ?? false }),
     'mail.search': ({ account, q, page, pageSize }) => mail.messages.search(account, { q, page, page_size: pageSize, bodies: false }),
-    // The reading pane: inline (cid:) images as data: URLs.
-    'mail.get': async ({ account, id }) => withInlineImages(await mail.messages.get(account, id), rawOf(account, id)),
-    'mail.setLabels': ({ account, id, labels }) => mail.messages.update(account, id, { label_names: labels }),
-    'mail.setFlags': ({ account, id, seen, flagged }) => mail.messages.setFlags(account, id, { seen, flagged }),
+    'mail.get': async ({ account, id }) => forReader(account, await mail.messages.get(account, id)),
+    'mail.setLabels': async ({ account, id, labels }) => forReader(account, await mail.messages.update(account, id, { label_names: labels })),
+    'mail.setFlags': async ({ account, id, seen, flagged }) => forReader(account, await mail.messages.setFlags(account, id, { seen, flagged })),
     'mail.move': async ({ account, id, folderId }) => (await mail.messages.move(account, id, folderId), {}),
     'mail.delete': async ({ account, id }) => (await mail.messages.delete(account, id), {}),
     'mail.send': async ({ account, to, cc, bcc, subject, textBody, htmlBody, replyTo, attachments, attachFrom }) =>

@@ -81,6 +81,8 @@ export function Compose(props: { account: Account; init: ComposeInit; onClose():
   const [richVersion, setRichVersion] = useState(0);
   const richRef = useRef<HTMLDivElement>(null);
   const richInit = useRef<string | null>(null);
+  /** The quote as text (`> ` lines): what switching an untouched rich reply to plain text shows. */
+  const quoteText = useRef<string | null>(null);
   /** Inline images of the quoted original, by Content-ID: shown as data: URLs, sent as cid:. */
   const images = useRef<Record<string, string>>({});
   const [attachFromId, setAttachFromId] = useState<string | null>(init.mode === 'forward' || init.mode === 'draft' || init.mode === 'reply' || init.mode === 'replyAll' ? (init.original?.id ?? null) : null);
@@ -121,6 +123,7 @@ export function Compose(props: { account: Account; init: ComposeInit; onClose():
           const q = await api.call('mail.quote', { account: props.account.id, id: o.id, mode: init.mode === 'forward' ? 'forward' : 'reply' });
           if (!live) return;
           images.current = q.images;
+          quoteText.current = q.text;
           setBody(q.text);
           if (q.rich) {
             richInit.current = Object.entries(q.images).reduce((h, [cid, url]) => h.split(`cid:${cid}`).join(url), q.html);
@@ -549,9 +552,10 @@ export function Compose(props: { account: Account; init: ComposeInit; onClose():
           <input
             type="checkbox"
             checked={rich}
+            disabled={loading}
             onChange={(e) => {
               // Switching keeps the text: plain → rich carries the text over, rich → plain its visible text.
-              if (!e.target.checked && richRef.current) setBody(richRef.current.innerText);
+              if (!e.target.checked && richRef.current) setBody(richVersion === 0 && quoteText.current !== null ? quoteText.current : richRef.current.innerText);
               else richInit.current = textAsHtml(body);
               setRich(e.target.checked);
             }}
