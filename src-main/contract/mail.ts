@@ -147,8 +147,8 @@ export const mailProcedures = {
   'mail.sync': { input: z.object({ account: accountId, folderId: id.optional() }), output: z.object({}) },
   /** The folder the user looks at: IDLE follows it (the inbox is always watched). */
   'mail.open': { input: z.object({ account: accountId, folderId: id.nullable() }), output: z.object({}) },
-  /** Reply or forward: the original's whole body quoted (text and sanitized HTML), its inline images and parts. */
-  'mail.quote': { input: z.object({ account: accountId, id, mode: z.enum(['reply', 'forward']) }), output: MailQuote },
+  /** Reply or forward: the original's whole body quoted (text and sanitized HTML), its inline images and parts; `edit`: a draft's own body, sanitized, to go on writing it. */
+  'mail.quote': { input: z.object({ account: accountId, id, mode: z.enum(['reply', 'forward', 'edit']) }), output: MailQuote },
   'mail.contacts': { input: z.object({ account: accountId, prefix: z.string().max(200), limit: z.number().int().min(1).max(50).default(10) }), output: z.array(MailPerson) },
 } as const;
 

@@ -331,9 +331,15 @@ export interface ComposeQuote extends Quote {
   parts: { index: number; name: string; mimeType: string; size: number; inline: boolean }[];
 }
 
-export async function composeQuote(m: Omit<QuoteSource, 'text' | 'html'> & { textBody: string | null; htmlBody: string | null }, raw: Buffer | undefined, mode: 'reply' | 'forward'): Promise<ComposeQuote> {
+/**
+ * What the compose window starts from: the original quoted for a reply or a forward, or (`edit`,
+ * a reopened draft) the message itself, its HTML sanitized the same way, since it comes from the
+ * mailbox and goes into the app's own window.
+ */
+export async function composeQuote(m: Omit<QuoteSource, 'text' | 'html'> & { textBody: string | null; htmlBody: string | null }, raw: Buffer | undefined, mode: 'reply' | 'forward' | 'edit'): Promise<ComposeQuote> {
   const html = realHtml(m);
-  const q = quote({ ...m, text: m.textBody, html }, mode);
+  const text = m.textBody ?? (html ? htmlToText(html) : '');
+  const q = mode === 'edit' ? { subject: m.subject, text, html: html ? sanitizeHtml(html) : `<pre>${escapeHtml(text)}</pre>` } : quote({ ...m, text: m.textBody, html }, mode);
   const parts = raw ? await messageParts(raw) : [];
   return {
     ...q,

@@ -164,6 +164,25 @@ describe('reply and forward carry the whole message (spec 2, Send; Retrieve a me
     expect(drafts.objects.map((m) => [m.subject, m.textBody?.trim(), m.attachments?.map((a) => a.name)])).toEqual([['Fwd: Invoice 42', 'draft two', ['invoice-42.pdf']]]);
   });
 
+  it('a reopened draft is edited from its own body, sanitized like a quote, with its parts (mail.quote `edit`)', async () => {
+    const saved = await h['mail.saveDraft']({
+      account: alice,
+      subject: 'Edit me',
+      htmlBody: '<p>Draft <b>text</b></p><img src="https://tracker.example.test/d.gif"><style>body{display:none}</style><img src="cid:logo@billing.example.test">',
+      attachFrom: { id: invoice.id },
+    });
+    const q = await h['mail.quote']({ account: alice, id: saved.id, mode: 'edit' });
+    expect(q.subject).toBe('Edit me');
+    expect(q.rich).toBe(true);
+    expect(q.html).toBe('<p>Draft <b>text</b></p><img src="cid:logo@billing.example.test">');
+    expect(q.images['logo@billing.example.test']).toMatch(/^data:image\/png;base64,/);
+    expect(q.parts.map((p) => [p.name, p.inline])).toEqual([
+      ['logo.png', true],
+      ['invoice-42.pdf', false],
+    ]);
+    await h['mail.delete']({ account: alice, id: saved.id });
+  });
+
   it('quote() of a plain-text message: `>` before empty lines, nested quotes kept tight', () => {
     const q = quote({ from: { name: null, email: 'a@example.test' }, to: [], cc: [], subject: 'Re: x', date: SENT_AT.toISOString(), text: 'Yes.\n\n> earlier\nend', html: null }, 'reply');
     expect(q.subject).toBe('Re: x');

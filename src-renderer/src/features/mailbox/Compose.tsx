@@ -17,7 +17,7 @@ import { formatBytes } from '../../components/format';
 import { PaperclipIcon } from '../../components/Icons';
 import { useUi } from '../../stores/ui';
 import { hasFiles } from '../files/dnd';
-import { formatPerson, isWrappedText, parseRecipients, useContacts } from './mailQueries';
+import { formatPerson, parseRecipients, useContacts } from './mailQueries';
 import './mailbox.css';
 
 export interface ComposeInit {
@@ -109,29 +109,18 @@ export function Compose(props: { account: Account; init: ComposeInit; onClose():
     let live = true;
     (async () => {
       try {
-        if (init.mode === 'draft') {
-          const d = await api.call('mail.get', { account: props.account.id, id: o.id });
-          if (!live) return;
-          const html = d.htmlBody !== null && !isWrappedText(d) ? d.htmlBody : null;
-          setBody(d.textBody ?? '');
-          if (html !== null) {
-            richInit.current = html;
-            setRich(true);
-          }
-          setAttachments((d.attachments ?? []).map((f, i) => ({ key: `part-${i}`, name: f.name, size: f.size ?? 0, state: 'ready', loaded: f.size ?? 0, part: i })));
-        } else {
-          const q = await api.call('mail.quote', { account: props.account.id, id: o.id, mode: init.mode === 'forward' ? 'forward' : 'reply' });
-          if (!live) return;
-          images.current = q.images;
-          quoteText.current = q.text;
-          setBody(q.text);
-          if (q.rich) {
-            richInit.current = Object.entries(q.images).reduce((h, [cid, url]) => h.split(`cid:${cid}`).join(url), q.html);
-            setRich(true);
-          }
-          setInlineParts(q.parts.filter((p) => p.inline).map((p) => p.index));
-          if (init.mode === 'forward') setAttachments(q.parts.filter((p) => !p.inline).map((p) => ({ key: `part-${p.index}`, name: p.name, size: p.size, state: 'ready', loaded: p.size, part: p.index })));
+        const q = await api.call('mail.quote', { account: props.account.id, id: o.id, mode: init.mode === 'forward' ? 'forward' : init.mode === 'draft' ? 'edit' : 'reply' });
+        if (!live) return;
+        images.current = q.images;
+        quoteText.current = init.mode === 'draft' ? null : q.text;
+        setBody(q.text);
+        if (q.rich) {
+          richInit.current = Object.entries(q.images).reduce((h, [cid, url]) => h.split(`cid:${cid}`).join(url), q.html);
+          setRich(true);
         }
+        setInlineParts(q.parts.filter((p) => p.inline).map((p) => p.index));
+        // A forward keeps the original's attachments, a draft its own.
+        if (init.mode === 'forward' || init.mode === 'draft') setAttachments(q.parts.filter((p) => !p.inline).map((p) => ({ key: `part-${p.index}`, name: p.name, size: p.size, state: 'ready', loaded: p.size, part: p.index })));
       } catch (e) {
         if (live) setStatus({ kind: 'error', message: `Could not load the original: ${errorMessage(e)}` });
       } finally {
@@ -278,10 +267,13 @@ export function Compose(props: { account: Account; init: ComposeInit; onClose():
     return run;
   };
 
-  // Autosave: a few seconds after typing stops.
+  // Autosave: a few seconds after typing stops; never once sending has begun.
+  const sendingRef = useRef(false);
   useEffect(() => {
     if (!unsaved || status.kind === 'sending') return;
-    const t = setTimeout(() => void saveDraft(), AUTOSAVE_MS);
+    const t = setTimeout(() => {
+      if (!sendingRef.current) void saveDraft();
+    }, AUTOSAVE_MS);
     return () => clearTimeout(t);
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [snapshot, unsaved]);
@@ -305,6 +297,7 @@ export function Compose(props: { account: Account; init: ComposeInit; onClose():
     if (attachments.some((a) => a.state === 'uploading')) return setStatus({ kind: 'error', message: 'Wait for the attachments to finish uploading.' });
     if (attachments.some((a) => a.state === 'failed')) return setStatus({ kind: 'error', message: 'Remove the attachments that failed to upload.' });
     setStatus({ kind: 'sending' });
+    sendingRef.current = true;
     // A save under way finishes first: the draft it leaves is the one removed below.
     await saving.current;
     try {
@@ -315,6 +308,7 @@ export function Compose(props: { account: Account; init: ComposeInit; onClose():
       props.onSent();
       props.onClose();
     } catch (e) {
+      sendingRef.current = false;
       setStatus({ kind: 'error', message: `Not sent: ${errorMessage(e)}` });
     }
   };

@@ -37,10 +37,13 @@ export function Reader(props: {
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [props.summary.id]);
 
-  // The whole conversation, every folder (Sent included), oldest first; one copy per Message-ID.
+  // The whole conversation, every folder (Sent included; drafts, Trash and Junk only when the
+  // selected message is there too), oldest first; one copy per Message-ID.
   const thread = useThread(props.account.id, props.summary.threadId);
   const conversation = useMemo(() => {
-    const list = thread.data ?? props.thread.messages;
+    const aside = new Set(props.folders.filter((f) => f.specialUse === 'trash' || f.specialUse === 'junk').map((f) => f.id));
+    const isDraft = (x: MailMessage) => Array.isArray(x.raw.flags) && x.raw.flags.includes('\\Draft');
+    const list = (thread.data ?? props.thread.messages).filter((x) => x.id === props.summary.id || x.folderId === props.summary.folderId || (!aside.has(x.folderId) && !isDraft(x)));
     const byMid = new Map<string, MailMessage>();
     const out: MailMessage[] = [];
     for (const x of [...list].sort((a, b) => Date.parse(a.created) - Date.parse(b.created))) {
@@ -54,7 +57,7 @@ export function Reader(props: {
     }
     if (!out.some((x) => x.id === props.summary.id)) out.push(props.summary);
     return out;
-  }, [thread.data, props.thread.messages, props.summary]);
+  }, [thread.data, props.thread.messages, props.summary, props.folders]);
   // Read messages start collapsed; the selected one, unread ones and the newest start open.
   const [opened, setOpened] = useState<Set<string>>(() => new Set());
   const isOpen = (x: MailMessage, i: number) => x.id === props.summary.id || !x.seen || i === conversation.length - 1 || opened.has(x.id);
