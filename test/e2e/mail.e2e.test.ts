@@ -143,9 +143,9 @@ describe('E2E mailbox in Chromium against headless mode (spec 2; docs/ui.md, Mai
     await expect.poll(() => page.locator('[data-testid=mail-folder][data-special=inbox] [data-testid=mail-folder-unread]').innerText()).toBe('1');
     // Keyboard: s flags, s again unflags.
     await page.locator('body').press('s');
-    await expect.poll(() => mailRow(page, subject).getAttribute('data-flagged')).toBe('true');
+    await expect.poll(() => mailRow(page, subject).getAttribute('data-flagged'), { timeout: 10_000 }).toBe('true');
     await page.locator('body').press('s');
-    await expect.poll(() => mailRow(page, subject).getAttribute('data-flagged')).toBe('false');
+    await expect.poll(() => mailRow(page, subject).getAttribute('data-flagged'), { timeout: 10_000 }).toBe('false');
   });
 
   it('replies with an attachment; the reply arrives in the inbox live, without a reload (spec 2, Messages: send; attachments from ephemeral)', async () => {
