@@ -16,7 +16,7 @@ const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;')
 export const wrapText = (text: string) => `<pre>${escapeHtml(text)}</pre>`;
 
 function snippetOf(text: string | null, html: string | null): string {
-  const src = text ?? (html ? htmlToText(html) : '');
+  const src = text ?? (html ? htmlToText(html, { bare: true }) : '');
   return src.replace(/\s+/g, ' ').trim().slice(0, 200);
 }
 
@@ -49,8 +49,9 @@ const isElement = (n: AnyNode): n is Element => n.type === 'tag' || n.type === '
  * The text of an HTML body as a reader sees it: blocks on their own lines, table cells apart
  * (a tab between cells, a line per row), list items marked, a link's target after its text when
  * they differ. Not a layout engine: enough that quoted and forwarded mail reads right.
+ * `bare`: the words only, without image texts and link targets (a preview line).
  */
-export function htmlToText(html: string): string {
+export function htmlToText(html: string, opts: { bare?: boolean } = {}): string {
   const doc = parseDocument(html, { decodeEntities: true });
   let out = '';
   const newline = (n = 1) => {
@@ -95,7 +96,7 @@ export function htmlToText(html: string): string {
         return;
       case 'img': {
         const alt = node.attribs.alt?.trim();
-        if (alt) out += `[${alt}]`;
+        if (alt && !opts.bare) out += `[${alt}]`;
         return;
       }
       case 'a': {
@@ -104,7 +105,7 @@ export function htmlToText(html: string): string {
         const text = out.slice(start).trim();
         const href = node.attribs.href?.trim() ?? '';
         const target = href.replace(/^mailto:/i, '');
-        if (/^(https?|mailto):/i.test(href) && target !== text) out += ` <${target}>`;
+        if (!opts.bare && /^(https?|mailto):/i.test(href) && target !== text) out += ` <${target}>`;
         return;
       }
       case 'blockquote': {

@@ -120,6 +120,8 @@ describe('reply and forward carry the whole message (spec 2, Send; Retrieve a me
     const m = await h['mail.get']({ account: alice, id: invoice.id });
     expect(m.htmlBody).toContain(`src="data:image/png;base64,${LOGO.toString('base64')}"`);
     expect(m.htmlBody).not.toContain('cid:logo');
+    // The preview line is the words: no image text, no link targets.
+    expect(m.snippet).toMatch(/^Dear customer, here is your invoice for the period from January to December\. Item Amount Storage plan/);
     // Marking it read answers the same message the reading pane shows (it replaces the cached one).
     expect((await h['mail.setFlags']({ account: alice, id: invoice.id, seen: true })).htmlBody).toContain('src="data:image/png;base64,');
     // The REST message keeps the message's own HTML.

@@ -118,7 +118,7 @@ export function Mailbox({ account }: { account: Account }) {
     if (key === '#') return handled(), remove(current);
     if (key === 'e') {
       handled();
-      if (archive && archive.id !== current.folderId) move(current, archive);
+      if (archive && archive.id !== current.folderId && current.account === account.id) move(current, archive);
       else useUi.getState().toast({ kind: 'info', title: 'No Archive folder', message: 'This account has no Archive folder; use Move to… instead.' });
     }
   };
