@@ -327,6 +327,25 @@ describe('E2E: writing and reading mail in Chromium, Dovecot + Postfix (spec 2; 
     await expect.poll(() => compose.count()).toBe(0);
   });
 
+  it('at 800×600 the mailbox shows the list or the message, with ← back to the list (docs/ui.md, Mail)', async () => {
+    await page.setViewportSize({ width: 800, height: 600 });
+    await folder(page, 'inbox').click();
+    await row(page, 'Invoice 42').click();
+    await page.getByTestId('reader').waitFor();
+    await expect.poll(() => page.getByTestId('mail-list').isVisible()).toBe(false);
+    await expect.poll(() => page.frameLocator('[data-testid=mail-frame]').locator('td').first().innerText()).toBe('Storage plan (12 months)');
+    await dismissToasts(page);
+    await page.screenshot({ path: join(RESULTS, 'e2e-mail-rw-narrow-message-800.png') });
+    await page.getByTestId('reader-back').click();
+    await expect.poll(() => page.getByTestId('mail-list').isVisible()).toBe(true);
+    expect(await page.getByTestId('reader').count()).toBe(0);
+    // Folders are icons with their names as tooltips.
+    expect(await folder(page, 'inbox').getAttribute('title')).toBe('Inbox');
+    await page.screenshot({ path: join(RESULTS, 'e2e-mail-rw-narrow-list-800.png') });
+    await page.setViewportSize({ width: 1440, height: 900 });
+    expect(await page.getByTestId('reader-back').count()).toBe(0);
+  });
+
   it('raised no page errors or CSP violations', () => {
     expect(pageErrors).toEqual([]);
   });

@@ -40,6 +40,7 @@ export function FolderTree(props: {
               className={`mail-folder${props.unified.active ? ' active' : ''}${props.unified.unread ? ' has-unread' : ''}`}
               aria-current={props.unified.active ? 'true' : undefined}
               onClick={props.onOpenUnified}
+              title="All inboxes"
               data-testid="mail-unified"
             >
               <span className="mail-folder-icon" aria-hidden="true">
@@ -64,6 +65,7 @@ export function FolderTree(props: {
               style={{ paddingLeft: 10 + depth * 14 }}
               aria-current={props.current === f.id ? 'true' : undefined}
               onClick={() => props.onOpen(f.id)}
+              title={f.specialUse === 'inbox' ? 'Inbox' : f.leaf}
               data-testid="mail-folder"
               data-name={f.name}
               data-special={f.specialUse ?? ''}
@@ -92,6 +94,7 @@ export function FolderTree(props: {
                   className={`mail-folder${props.currentLabel === name ? ' active' : ''}`}
                   aria-current={props.currentLabel === name ? 'true' : undefined}
                   onClick={() => props.onOpenLabel(name)}
+                  title={name}
                   data-testid="mail-label"
                   data-name={name}
                 >

@@ -129,7 +129,8 @@ export function Mailbox({ account }: { account: Account }) {
   }, []);
 
   return (
-    <section className="mailbox" aria-label="Mailbox" data-testid="mailbox">
+    // Narrow windows show the list or the message, not both ("reading"; mailbox.css).
+    <section className={`mailbox${current ? ' reading' : ''}`} aria-label="Mailbox" data-testid="mailbox">
       <div className="toolbar">
         <form
           className="mail-search"
@@ -228,6 +229,7 @@ export function Mailbox({ account }: { account: Account }) {
               // Moving stays within the message's own account.
               folders={current.account === account.id ? sorted : []}
               onSelect={setSelectedId}
+              onBack={() => setSelectedId(null)}
               onReply={(m, mode) => openCompose({ mode, original: m })}
               onFlags={(m, f) => void setFlags(m, f)}
               onMove={move}

@@ -26,6 +26,8 @@ export function Reader(props: {
   onFlags(m: MailMessage, flags: { seen?: boolean; flagged?: boolean }): void;
   onMove(m: MailMessage, to: MailFolder): void;
   onDelete(m: MailMessage): void;
+  /** Back to the list (narrow windows show one of them). */
+  onBack?(): void;
 }) {
   const full = useMessage(props.account.id, props.summary.id);
   // Flags come from the list (kept current by events), the body from mail.get.
@@ -68,6 +70,11 @@ export function Reader(props: {
   return (
     <article className="reader" aria-label="Message" data-testid="reader">
       <div className="reader-actions">
+        {props.onBack && (
+          <button type="button" className="btn btn-small reader-back" onClick={props.onBack} data-testid="reader-back" aria-label="Back to the list">
+            ←
+          </button>
+        )}
         <button type="button" className="btn btn-small" onClick={() => props.onReply(m, 'reply')} data-testid="reply" title="Reply (r)">
           Reply
         </button>
