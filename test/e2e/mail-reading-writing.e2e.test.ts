@@ -271,6 +271,23 @@ describe('E2E: writing and reading mail in Chromium, Dovecot + Postfix (spec 2; 
     await expect.poll(() => row(page, 'Half a thought').count(), { timeout: 15_000 }).toBe(0);
   });
 
+  it('a message left open when another account is opened is saved to Drafts, not lost (item 2)', async () => {
+    await page.locator('body').press('c');
+    const compose = page.getByTestId('compose-window');
+    await compose.getByTestId('compose-subject').fill('Left behind');
+    await compose.getByTestId('compose-body').fill('Do not lose me');
+    // At once, before the autosave: the mailbox (and its compose window) goes away.
+    await page.locator('[data-testid=account-item][data-name="Bob mail"] .account-main').click();
+    await expect.poll(() => compose.count()).toBe(0);
+    await page.locator('[data-testid=account-item][data-name="Alice mail"] .account-main').click();
+    await folder(page, 'drafts').click();
+    await row(page, 'Left behind').waitFor({ timeout: 15_000 });
+    await row(page, 'Left behind').click();
+    await expect.poll(async () => (await page.getByTestId('compose-window').getByTestId('compose-body').inputValue()).trim(), { timeout: 15_000 }).toBe('Do not lose me');
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.getByTestId('compose-window').count()).toBe(0);
+  });
+
   it('forwards the invoice with the forwarded-message header, its PDF and its inline logo; it arrives through Postfix (item 1)', async () => {
     await folder(page, 'inbox').click();
     await row(page, 'Invoice 42').click();

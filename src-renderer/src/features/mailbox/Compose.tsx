@@ -81,6 +81,8 @@ export function Compose(props: { account: Account; init: ComposeInit; onClose():
   const [richVersion, setRichVersion] = useState(0);
   const richRef = useRef<HTMLDivElement>(null);
   const richInit = useRef<string | null>(null);
+  /** The editor's last content, for a save after the editor is gone (the window closing with the mailbox). */
+  const lastRich = useRef({ html: '', text: '' });
   /** The quote as text (`> ` lines): what switching an untouched rich reply to plain text shows. */
   const quoteText = useRef<string | null>(null);
   /** Inline images of the quoted original, by Content-ID: shown as data: URLs, sent as cid:. */
@@ -141,6 +143,7 @@ export function Compose(props: { account: Account; init: ComposeInit; onClose():
       el.innerHTML = richInit.current;
       richInit.current = null;
     } else if (!el.innerHTML) el.innerHTML = textAsHtml(body);
+    lastRich.current = { html: el.innerHTML, text: el.innerText };
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [rich, loading]);
 
@@ -195,12 +198,12 @@ export function Compose(props: { account: Account; init: ComposeInit; onClose():
   };
 
   /** The editor's HTML with the quoted inline images back as cid: references. */
-  const richHtml = () => Object.entries(images.current).reduce((h, [cid, url]) => h.split(url).join(`cid:${cid}`), richRef.current?.innerHTML ?? '');
+  const richHtml = () => Object.entries(images.current).reduce((h, [cid, url]) => h.split(url).join(`cid:${cid}`), richRef.current?.innerHTML ?? lastRich.current.html);
 
   const message = () => {
     const people = { to: parseRecipients(to), cc: parseRecipients(cc), bcc: parseRecipients(bcc) };
     const html = rich ? richHtml() : undefined;
-    const text = rich ? (richRef.current?.innerText ?? '') : body;
+    const text = rich ? (richRef.current?.innerText ?? lastRich.current.text) : body;
     const ready = attachments.filter((a) => a.state === 'ready' && a.ref).map((a) => a.ref!);
     const parts = [...(rich ? inlineParts : []), ...attachments.filter((a) => a.part !== undefined).map((a) => a.part!)].sort((a, b) => a - b);
     return {
@@ -278,6 +281,15 @@ export function Compose(props: { account: Account; init: ComposeInit; onClose():
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [snapshot, unsaved]);
 
+  // The window going away without being closed (another account opened, the mailbox left) keeps
+  // what was written: unsaved changes are saved to Drafts.
+  const closing = useRef(false);
+  const flush = useRef(() => {});
+  flush.current = () => {
+    if (unsaved && !closing.current && !sendingRef.current) void saveDraft();
+  };
+  useEffect(() => () => flush.current(), []);
+
   // Leaving the page with unsaved words asks first (the browser's own prompt).
   useEffect(() => {
     if (!unsaved) return;
@@ -316,9 +328,13 @@ export function Compose(props: { account: Account; init: ComposeInit; onClose():
   /** × and Escape: a changed message asks first (Save draft / Discard / Cancel). */
   const requestClose = () => {
     if (unsaved) setConfirmClose(true);
-    else props.onClose();
+    else {
+      closing.current = true;
+      props.onClose();
+    }
   };
   const discard = async () => {
+    closing.current = true;
     setConfirmClose(false);
     await saving.current;
     if (draftRef.current) await api.call('mail.delete', { account: props.account.id, id: draftRef.current }).catch(() => {});
@@ -484,7 +500,10 @@ export function Compose(props: { account: Account; init: ComposeInit; onClose():
                 e.preventDefault();
                 addFiles(files);
               }}
-              onInput={() => setRichVersion((v) => v + 1)}
+              onInput={(e) => {
+                lastRich.current = { html: e.currentTarget.innerHTML, text: e.currentTarget.innerText };
+                setRichVersion((v) => v + 1);
+              }}
             />
           </>
         ) : (
@@ -582,7 +601,10 @@ export function Compose(props: { account: Account; init: ComposeInit; onClose():
               data-testid="confirm-save"
               onClick={async () => {
                 setConfirmClose(false);
-                if (await saveDraft()) props.onClose();
+                if (await saveDraft()) {
+                  closing.current = true;
+                  props.onClose();
+                }
               }}
             >
               Save draft
