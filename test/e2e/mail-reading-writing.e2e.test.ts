@@ -288,6 +288,32 @@ describe('E2E: writing and reading mail in Chromium, Dovecot + Postfix (spec 2; 
     await expect.poll(() => page.getByTestId('compose-window').count()).toBe(0);
   });
 
+  it('a reply saved as a draft and sent later from Drafts still answers its original: it joins the conversation (item 2)', async () => {
+    await folder(page, 'inbox').click();
+    await row(page, 'Re: Plans').click();
+    await expect.poll(() => page.getByTestId('reader-subject').innerText()).toBe('Re: Plans');
+    await page.locator('body').press('r');
+    const compose = page.getByTestId('compose-window');
+    await expect.poll(() => compose.getByTestId('compose-body').inputValue(), { timeout: 15_000 }).toContain('> Friday at ten works for me.');
+    await compose.getByTestId('compose-body').press('Control+Home');
+    await page.keyboard.type('See you then.');
+    await compose.getByTestId('compose-close').click();
+    await page.getByTestId('compose-confirm-close').getByTestId('confirm-save').click();
+    await expect.poll(() => compose.count(), { timeout: 15_000 }).toBe(0);
+    await folder(page, 'drafts').click();
+    await row(page, 'Re: Plans').waitFor({ timeout: 15_000 });
+    await row(page, 'Re: Plans').click();
+    await expect.poll(() => compose.getByTestId('compose-body').inputValue(), { timeout: 15_000 }).toMatch(/^See you then\./);
+    expect(await compose.getByTestId('compose-to').inputValue()).toBe('Bob Builder <bob@example.test>');
+    await compose.getByTestId('compose-send').click();
+    await expect.poll(() => compose.count(), { timeout: 30_000 }).toBe(0);
+    await expect.poll(() => row(page, 'Re: Plans').count(), { timeout: 15_000 }).toBe(0);
+    // In the inbox, the conversation now holds the sent reply (In-Reply-To kept) besides Bob's two.
+    await folder(page, 'inbox').click();
+    await row(page, 'Re: Plans').click();
+    await expect.poll(() => page.getByTestId('conversation-count').innerText(), { timeout: 15_000 }).toBe('3 messages in this conversation');
+  });
+
   it('forwards the invoice with the forwarded-message header, its PDF and its inline logo; it arrives through Postfix (item 1)', async () => {
     await folder(page, 'inbox').click();
     await row(page, 'Invoice 42').click();

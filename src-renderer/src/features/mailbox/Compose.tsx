@@ -17,7 +17,7 @@ import { formatBytes } from '../../components/format';
 import { PaperclipIcon } from '../../components/Icons';
 import { useUi } from '../../stores/ui';
 import { hasFiles } from '../files/dnd';
-import { formatPerson, parseRecipients, useContacts } from './mailQueries';
+import { formatPerson, isDraft, parseRecipients, threadMessages, useContacts } from './mailQueries';
 import './mailbox.css';
 
 export interface ComposeInit {
@@ -91,6 +91,8 @@ export function Compose(props: { account: Account; init: ComposeInit; onClose():
   /** Inline parts of the original are sent along (the quote refers to them), never shown as chips. */
   const [inlineParts, setInlineParts] = useState<number[]>([]);
   const [attachments, setAttachments] = useState<Attachment[]>([]);
+  /** The message this one answers (In-Reply-To, References, \\Answered when sent). */
+  const [replyTo, setReplyTo] = useState<string | undefined>(init.mode === 'reply' || init.mode === 'replyAll' ? init.original?.id : undefined);
   const [loading, setLoading] = useState(init.mode !== 'new' && !!init.original);
   const [status, setStatus] = useState<{ kind: 'idle' | 'sending' | 'saving' | 'saved' } | { kind: 'error'; message: string }>({ kind: 'idle' });
   const [draftId, setDraftId] = useState<string | null>(init.mode === 'draft' ? (init.original?.id ?? null) : null);
@@ -121,6 +123,13 @@ export function Compose(props: { account: Account; init: ComposeInit; onClose():
           setRich(true);
         }
         setInlineParts(q.parts.filter((p) => p.inline).map((p) => p.index));
+        // A reopened reply still answers its original: the message of its conversation whose
+        // Message-ID the draft's In-Reply-To names.
+        const irt = init.mode === 'draft' && typeof o.raw.in_reply_to === 'string' ? o.raw.in_reply_to : null;
+        if (irt) {
+          const answered = (await threadMessages(api, props.account.id, o.threadId)).find((x) => x.messageId === irt && !isDraft(x));
+          if (live && answered) setReplyTo(answered.id);
+        }
         // A forward keeps the original's attachments, a draft its own.
         if (init.mode === 'forward' || init.mode === 'draft') setAttachments(q.parts.filter((p) => !p.inline).map((p) => ({ key: `part-${p.index}`, name: p.name, size: p.size, state: 'ready', loaded: p.size, part: p.index })));
       } catch (e) {
@@ -212,7 +221,7 @@ export function Compose(props: { account: Account; init: ComposeInit; onClose():
       subject,
       textBody: text,
       htmlBody: html,
-      replyTo: init.mode === 'reply' || init.mode === 'replyAll' ? init.original?.id : undefined,
+      replyTo,
       attachments: ready,
       attachFrom: attachFromId && parts.length ? { id: attachFromId, parts } : undefined,
     };

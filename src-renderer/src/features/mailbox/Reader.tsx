@@ -13,7 +13,7 @@ import { keys, useApi } from '../../api/hooks';
 import { formatBytes, formatDate } from '../../components/format';
 import { DownloadIcon, FlagIcon, MailIcon, TrashIcon } from '../../components/Icons';
 import { toastError, useUi } from '../../stores/ui';
-import { formatPerson, isWrappedText, useMessage, useThread, type Thread } from './mailQueries';
+import { formatPerson, isDraft, isWrappedText, useMessage, useThread, type Thread } from './mailQueries';
 import { FRAME_SANDBOX, prepareHtml, textToHtml, trustedSenders, trustSender } from './safeHtml';
 
 export function Reader(props: {
@@ -44,7 +44,6 @@ export function Reader(props: {
   const thread = useThread(props.account.id, props.summary.threadId);
   const conversation = useMemo(() => {
     const aside = new Set(props.folders.filter((f) => f.specialUse === 'trash' || f.specialUse === 'junk').map((f) => f.id));
-    const isDraft = (x: MailMessage) => Array.isArray(x.raw.flags) && x.raw.flags.includes('\\Draft');
     const list = (thread.data ?? props.thread.messages).filter((x) => x.id === props.summary.id || x.folderId === props.summary.folderId || (!aside.has(x.folderId) && !isDraft(x)));
     const byMid = new Map<string, MailMessage>();
     const out: MailMessage[] = [];

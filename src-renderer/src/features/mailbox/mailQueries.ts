@@ -80,15 +80,19 @@ export function useMessage(account: number, id: string | null) {
   });
 }
 
-/** Every message of a conversation, in any folder (the reading pane's conversation view). */
+/** Every message of a conversation, in any folder. */
+export async function threadMessages(api: ReturnType<typeof useApi>, account: number, threadId: string): Promise<MailMessage[]> {
+  return (await api.call('mail.list', { account, threadId, pageSize: MAIL_PAGE, after: EPOCH, before: new Date(Date.now() + 86_400_000).toISOString() })).objects;
+}
+
+/** The reading pane's conversation view. */
 export function useThread(account: number, threadId: string) {
   const api = useApi();
-  return useQuery({
-    queryKey: [...keys.mail(account), 'thread', threadId],
-    queryFn: async () => (await api.call('mail.list', { account, threadId, pageSize: MAIL_PAGE, after: EPOCH, before: new Date(Date.now() + 86_400_000).toISOString() })).objects,
-    retry: false,
-  });
+  return useQuery({ queryKey: [...keys.mail(account), 'thread', threadId], queryFn: () => threadMessages(api, account, threadId), retry: false });
 }
+
+/** A draft (flag \\Draft), which a conversation shows only in Drafts itself. */
+export const isDraft = (m: MailMessage) => Array.isArray(m.raw.flags) && m.raw.flags.includes('\\Draft');
 
 /** Address suggestions from the cache, for the last recipient being typed. */
 export function useContacts(account: number, prefix: string) {
