@@ -32,7 +32,8 @@ const row = (page: Page, subject: string) => page.locator(`[data-testid=mail-row
 const folder = (page: Page, special: string) => page.locator(`[data-testid=mail-folder][data-special=${special}]`);
 
 async function dismissToasts(page: Page): Promise<void> {
-  for (const b of await page.locator('.toast button[aria-label=Dismiss]').all()) await b.click().catch(() => {});
+  // A toast may leave by itself meanwhile (and the next one take its place): never wait long for one.
+  for (const b of await page.locator('.toast button[aria-label=Dismiss]').all()) await b.click({ timeout: 1000 }).catch(() => {});
 }
 
 async function shoot(page: Page, name: string): Promise<void> {
