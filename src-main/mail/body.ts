@@ -16,7 +16,8 @@ const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;')
 export const wrapText = (text: string) => `<pre>${escapeHtml(text)}</pre>`;
 
 function snippetOf(text: string | null, html: string | null): string {
-  const src = text ?? (html ? htmlToText(html, { bare: true }) : '');
+  // The first words need only the start of the HTML.
+  const src = text ?? (html ? htmlToText(html.slice(0, 64 * 1024), { bare: true }) : '');
   return src.replace(/\s+/g, ' ').trim().slice(0, 200);
 }
 
@@ -52,17 +53,126 @@ const isElement = (n: AnyNode): n is Element => n.type === 'tag' || n.type === '
  * `bare`: the words only, without image texts and link targets (a preview line).
  */
 export function htmlToText(html: string, opts: { bare?: boolean } = {}): string {
-  const doc = parseDocument(html, { decodeEntities: true });
-  let out = '';
-  const newline = (n = 1) => {
-    out = out.replace(/[ \t]+$/, '');
-    const have = /\n*$/.exec(out)![0].length;
-    if (out.length && have < n) out += '\n'.repeat(n - have);
-  };
+  let text: string;
+  try {
+    text = tooDeep(html) ? flatText(html) : htmlText(parseDocument(html, { decodeEntities: true }), opts);
+  } catch (e) {
+    // Nesting too deep to walk (a hostile message): the words, without layout.
+    if (!(e instanceof RangeError)) throw e;
+    text = flatText(html);
+  }
+  return text
+    .split('\n')
+    .map((l) => l.replace(/[ \t]+$/, ''))
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
+}
+
+const TAG = /<(\/?)([a-zA-Z][^\s/>]*)[^>]*?(\/?)>/g;
+const VOID = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'param', 'source', 'track', 'wbr']);
+/** Deeper than any real message: parsing such nesting takes seconds (and walking it, the whole stack). */
+export const MAX_HTML_DEPTH = 1500;
+
+/** Whether tags nest deeper than MAX_HTML_DEPTH, by a single scan (no parse). */
+function tooDeep(html: string): boolean {
+  let depth = 0;
+  for (const m of html.matchAll(TAG)) {
+    if (m[1]) depth = Math.max(0, depth - 1);
+    else if (!m[3] && !VOID.has(m[2]!.toLowerCase()) && ++depth > MAX_HTML_DEPTH) return true;
+  }
+  return false;
+}
+
+/** Tags out, entities of the common kind decoded, whitespace collapsed. */
+function flatText(html: string): string {
+  return html
+    .replace(/<(style|script|head)[\s\S]*?<\/\1>/gi, ' ')
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/&nbsp;/g, ' ')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&amp;/g, '&')
+    .replace(/\s+/g, ' ');
+}
+
+/**
+ * Text being written, in pieces: appending and looking at its end cost the same however long
+ * it grows (a long string's last character is not cheap to read, and a table of thousands of
+ * rows asks for it at every cell).
+ */
+class TextOut {
+  private parts: string[] = [];
+  /** The last few characters written. */
+  private tail = '';
+
+  get mark(): number {
+    return this.parts.length;
+  }
+
+  push(s: string): void {
+    if (!s) return;
+    this.parts.push(s);
+    this.tail = (this.tail + s).slice(-8);
+  }
+
+  get empty(): boolean {
+    return this.tail === '';
+  }
+
+  endsWith(re: RegExp): boolean {
+    return re.test(this.tail);
+  }
+
+  /** Everything written since `mark`, removed. */
+  take(mark: number): string {
+    const s = this.parts.splice(mark).join('');
+    this.retail();
+    return s;
+  }
+
+  /** Drops spaces and tabs at the end. */
+  trimBlanks(): void {
+    while (this.parts.length) {
+      const last = this.parts[this.parts.length - 1]!;
+      const t = last.replace(/[ \t]+$/, '');
+      if (t === last) break;
+      if (t) {
+        this.parts[this.parts.length - 1] = t;
+        break;
+      }
+      this.parts.pop();
+    }
+    this.retail();
+  }
+
+  /** Ends the text with at least `n` line breaks (none at the very start). */
+  newline(n = 1): void {
+    this.trimBlanks();
+    if (this.empty) return;
+    const have = /\n*$/.exec(this.tail)![0].length;
+    if (have < n) this.push('\n'.repeat(n - have));
+  }
+
+  toString(): string {
+    return this.parts.join('');
+  }
+
+  private retail(): void {
+    let t = '';
+    for (let i = this.parts.length - 1; i >= 0 && t.length < 8; i--) t = this.parts[i]! + t;
+    this.tail = t.slice(-8);
+  }
+}
+
+function htmlText(doc: ParentNode, opts: { bare?: boolean }): string {
+  const out = new TextOut();
   const walk = (node: AnyNode, pre: boolean): void => {
     if (node.type === 'text') {
-      const t = pre ? node.data : node.data.replace(/\s+/g, ' ');
-      out += !pre && (out === '' || /[\s\t]$/.test(out)) ? t.replace(/^ /, '') : t;
+      let t = pre ? node.data : node.data.replace(/\s+/g, ' ');
+      if (!pre && (out.empty || out.endsWith(/\s$/))) t = t.replace(/^ /, '');
+      out.push(t);
       return;
     }
     if (!isElement(node)) return;
@@ -71,70 +181,63 @@ export function htmlToText(html: string, opts: { bare?: boolean } = {}): string 
     const kids = () => node.children.forEach((c) => walk(c, pre || name === 'pre'));
     switch (name) {
       case 'br':
-        out = out.replace(/ +$/, '');
-        out += '\n';
+        out.trimBlanks();
+        out.push('\n');
         return;
       case 'tr':
-        newline();
+        out.newline();
         kids();
-        newline();
+        out.newline();
         return;
       case 'td':
       case 'th': {
-        const start = out.length;
+        const start = out.mark;
         kids();
         // A cell's own line breaks would split its row.
-        out = out.slice(0, start) + out.slice(start).replace(/\s*\n\s*/g, ' ').trimEnd();
-        out += '\t';
+        out.push(out.take(start).replace(/\s*\n\s*/g, ' ').trim());
+        out.push('\t');
         return;
       }
       case 'li':
-        newline();
-        out += '- ';
+        out.newline();
+        out.push('- ');
         kids();
-        newline();
+        out.newline();
         return;
       case 'img': {
         const alt = node.attribs.alt?.trim();
-        if (alt && !opts.bare) out += `[${alt}]`;
+        if (alt && !opts.bare) out.push(`[${alt}]`);
         return;
       }
       case 'a': {
-        const start = out.length;
+        const start = out.mark;
         kids();
-        const text = out.slice(start).trim();
+        const inner = out.take(start);
+        out.push(inner);
         const href = node.attribs.href?.trim() ?? '';
         const target = href.replace(/^mailto:/i, '');
-        if (!opts.bare && /^(https?|mailto):/i.test(href) && target !== text) out += ` <${target}>`;
+        if (!opts.bare && /^(https?|mailto):/i.test(href) && target !== inner.trim()) out.push(` <${target}>`);
         return;
       }
       case 'blockquote': {
-        newline();
-        const before = out;
-        out = '';
+        out.newline();
+        const start = out.mark;
         kids();
-        const inner = out.replace(/\s+$/, '');
-        out = before + inner.split('\n').map((l) => (l ? `> ${l}` : '>')).join('\n');
-        newline();
+        const inner = out.take(start).replace(/\s+$/, '');
+        out.push(inner.split('\n').map((l) => (l ? `> ${l}` : '>')).join('\n'));
+        out.newline();
         return;
       }
-      default:
-        if (BLOCK.has(name)) {
-          newline(name === 'p' || /^h\d$/.test(name) ? 2 : 1);
-          kids();
-          newline(name === 'p' || /^h\d$/.test(name) ? 2 : 1);
-          return;
-        }
+      default: {
+        const gap = name === 'p' || /^h\d$/.test(name) ? 2 : 1;
+        if (BLOCK.has(name)) out.newline(gap);
         kids();
+        if (BLOCK.has(name)) out.newline(gap);
+      }
     }
   };
   doc.children.forEach((c) => walk(c, false));
-  return out
-    .split('\n')
-    .map((l) => l.replace(/\t+$/, '').replace(/[ \t]+$/, ''))
-    .join('\n')
-    .replace(/\n{3,}/g, '\n\n')
-    .trim();
+  return out.toString().replace(/\t+(\n|$)/g, '$1');
 }
 
 // ---- HTML safe to quote -------------------------------------------------------------------------
@@ -153,6 +256,17 @@ const BAD_CSS = /(position|z-index|behavior|-moz-binding)\s*:|expression\s*\(|ur
  * inline (`cid:`) or `data:image/`. The app's CSP is the guard behind it.
  */
 export function sanitizeHtml(html: string): string {
+  try {
+    if (!tooDeep(html)) return sanitizeDocument(html);
+    throw new RangeError('nesting');
+  } catch (e) {
+    // Nesting too deep to walk (a hostile message): its words as text.
+    if (!(e instanceof RangeError)) throw e;
+    return `<pre>${escapeHtml(flatText(html).trim())}</pre>`;
+  }
+}
+
+function sanitizeDocument(html: string): string {
   const doc = parseDocument(html, { decodeEntities: true });
   const clean = (parent: ParentNode) => {
     for (const node of [...parent.children]) {

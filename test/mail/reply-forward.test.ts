@@ -185,6 +185,14 @@ describe('reply and forward carry the whole message (spec 2, Send; Retrieve a me
     await h['mail.delete']({ account: alice, id: saved.id });
   });
 
+  it('hostile nesting (100,000 open elements) is read as its words, not parsed into a tree (htmlToText, sanitizeHtml)', () => {
+    const deep = '<div>'.repeat(100_000) + 'deep &amp; down' + '</div>'.repeat(100_000);
+    expect(htmlToText(deep)).toBe('deep & down');
+    expect(sanitizeHtml(deep)).toBe('<pre>deep &amp; down</pre>');
+    // Ordinary nesting keeps its layout.
+    expect(htmlToText(`${'<div>'.repeat(50)}<table><tr><td>a</td><td>b</td></tr></table>${'</div>'.repeat(50)}`)).toBe('a\tb');
+  });
+
   it('quote() of a plain-text message: `>` before empty lines, nested quotes kept tight', () => {
     const q = quote({ from: { name: null, email: 'a@example.test' }, to: [], cc: [], subject: 'Re: x', date: SENT_AT.toISOString(), text: 'Yes.\n\n> earlier\nend', html: null }, 'reply');
     expect(q.subject).toBe('Re: x');
