@@ -79,6 +79,19 @@ export const ListMessagesInput = z.object({
   bodies: z.boolean().optional(),
 });
 
+export const AttachFrom = z.object({ id, parts: z.array(z.number().int().min(0)).optional() });
+
+/** The whole original, quoted for a reply or a forward (`mail.quote`). */
+export const MailQuote = z.object({
+  subject: z.string(),
+  text: z.string(),
+  html: z.string(),
+  rich: z.boolean(),
+  images: z.record(z.string(), z.string()),
+  parts: z.array(z.object({ index: z.number().int(), name: z.string(), mimeType: z.string(), size: z.number(), inline: z.boolean() })),
+});
+export type MailQuote = z.infer<typeof MailQuote>;
+
 export const mailProcedures = {
   'mail.folders': { input: z.object({ account: accountId }), output: z.array(MailFolder) },
   'mail.createFolder': { input: z.object({ account: accountId, name: z.string().min(1).max(1000) }), output: MailFolder },
@@ -107,6 +120,8 @@ export const mailProcedures = {
       replyTo: id.optional(),
       /** Storage file ids (any account of the user) attached to the message. */
       attachments: z.array(z.object({ account: accountId, id })).optional(),
+      /** Attaches parts of a message of this account (all, or those indexes), inline images with their Content-ID: forwarding, a reopened draft. */
+      attachFrom: AttachFrom.optional(),
     }),
     output: MailMessage,
   },
@@ -122,6 +137,8 @@ export const mailProcedures = {
       htmlBody: z.string().optional(),
       replyTo: id.optional(),
       attachments: z.array(z.object({ account: accountId, id })).optional(),
+      /** Attaches parts of a message of this account (all, or those indexes), inline images with their Content-ID: forwarding, a reopened draft. */
+      attachFrom: AttachFrom.optional(),
       replaces: id.optional(),
     }),
     output: MailMessage,
@@ -130,6 +147,8 @@ export const mailProcedures = {
   'mail.sync': { input: z.object({ account: accountId, folderId: id.optional() }), output: z.object({}) },
   /** The folder the user looks at: IDLE follows it (the inbox is always watched). */
   'mail.open': { input: z.object({ account: accountId, folderId: id.nullable() }), output: z.object({}) },
+  /** Reply or forward: the original's whole body quoted (text and sanitized HTML), its inline images and parts; `edit`: a draft's own body, sanitized, to go on writing it. */
+  'mail.quote': { input: z.object({ account: accountId, id, mode: z.enum(['reply', 'forward', 'edit']) }), output: MailQuote },
   'mail.contacts': { input: z.object({ account: accountId, prefix: z.string().max(200), limit: z.number().int().min(1).max(50).default(10) }), output: z.array(MailPerson) },
 } as const;
 

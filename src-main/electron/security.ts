@@ -1,10 +1,11 @@
 /**
  * The renderer's security settings, in one place (docs/ui.md explains each):
  * a strict Content-Security-Policy (also as a response header), no navigation away from the
- * app, no new windows, no <webview>, every permission request denied.
+ * app, no new windows (a link in a mail message goes to the system browser once the user has
+ * seen where it leads), no <webview>, every permission request denied.
  */
 import { RENDERER_CSP } from '../csp';
-import { app, session, type Session, type WebContents } from 'electron';
+import { app, BrowserWindow, dialog, session, shell, type Session, type WebContents } from 'electron';
 
 export const APP_SCHEME = 'app';
 export const APP_HOST = 'tributary';
@@ -65,6 +66,34 @@ export function hardenContents(contents: WebContents): void {
   contents.on('will-redirect', (event, url) => {
     if (!isAppUrl(url)) event.preventDefault();
   });
-  contents.setWindowOpenHandler(() => ({ action: 'deny' }));
+  contents.setWindowOpenHandler(({ url }) => {
+    if (isExternalLink(url)) void confirmExternal(contents, url);
+    return { action: 'deny' };
+  });
   contents.on('will-attach-webview', (event) => event.preventDefault());
+}
+
+/** What a link in a message may open outside the app: web pages and mail addresses. */
+export function isExternalLink(url: string): boolean {
+  try {
+    return ['http:', 'https:', 'mailto:'].includes(new URL(url).protocol);
+  } catch {
+    return false;
+  }
+}
+
+/** Shows the link's real target (not the text the message shows for it), then opens it in the system browser. */
+async function confirmExternal(contents: WebContents, url: string): Promise<void> {
+  const win = BrowserWindow.fromWebContents(contents);
+  const options = {
+    type: 'question' as const,
+    buttons: ['Open in browser', 'Cancel'],
+    defaultId: 0,
+    cancelId: 1,
+    noLink: true,
+    message: 'Open this link in your browser?',
+    detail: url,
+  };
+  const { response } = win ? await dialog.showMessageBox(win, options) : await dialog.showMessageBox(options);
+  if (response === 0) await shell.openExternal(url);
 }

@@ -8,7 +8,7 @@ import MailComposer from 'nodemailer/lib/mail-composer';
 import type { Db } from '../cache/db';
 import type { MailMessage, MailPerson } from '../contract/mail';
 import { ServiceError, invalid } from '../errors';
-import { wrapText } from './body';
+import { messageParts, wrapText } from './body';
 import type { MailEngine } from './engine';
 import type { MailIds } from './ids';
 import type { MailMessages } from './messages';
@@ -25,6 +25,8 @@ export interface SendInput {
   body?: string;
   /** Id of the message this one answers (spec 2 `reply_to`). */
   reply_to?: string;
+  /** Parts of a message of this account to attach (all, or these indexes): forwarding, a reopened draft. */
+  attach_from?: { id: string; parts?: number[] };
   tracking?: { opens?: boolean; clicks?: boolean; subscription_id?: string };
 }
 
@@ -132,7 +134,19 @@ export class MailOutgoing {
         clickToken: t.clicks ? (url, text) => tracker.token({ account, messageId, kind: 'click', url, text, subscriptionId: t.subscription_id }) : undefined,
       });
     }
-    const attachments = await Promise.all(files.map(async (f) => ({ filename: f.name, content: await readAll(f.content), contentType: f.mimeType })));
+    const attachments: { filename?: string; content: Buffer; contentType?: string; cid?: string; contentDisposition?: 'inline' | 'attachment' }[] = [];
+    if (input.attach_from) {
+      // Inline images keep their Content-ID, so the quoted HTML's cid: references still resolve.
+      const from = this.deps.ids.messageRow(account, input.attach_from.id);
+      await this.deps.engine.ensureBodies(account, [from]);
+      const raw = this.deps.store.body(from.id)?.raw;
+      const parts = raw ? await messageParts(raw) : [];
+      const wanted = input.attach_from.parts;
+      parts.forEach((a, i) => {
+        if (!wanted || wanted.includes(i)) attachments.push({ filename: a.filename, content: a.content, contentType: a.contentType, cid: a.cid, contentDisposition: a.cid && a.related ? 'inline' : 'attachment' });
+      });
+    }
+    for (const f of files) attachments.push({ filename: f.name, content: await readAll(f.content), contentType: f.mimeType });
     const date = new Date();
     const mail = {
       from: connector.address,

@@ -82,7 +82,9 @@ export function headerOf(folder: string, msg: FetchMessageObject): HeaderInput {
   const references = messageIds(headerValue(msg.headers, 'references'));
   const messageId = env.messageId ?? null;
   const inReplyTo = messageIds(env.inReplyTo)[0] ?? null;
-  const date = new Date(msg.internalDate ?? env.date ?? 0);
+  // When the message says it was written (its Date header); the arrival time when it has none, or a broken one.
+  const sent = env.date ? new Date(env.date) : null;
+  const date = sent && Number.isFinite(sent.getTime()) ? sent : new Date(msg.internalDate ?? 0);
   return {
     uid: msg.uid,
     modseq: msg.modseq !== undefined ? Number(msg.modseq) : null,

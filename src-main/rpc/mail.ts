@@ -3,7 +3,8 @@
  * rpc/handlers.ts beside the other procedures.
  */
 import type { z } from 'zod';
-import type { mailProcedures } from '../contract/mail';
+import type { MailMessage, mailProcedures } from '../contract/mail';
+import { composeQuote, withInlineImages } from '../mail/body';
 import type { MailService } from '../mail/service';
 import type { StorageService } from '../services/storage';
 
@@ -19,6 +20,10 @@ export function mailHandlers(mail: MailService, storage: Pick<StorageService, 'd
         return { name: resource.name, content: stream, mimeType: resource.mimeType ?? undefined };
       }),
     );
+  /** The cached source of a message whose body was just fetched (by mail.messages.get). */
+  const rawOf = (account: number, id: string) => mail.store.body(mail.ids.messageRow(account, id).id)?.raw;
+  /** The mailbox UI's message: inline (cid:) images as data: URLs, which the reading pane can show. */
+  const forReader = async (account: number, m: MailMessage) => withInlineImages(m, rawOf(account, m.id));
   return {
     'mail.folders': ({ account }) => mail.folders.list(account),
     'mail.createFolder': ({ account, name }) => mail.folders.create(account, name),
@@ -30,17 +35,21 @@ export function mailHandlers(mail: MailService, storage: Pick<StorageService, 'd
     'mail.list': ({ account, page, pageSize, folderId, threadId, labels, after, before, bodies }) =>
       mail.messages.list(account, { page, page_size: pageSize, folder_id: folderId, thread_id: threadId, labels, after, before, bodies: bodies ?? false }),
     'mail.search': ({ account, q, page, pageSize }) => mail.messages.search(account, { q, page, page_size: pageSize, bodies: false }),
-    'mail.get': ({ account, id }) => mail.messages.get(account, id),
-    'mail.setLabels': ({ account, id, labels }) => mail.messages.update(account, id, { label_names: labels }),
-    'mail.setFlags': ({ account, id, seen, flagged }) => mail.messages.setFlags(account, id, { seen, flagged }),
+    'mail.get': async ({ account, id }) => forReader(account, await mail.messages.get(account, id)),
+    'mail.setLabels': async ({ account, id, labels }) => forReader(account, await mail.messages.update(account, id, { label_names: labels })),
+    'mail.setFlags': async ({ account, id, seen, flagged }) => forReader(account, await mail.messages.setFlags(account, id, { seen, flagged })),
     'mail.move': async ({ account, id, folderId }) => (await mail.messages.move(account, id, folderId), {}),
     'mail.delete': async ({ account, id }) => (await mail.messages.delete(account, id), {}),
-    'mail.send': async ({ account, to, cc, bcc, subject, textBody, htmlBody, replyTo, attachments }) =>
-      mail.outgoing.send(account, { to, cc, bcc, subject, text_body: textBody, body: htmlBody, reply_to: replyTo }, await files(attachments)),
-    'mail.saveDraft': async ({ account, to, cc, bcc, subject, textBody, htmlBody, replyTo, attachments, replaces }) =>
-      mail.outgoing.saveDraft(account, { to, cc, bcc, subject, text_body: textBody, body: htmlBody, reply_to: replyTo }, await files(attachments), replaces),
+    'mail.send': async ({ account, to, cc, bcc, subject, textBody, htmlBody, replyTo, attachments, attachFrom }) =>
+      mail.outgoing.send(account, { to, cc, bcc, subject, text_body: textBody, body: htmlBody, reply_to: replyTo, attach_from: attachFrom }, await files(attachments)),
+    'mail.saveDraft': async ({ account, to, cc, bcc, subject, textBody, htmlBody, replyTo, attachments, attachFrom, replaces }) =>
+      mail.outgoing.saveDraft(account, { to, cc, bcc, subject, text_body: textBody, body: htmlBody, reply_to: replyTo, attach_from: attachFrom }, await files(attachments), replaces),
     'mail.sync': async ({ account, folderId }) => (await mail.sync(account, folderId), {}),
     'mail.open': async ({ account, folderId }) => (await mail.openFolder(account, folderId), {}),
+    'mail.quote': async ({ account, id, mode }) => {
+      const m = await mail.messages.get(account, id);
+      return composeQuote({ ...m, date: m.created }, rawOf(account, id), mode);
+    },
     'mail.contacts': async ({ account, prefix, limit }) => mail.messages.contacts(account, prefix, limit),
   };
 }

@@ -10,6 +10,7 @@ import { ActivityDashboard } from './features/activity/Dashboard';
 import { SettingsDialog } from './features/settings/SettingsDialog';
 import { FileBrowser } from './features/files/FileBrowser';
 import { Mailbox } from './features/mailbox/Mailbox';
+import { useUnreadTitle } from './features/mailbox/unread';
 import { TransferNotices } from './features/transfers/notices';
 import { TransfersButton, TransfersPanel } from './features/transfers/TransfersPanel';
 import { followAddress, onHistory, startNavigation, useNav, useUi } from './stores/ui';
@@ -17,6 +18,7 @@ import { PANE_MAX, PANE_MIN, usePanes } from './stores/panes';
 
 export function App() {
   useServerEvents();
+  useUnreadTitle();
   const accounts = useAccounts();
   const current = useUi((s) => s.account);
   const connectors = useConnectors();

@@ -147,7 +147,8 @@ export function mailConformance(name: string, start: () => Promise<MailServerUnd
     it('list: the default window is three days before `before` (spec 2 List messages: after)', async () => {
       const ext = await server.external('alice');
       const old = new Date(Date.now() - 10 * 24 * 3600 * 1000);
-      await ext.append('INBOX', await compose({ from: 'old@example.test', to: 'alice@example.test', subject: 'Ten days old', text: 'old' }), [], old);
+      // Written ten days ago (its Date header: a message's `created`) and filed then.
+      await ext.append('INBOX', await compose({ from: 'old@example.test', to: 'alice@example.test', subject: 'Ten days old', text: 'old', date: old }), [], old);
       await ext.logout();
       await mail.sync(alice);
       const recent = await mail.messages.list(alice, { bodies: false });

@@ -25,6 +25,17 @@ import { RESULTS, dropFile, ensureBuilt, launchChromium, startServe, stopChild }
 
 
 
+/** Closes the compose window; a changed message asks first (docs/ui.md, "Mail"): `choice` answers. */
+async function closeCompose(page: Page, choice: 'confirm-discard' | 'confirm-save' = 'confirm-discard'): Promise<void> {
+  const compose = page.getByTestId('compose-window');
+  if (!(await compose.count())) return;
+  await compose.getByTestId('compose-close').click();
+  const ask = page.getByTestId('compose-confirm-close');
+  await expect.poll(async () => (await compose.count()) === 0 || (await ask.count()) > 0, { timeout: 15_000 }).toBe(true);
+  if (await ask.count()) await ask.getByTestId(choice).click();
+  await expect.poll(() => compose.count(), { timeout: 15_000 }).toBe(0);
+}
+
 /** Toasts sit at the bottom centre; clear them so screenshots show the window underneath. */
 async function dismissToasts(page: Page): Promise<void> {
   for (const b of await page.locator('.toast button[aria-label=Dismiss]').all()) await b.click().catch(() => {});
@@ -126,15 +137,15 @@ describe('E2E mailbox in Chromium against headless mode (spec 2; docs/ui.md, Mai
     await expect.poll(() => page.getByTestId('reader-subject').innerText()).toBe(subject);
     const frame = page.getByTestId('mail-frame');
     await frame.waitFor();
-    expect(await frame.getAttribute('sandbox')).toBe('');
+    expect(await frame.getAttribute('sandbox')).toBe('allow-popups allow-popups-to-escape-sandbox');
     await expect.poll(() => page.frameLocator('[data-testid=mail-frame]').locator('body').innerText()).toContain('the numbers are attached');
     await expect.poll(() => mailRow(page, subject).getAttribute('data-unread')).toBe('false');
     await expect.poll(() => page.locator('[data-testid=mail-folder][data-special=inbox] [data-testid=mail-folder-unread]').innerText()).toBe('1');
     // Keyboard: s flags, s again unflags.
     await page.locator('body').press('s');
-    await expect.poll(() => mailRow(page, subject).getAttribute('data-flagged')).toBe('true');
+    await expect.poll(() => mailRow(page, subject).getAttribute('data-flagged'), { timeout: 10_000 }).toBe('true');
     await page.locator('body').press('s');
-    await expect.poll(() => mailRow(page, subject).getAttribute('data-flagged')).toBe('false');
+    await expect.poll(() => mailRow(page, subject).getAttribute('data-flagged'), { timeout: 10_000 }).toBe('false');
   });
 
   it('replies with an attachment; the reply arrives in the inbox live, without a reload (spec 2, Messages: send; attachments from ephemeral)', async () => {
@@ -144,6 +155,9 @@ describe('E2E mailbox in Chromium against headless mode (spec 2; docs/ui.md, Mai
     await compose.waitFor();
     expect(await compose.getByTestId('compose-to').inputValue()).toBe('Alice Example <alice@example.test>');
     expect(await compose.getByTestId('compose-subject').inputValue()).toBe(`Re: ${subject}`);
+    // The original is HTML, so the reply starts in rich text; this one is written as plain text.
+    await compose.getByTestId('compose-rich').waitFor();
+    await compose.getByTestId('compose-rich-toggle').uncheck();
     await compose.getByTestId('compose-body').press('Home');
     await page.keyboard.type('Thanks, here they are.');
     await compose.getByTestId('compose-attach-input').setInputFiles({ name: 'numbers.bin', mimeType: 'application/octet-stream', buffer: attachment });
@@ -201,8 +215,7 @@ describe('E2E mailbox in Chromium against headless mode (spec 2; docs/ui.md, Mai
   });
 
   it('sends rich text: the HTML arrives and renders in the sandboxed frame (spec 2, Messages: plain or rich text)', async () => {
-    const open = page.getByTestId('compose-window');
-    if (await open.count()) await open.getByTestId('compose-close').click();
+    await closeCompose(page);
     await page.getByTestId('compose').click();
     const compose = page.getByTestId('compose-window');
     await compose.getByTestId('compose-to').fill('alice@example.test');
@@ -259,8 +272,7 @@ describe('E2E mailbox in Chromium against headless mode (spec 2; docs/ui.md, Mai
   });
 
   it('moves with j/k, marks unread with u, deletes to Trash with # (docs/ui.md: keyboard shortcuts)', async () => {
-    const compose = page.getByTestId('compose-window');
-    if (await compose.count()) await compose.getByTestId('compose-close').click();
+    await closeCompose(page);
     await mailRow(page, `Re: ${subject}`).click();
     await page.locator('body').press('j');
     await expect.poll(() => page.getByTestId('reader-subject').innerText()).toBe('Lunch?');
@@ -292,7 +304,7 @@ describe('E2E mailbox in Chromium against headless mode (spec 2; docs/ui.md, Mai
     await expect.poll(() => compose.getByTestId('compose-error').innerText(), { timeout: 30_000 }).toMatch(/^Not sent: /);
     await dismissToasts(page);
     await page.screenshot({ path: join(RESULTS, 'e2e-mail-smtp-error.png') });
-    await compose.getByTestId('compose-close').click();
+    await closeCompose(page, 'confirm-save');
     await page.locator('[data-testid=mail-folder][data-special=drafts]').click();
     await mailRow(page, 'Will not go out').waitFor({ timeout: 15_000 });
   });
@@ -310,7 +322,7 @@ describe('E2E mailbox in Chromium against headless mode (spec 2; docs/ui.md, Mai
     });
     await expect.poll(() => compose.locator('[data-testid=compose-attachment][data-state=ready]').count(), { timeout: 20_000 }).toBe(1);
     expect(await rich.innerHTML()).not.toContain('<img');
-    await compose.getByTestId('compose-close').click();
+    await closeCompose(page);
   });
 
   it('raised no page errors or CSP violations', () => {

@@ -13,6 +13,7 @@ import { MoreIcon, PlusIcon, ServiceIcon } from '../../components/Icons';
 import { toastError, useUi } from '../../stores/ui';
 import { dropItems, hasItems, isCopyGesture, readItems } from '../files/dnd';
 import { needsReconnect, ReconnectDialog } from './AccountProblem';
+import { useInboxUnread } from '../mailbox/unread';
 import { ConnectDialog } from './ConnectDialog';
 import './accounts.css';
 
@@ -22,6 +23,7 @@ export function Sidebar() {
   const current = useUi((s) => (s.view === 'account' ? s.account : null));
   const [connecting, setConnecting] = useState(false);
   const groupOf = (service: string) => connectors.data?.find((c) => c.id === service)?.group;
+  const unread = useInboxUnread().byAccount;
 
   return (
     <aside className="sidebar" aria-label="Accounts">
@@ -34,7 +36,7 @@ export function Sidebar() {
       )}
       <ul className="account-list" data-testid="account-list">
         {accounts.data?.map((a) => (
-          <AccountItem key={a.id} account={a} group={groupOf(a.service)} active={a.id === current} />
+          <AccountItem key={a.id} account={a} group={groupOf(a.service)} active={a.id === current} unread={unread.get(a.id) ?? 0} />
         ))}
       </ul>
       <button type="button" className="btn btn-ghost connect-btn" onClick={() => setConnecting(true)} data-testid="connect-account">
@@ -45,7 +47,7 @@ export function Sidebar() {
   );
 }
 
-function AccountItem({ account, group, active }: { account: Account; group?: string; active: boolean }) {
+function AccountItem({ account, group, active, unread }: { account: Account; group?: string; active: boolean; unread: number }) {
   const api = useApi();
   const open = useUi((s) => s.open);
   const quota = useQuota(account);
@@ -124,7 +126,14 @@ function AccountItem({ account, group, active }: { account: Account; group?: str
           <ServiceIcon group={group} service={account.service} />
         </span>
         <span className="account-text">
-          <span className="account-name">{account.account}</span>
+          <span className="account-name">
+            {account.account}
+            {unread > 0 && (
+              <span className="mail-unread account-unread" data-testid="account-unread" aria-label={`${unread} unread in the inbox`}>
+                {unread}
+              </span>
+            )}
+          </span>
           <span className="account-service">
             {serviceLine(account)}
             {broken ? ' · needs reconnecting' : !account.active && ' · disabled'}

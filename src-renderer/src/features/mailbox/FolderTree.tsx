@@ -11,6 +11,9 @@ export function FolderTree(props: {
   error: string | null;
   current: string | null;
   currentLabel: string | null;
+  /** With several mail accounts: the unified inbox entry (every account's inbox). */
+  unified?: { active: boolean; unread: number } | null;
+  onOpenUnified?(): void;
   onOpen(id: string): void;
   onOpenLabel(name: string): void;
 }) {
@@ -29,6 +32,30 @@ export function FolderTree(props: {
           {props.error}
         </div>
       )}
+      {props.unified && (
+        <ul>
+          <li>
+            <button
+              type="button"
+              className={`mail-folder${props.unified.active ? ' active' : ''}${props.unified.unread ? ' has-unread' : ''}`}
+              aria-current={props.unified.active ? 'true' : undefined}
+              onClick={props.onOpenUnified}
+              title="All inboxes"
+              data-testid="mail-unified"
+            >
+              <span className="mail-folder-icon" aria-hidden="true">
+                <InboxIcon />
+              </span>
+              <span className="mail-folder-name">All inboxes</span>
+              {props.unified.unread > 0 && (
+                <span className="mail-unread" data-testid="mail-unified-unread" aria-label={`${props.unified.unread} unread`}>
+                  {props.unified.unread}
+                </span>
+              )}
+            </button>
+          </li>
+        </ul>
+      )}
       <ul>
         {rows.map(({ f, depth }) => (
           <li key={f.id}>
@@ -38,6 +65,7 @@ export function FolderTree(props: {
               style={{ paddingLeft: 10 + depth * 14 }}
               aria-current={props.current === f.id ? 'true' : undefined}
               onClick={() => props.onOpen(f.id)}
+              title={f.specialUse === 'inbox' ? 'Inbox' : f.leaf}
               data-testid="mail-folder"
               data-name={f.name}
               data-special={f.specialUse ?? ''}
@@ -66,6 +94,7 @@ export function FolderTree(props: {
                   className={`mail-folder${props.currentLabel === name ? ' active' : ''}`}
                   aria-current={props.currentLabel === name ? 'true' : undefined}
                   onClick={() => props.onOpenLabel(name)}
+                  title={name}
                   data-testid="mail-label"
                   data-name={name}
                 >

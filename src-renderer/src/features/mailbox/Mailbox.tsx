@@ -1,8 +1,9 @@
 /**
- * The mailbox of a mail account: folder tree with unread counts, a virtualized list of
- * conversations (newest first, pages fetched as the list nears its end), the reading pane
- * and the compose window; the keyboard shortcuts. New mail appears live: `mail.changed` events
- * refetch the lists.
+ * The mailbox of a mail account: folder tree with unread counts (and, with several mail
+ * accounts, the unified inbox of all of them), a virtualized list of conversations (newest
+ * first, pages fetched as the list nears its end), the reading pane and the compose window
+ * (which a message of Drafts reopens); the keyboard shortcuts. New mail appears live:
+ * `mail.changed` events refetch the lists.
  */
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
@@ -15,6 +16,7 @@ import { Compose, type ComposeInit } from './Compose';
 import { FolderTree } from './FolderTree';
 import { folderOrder, groupThreads, useMailFolders, useMailLabels, useMessages, useOpenFolder } from './mailQueries';
 import { Reader } from './Reader';
+import { useMailAccounts, useUnifiedInbox } from './unread';
 import { ThreadList } from './ThreadList';
 import './mailbox.css';
 
@@ -28,7 +30,11 @@ export function Mailbox({ account }: { account: Account }) {
   const labels = useMailLabels(account.id);
   const [searchInput, setSearchInput] = useState('');
   const [selectedId, setSelectedId] = useState<string | null>(null);
-  const [compose, setCompose] = useState<ComposeInit | null>(null);
+  const [compose, setCompose] = useState<{ init: ComposeInit; account: Account } | null>(null);
+  const [unified, setUnified] = useState(false);
+  const mailAccounts = useMailAccounts();
+  /** A message's own account: in the unified inbox it may be another than this mailbox's. */
+  const accountOf = (m: MailMessage) => mailAccounts.find((a) => a.id === m.account) ?? account;
   const searchRef = useRef<HTMLInputElement>(null);
   const listRef = useRef<HTMLDivElement>(null);
 
@@ -49,7 +55,9 @@ export function Mailbox({ account }: { account: Account }) {
     if (folderId) useUi.getState().showMail(folderId, selectedId);
   }, [folderId, selectedId]);
 
-  const { messages, query } = useMessages(account.id, folderId, search, label);
+  const { messages: folderMessages, query } = useMessages(account.id, unified ? null : folderId, unified ? '' : search, unified ? null : label);
+  const all = useUnifiedInbox(unified);
+  const messages = unified ? all.messages : folderMessages;
   const threads = useMemo(() => groupThreads(messages), [messages]);
   const index = threads.findIndex((t) => t.messages.some((m) => m.id === selectedId));
   const selectedThread = index >= 0 ? threads[index] : null;
@@ -57,35 +65,41 @@ export function Mailbox({ account }: { account: Account }) {
   const archive = sorted.find((f) => f.specialUse === 'archive') ?? null;
   const own = String(account.settings.email ?? account.settings.user ?? '').toLowerCase();
 
-  const refreshLists = () => qc.invalidateQueries({ queryKey: keys.mail(account.id), predicate: (q) => q.queryKey[2] !== 'message' });
+  const refreshLists = (other?: number) =>
+    Promise.all([...new Set([account.id, other ?? account.id])].map((id) => qc.invalidateQueries({ queryKey: keys.mail(id), predicate: (q) => q.queryKey[2] !== 'message' })));
 
-  const act = async (what: string, fn: () => Promise<unknown>) => {
+  const act = async (what: string, fn: () => Promise<unknown>, other?: number) => {
     try {
       await fn();
     } catch (e) {
       toastError(what, e);
     }
-    await refreshLists();
+    await refreshLists(other);
   };
   const setFlags = (m: MailMessage, flags: { seen?: boolean; flagged?: boolean }) =>
-    act('Could not change the message', async () => {
-      const updated = await api.call('mail.setFlags', { account: account.id, id: m.id, ...flags });
-      qc.setQueryData([...keys.mail(account.id), 'message', m.id], updated);
-    });
+    act(
+      'Could not change the message',
+      async () => {
+        const updated = await api.call('mail.setFlags', { account: m.account, id: m.id, ...flags });
+        qc.setQueryData([...keys.mail(m.account), 'message', m.id], updated);
+      },
+      m.account,
+    );
   const selectAfterRemoval = () => {
     const next = threads[index + 1] ?? threads[index - 1];
     setSelectedId(next ? next.latest.id : null);
   };
   const move = (m: MailMessage, to: MailFolder) => {
     selectAfterRemoval();
-    void act(`Could not move the message to ${to.leaf}`, () => api.call('mail.move', { account: account.id, id: m.id, folderId: to.id }));
+    void act(`Could not move the message to ${to.leaf}`, () => api.call('mail.move', { account: m.account, id: m.id, folderId: to.id }), m.account);
   };
   const remove = (m: MailMessage) => {
     selectAfterRemoval();
-    void act('Could not delete the message', () => api.call('mail.delete', { account: account.id, id: m.id }));
+    void act('Could not delete the message', () => api.call('mail.delete', { account: m.account, id: m.id }), m.account);
   };
 
-  const openCompose = (init: ComposeInit) => setCompose(init);
+  const openCompose = (init: ComposeInit) => setCompose({ init, account: init.original ? accountOf(init.original) : account });
+  const inDrafts = !unified && !search && !label && folder?.specialUse === 'drafts';
   const current = selectedThread?.messages.find((m) => m.id === selectedId) ?? null;
 
   // Keyboard shortcuts, as in most mail clients; not while typing or while a dialog is open.
@@ -114,7 +128,7 @@ export function Mailbox({ account }: { account: Account }) {
     if (key === '#') return handled(), remove(current);
     if (key === 'e') {
       handled();
-      if (archive && archive.id !== current.folderId) move(current, archive);
+      if (archive && archive.id !== current.folderId && current.account === account.id) move(current, archive);
       else useUi.getState().toast({ kind: 'info', title: 'No Archive folder', message: 'This account has no Archive folder; use Move to… instead.' });
     }
   };
@@ -125,7 +139,8 @@ export function Mailbox({ account }: { account: Account }) {
   }, []);
 
   return (
-    <section className="mailbox" aria-label="Mailbox" data-testid="mailbox">
+    // Narrow windows show the list or the message, not both ("reading"; mailbox.css).
+    <section className={`mailbox${current ? ' reading' : ''}`} aria-label="Mailbox" data-testid="mailbox">
       <div className="toolbar">
         <form
           className="mail-search"
@@ -172,9 +187,18 @@ export function Mailbox({ account }: { account: Account }) {
           labels={labels.data?.map((l) => l.name) ?? []}
           loading={folders.isLoading}
           error={folders.error?.message ?? null}
-          current={search || label ? null : folderId}
-          currentLabel={search ? null : label}
+          current={search || label || unified ? null : folderId}
+          currentLabel={search || unified ? null : label}
+          unified={mailAccounts.length > 1 ? { active: unified, unread: all.unread } : null}
+          onOpenUnified={() => {
+            setUnified(true);
+            setLabel(null);
+            setSearch('');
+            setSearchInput('');
+            setSelectedId(null);
+          }}
           onOpen={(id) => {
+            setUnified(false);
             setFolderId(id);
             setLabel(null);
             setSearch('');
@@ -182,6 +206,7 @@ export function Mailbox({ account }: { account: Account }) {
             setSelectedId(null);
           }}
           onOpenLabel={(name) => {
+            setUnified(false);
             setLabel(name);
             setSearch('');
             setSearchInput('');
@@ -190,14 +215,16 @@ export function Mailbox({ account }: { account: Account }) {
         />
         <ThreadList
           threads={threads}
-          loading={query.isLoading}
-          error={query.error?.message ?? null}
-          title={search ? `Results for “${search}”` : label ? `Label: ${label}` : folder?.specialUse === 'inbox' ? 'Inbox' : (folder?.leaf ?? '')}
+          loading={unified ? all.loading : query.isLoading}
+          error={unified ? all.error : (query.error?.message ?? null)}
+          title={unified ? 'All inboxes' : search ? `Results for “${search}”` : label ? `Label: ${label}` : folder?.specialUse === 'inbox' ? 'Inbox' : (folder?.leaf ?? '')}
           selectedThread={selectedThread?.id ?? null}
-          hasMore={!!query.hasNextPage}
-          fetchingMore={query.isFetchingNextPage}
+          hasMore={!unified && !!query.hasNextPage}
+          fetchingMore={!unified && query.isFetchingNextPage}
           fetchMore={() => void query.fetchNextPage()}
-          onSelect={(t) => setSelectedId(t.latest.id)}
+          // A message of Drafts opens where it was written: in the compose window.
+          onSelect={(t) => (inDrafts ? openCompose({ mode: 'draft', original: t.latest }) : setSelectedId(t.latest.id))}
+          accountNames={unified ? new Map(mailAccounts.map((a) => [a.id, a.account])) : null}
           listRef={listRef}
           own={own}
           recipientsFirst={!search && !label && (folder?.specialUse === 'sent' || folder?.specialUse === 'drafts')}
@@ -206,11 +233,13 @@ export function Mailbox({ account }: { account: Account }) {
           {current ? (
             <Reader
               key={current.id}
-              account={account}
+              account={accountOf(current)}
               summary={current}
               thread={selectedThread!}
-              folders={sorted}
+              // Moving stays within the message's own account.
+              folders={current.account === account.id ? sorted : []}
               onSelect={setSelectedId}
+              onBack={() => setSelectedId(null)}
               onReply={(m, mode) => openCompose({ mode, original: m })}
               onFlags={(m, f) => void setFlags(m, f)}
               onMove={move}
@@ -221,7 +250,15 @@ export function Mailbox({ account }: { account: Account }) {
           )}
         </div>
       </div>
-      {compose && <Compose key={JSON.stringify([compose.mode, compose.original?.id])} account={account} init={compose} onClose={() => setCompose(null)} onSent={() => void refreshLists()} />}
+      {compose && (
+        <Compose
+          key={JSON.stringify([compose.init.mode, compose.init.original?.id])}
+          account={compose.account}
+          init={compose.init}
+          onClose={() => setCompose(null)}
+          onSent={() => void refreshLists(compose.account.id)}
+        />
+      )}
     </section>
   );
 }

@@ -1,7 +1,9 @@
 /**
- * The reading pane: headers, actions, attachments and the body. The body is rendered only in
- * a sandboxed srcdoc iframe (see safeHtml.ts); remote images stay blocked until the user
- * allows them for this message or for this sender.
+ * The reading pane: the conversation of the selected message, every folder's copy of it (Sent
+ * included), oldest first, read messages collapsed to one line; for each open message its
+ * headers, attachments and body. A body is rendered only in a sandboxed srcdoc iframe (see
+ * safeHtml.ts); remote images stay blocked until the user allows them for this message or for
+ * this sender; links open outside the frame.
  */
 import { useEffect, useMemo, useState } from 'react';
 import type { Account } from '../../../../src-main/contract';
@@ -11,8 +13,8 @@ import { keys, useApi } from '../../api/hooks';
 import { formatBytes, formatDate } from '../../components/format';
 import { DownloadIcon, FlagIcon, MailIcon, TrashIcon } from '../../components/Icons';
 import { toastError, useUi } from '../../stores/ui';
-import { formatPerson, useMessage, type Thread } from './mailQueries';
-import { prepareHtml, textToHtml, trustedSenders, trustSender } from './safeHtml';
+import { formatPerson, isDraft, isWrappedText, useMessage, useThread, type Thread } from './mailQueries';
+import { FRAME_SANDBOX, prepareHtml, textToHtml, trustedSenders, trustSender } from './safeHtml';
 
 export function Reader(props: {
   account: Account;
@@ -24,15 +26,12 @@ export function Reader(props: {
   onFlags(m: MailMessage, flags: { seen?: boolean; flagged?: boolean }): void;
   onMove(m: MailMessage, to: MailFolder): void;
   onDelete(m: MailMessage): void;
+  /** Back to the list (narrow windows show one of them). */
+  onBack?(): void;
 }) {
-  const api = useApi();
   const full = useMessage(props.account.id, props.summary.id);
   // Flags come from the list (kept current by events), the body from mail.get.
   const m: MailMessage = full.data ? { ...full.data, seen: props.summary.seen, flagged: props.summary.flagged } : props.summary;
-  const sender = m.from?.email.toLowerCase() ?? '';
-  const [allowedHere, setAllowedHere] = useState(false);
-  const [senderTrusted, setSenderTrusted] = useState(() => !!sender && trustedSenders().has(sender));
-  const allowRemote = allowedHere || senderTrusted;
 
   // Opening a message marks it read.
   useEffect(() => {
@@ -40,30 +39,41 @@ export function Reader(props: {
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [props.summary.id]);
 
-  // A plain-text message (the server wraps it in a lone <pre>) is shown as text by React: escaped, no frame needed.
-  const plain = full.data ? isWrappedText(full.data) : false;
-  const prepared = useMemo(() => {
-    if (!full.data || plain) return null;
-    const html = full.data.htmlBody ?? textToHtml(full.data.textBody ?? '');
-    return prepareHtml(html, allowRemote);
-  }, [full.data, plain, allowRemote]);
-
-  const download = async (f: MailFile) => {
-    try {
-      if (api.mode === 'ws') return await api.download({ account: props.account.id, id: f.id, name: f.name });
-      const r = await api.call('files.download', { account: props.account.id, id: f.id });
-      if (r.path) useUi.getState().toast({ kind: 'info', title: 'Downloaded', message: r.path });
-    } catch (e) {
-      toastError(`Could not download "${f.name}"`, e);
+  // The whole conversation, every folder (Sent included; drafts, Trash and Junk only when the
+  // selected message is there too), oldest first; one copy per Message-ID.
+  const thread = useThread(props.account.id, props.summary.threadId);
+  const conversation = useMemo(() => {
+    const aside = new Set(props.folders.filter((f) => f.specialUse === 'trash' || f.specialUse === 'junk').map((f) => f.id));
+    const list = (thread.data ?? props.thread.messages).filter((x) => x.id === props.summary.id || x.folderId === props.summary.folderId || (!aside.has(x.folderId) && !isDraft(x)));
+    const byMid = new Map<string, MailMessage>();
+    const out: MailMessage[] = [];
+    for (const x of [...list].sort((a, b) => Date.parse(a.created) - Date.parse(b.created))) {
+      const key = x.messageId ?? x.id;
+      const prev = byMid.get(key);
+      // The copy the user selected, else the one in the listed folder, stands for the message.
+      if (prev && !(x.id === props.summary.id || (x.folderId === props.summary.folderId && prev.id !== props.summary.id))) continue;
+      if (prev) out.splice(out.indexOf(prev), 1, x);
+      else out.push(x);
+      byMid.set(key, x);
     }
-  };
+    if (!out.some((x) => x.id === props.summary.id)) out.push(props.summary);
+    return out;
+  }, [thread.data, props.thread.messages, props.summary, props.folders]);
+  // Read messages start collapsed; the selected one, unread ones and the newest start open.
+  const [opened, setOpened] = useState<Set<string>>(() => new Set());
+  const isOpen = (x: MailMessage, i: number) => x.id === props.summary.id || !x.seen || i === conversation.length - 1 || opened.has(x.id);
+  const openCount = conversation.filter(isOpen).length;
 
   const moveTargets = props.folders.filter((f) => f.id !== m.folderId);
-  const others = props.thread.messages.filter((x) => x.id !== m.id);
 
   return (
     <article className="reader" aria-label="Message" data-testid="reader">
       <div className="reader-actions">
+        {props.onBack && (
+          <button type="button" className="btn btn-small reader-back" onClick={props.onBack} data-testid="reader-back" aria-label="Back to the list">
+            ←
+          </button>
+        )}
         <button type="button" className="btn btn-small" onClick={() => props.onReply(m, 'reply')} data-testid="reply" title="Reply (r)">
           Reply
         </button>
@@ -105,28 +115,86 @@ export function Reader(props: {
         <h2 className="reader-subject" data-testid="reader-subject">
           {m.subject || '(no subject)'}
         </h2>
-        <div className="reader-meta">
-          <div>
-            <strong>{formatPerson(m.from)}</strong>
-          </div>
-          <div className="muted">
-            To: {m.to.map(formatPerson).join(', ') || '—'}
-            {m.cc.length > 0 && <> · Cc: {m.cc.map(formatPerson).join(', ')}</>}
-          </div>
-          <div className="muted">{formatDate(m.created)}</div>
-        </div>
         <Labels account={props.account.id} message={m} />
-        {others.length > 0 && (
-          <div className="reader-thread">
-            {props.thread.messages.length} messages in this conversation:{' '}
-            {props.thread.messages.map((x) => (
-              <button key={x.id} type="button" className={`link-btn${x.id === m.id ? ' current' : ''}`} onClick={() => props.onSelect(x.id)}>
-                {x.from?.name || x.from?.email} ({formatDate(x.created)})
-              </button>
-            ))}
+        {conversation.length > 1 && (
+          <div className="reader-thread" data-testid="conversation-count">
+            {conversation.length} messages in this conversation
           </div>
         )}
       </header>
+      <div className={`reader-conversation${openCount === 1 ? ' single' : ''}`} data-testid="conversation">
+        {conversation.map((x, i) =>
+          isOpen(x, i) ? (
+            <MessageView key={x.id} account={props.account} summary={x.id === props.summary.id ? m : x} current={x.id === props.summary.id} onSelect={props.onSelect} />
+          ) : (
+            <button
+              key={x.id}
+              type="button"
+              className="conv-collapsed"
+              onClick={() => setOpened((s) => new Set(s).add(x.id))}
+              data-testid="conversation-collapsed"
+              aria-expanded={false}
+              title="Show this message"
+            >
+              <strong>{x.from?.name || x.from?.email || '(unknown sender)'}</strong>
+              <span className="conv-snippet">{x.snippet ?? ''}</span>
+              <span className="muted">{formatDate(x.created)}</span>
+            </button>
+          ),
+        )}
+      </div>
+    </article>
+  );
+}
+
+/** One message of the conversation, open: who, when, attachments and the body. */
+function MessageView(props: { account: Account; summary: MailMessage; current: boolean; onSelect(id: string): void }) {
+  const api = useApi();
+  const full = useMessage(props.account.id, props.summary.id);
+  const m: MailMessage = full.data ? { ...full.data, seen: props.summary.seen, flagged: props.summary.flagged } : props.summary;
+  const sender = m.from?.email.toLowerCase() ?? '';
+  const [allowedHere, setAllowedHere] = useState(false);
+  const [senderTrusted, setSenderTrusted] = useState(() => !!sender && trustedSenders().has(sender));
+  const allowRemote = allowedHere || senderTrusted;
+
+  // A plain-text message (the server wraps it in a lone <pre>) is shown as text by React: escaped, no frame needed.
+  const plain = full.data ? isWrappedText(full.data) : false;
+  const prepared = useMemo(() => {
+    if (!full.data || plain) return null;
+    const html = full.data.htmlBody ?? textToHtml(full.data.textBody ?? '');
+    return prepareHtml(html, allowRemote);
+  }, [full.data, plain, allowRemote]);
+
+  const download = async (f: MailFile) => {
+    try {
+      if (api.mode === 'ws') return await api.download({ account: props.account.id, id: f.id, name: f.name });
+      const r = await api.call('files.download', { account: props.account.id, id: f.id });
+      if (r.path) useUi.getState().toast({ kind: 'info', title: 'Downloaded', message: r.path });
+    } catch (e) {
+      toastError(`Could not download "${f.name}"`, e);
+    }
+  };
+
+  return (
+    <section className={`conv-message${props.current ? ' current' : ''}`} aria-label={`Message from ${formatPerson(m.from)}`} data-testid="conversation-message" data-current={props.current}>
+      <div className="reader-meta">
+        <div>
+          {props.current ? (
+            <strong>{formatPerson(m.from)}</strong>
+          ) : (
+            <button type="button" className="link-btn" onClick={() => props.onSelect(m.id)} title="Select this message">
+              <strong>{formatPerson(m.from)}</strong>
+            </button>
+          )}
+        </div>
+        <div className="muted">
+          To: {m.to.map(formatPerson).join(', ') || '—'}
+          {m.cc.length > 0 && <> · Cc: {m.cc.map(formatPerson).join(', ')}</>}
+        </div>
+        <div className="muted" data-testid="message-date">
+          {formatDate(m.created)}
+        </div>
+      </div>
       {m.attachments && m.attachments.length > 0 && (
         <ul className="reader-attachments" aria-label="Attachments">
           {m.attachments.map((f) => (
@@ -173,18 +241,23 @@ export function Reader(props: {
             {full.data!.textBody}
           </div>
         ) : prepared ? (
-          // sandbox="" : no scripts, no same-origin, no forms, no popups, no top navigation.
-          <iframe key={allowRemote ? 'remote' : 'blocked'} className="mail-frame" title="Message body" sandbox="" referrerPolicy="no-referrer" srcDoc={prepared.srcdoc} data-testid="mail-frame" data-remote={allowRemote ? 'allowed' : 'blocked'} />
+          // No scripts, no same-origin, no forms, no top navigation. Links open outside the frame:
+          // every link targets a new browsing context with noopener (safeHtml.ts), which the sandbox
+          // lets escape it; the desktop app turns that into "open in the system browser?".
+          <iframe
+            key={allowRemote ? 'remote' : 'blocked'}
+            className="mail-frame"
+            title="Message body"
+            sandbox={FRAME_SANDBOX}
+            referrerPolicy="no-referrer"
+            srcDoc={prepared.srcdoc}
+            data-testid="mail-frame"
+            data-remote={allowRemote ? 'allowed' : 'blocked'}
+          />
         ) : null}
       </div>
-    </article>
+    </section>
   );
-}
-
-function isWrappedText(m: MailMessage): boolean {
-  if (m.textBody === null || m.htmlBody === null) return m.htmlBody === null;
-  const h = m.htmlBody;
-  return h.startsWith('<pre>') && h.endsWith('</pre>') && !/<[a-z!/]/i.test(h.slice(5, -6));
 }
 
 /** The message's labels (IMAP keywords): remove with ×, add by name. */

@@ -23,6 +23,8 @@ export function ThreadList(props: {
   own: string;
   /** Sent and Drafts show whom a message is to, as mail clients do. */
   recipientsFirst: boolean;
+  /** The unified inbox names each row's account. */
+  accountNames?: Map<number, string> | null;
 }) {
   const { threads } = props;
   const virtualizer = useVirtualizer({ count: threads.length, getScrollElement: () => props.listRef.current, estimateSize: () => ROW_HEIGHT, overscan: 10 });
@@ -61,13 +63,21 @@ export function ThreadList(props: {
                   data-subject={m.subject}
                   data-unread={t.unread}
                   data-flagged={t.flagged}
+                  data-account={m.account}
                 >
                   <div className="mail-row-line">
                     <span className="mail-row-from">
                       {who}
                       {t.messages.length > 1 && <span className="mail-count">{t.messages.length}</span>}
                     </span>
-                    <span className="mail-row-date">{shortDate(m.created)}</span>
+                    {props.accountNames && (
+                      <span className="mail-row-account" data-testid="mail-row-account">
+                        {props.accountNames.get(m.account) ?? ''}
+                      </span>
+                    )}
+                    <span className="mail-row-date" title={formatDate(m.created)}>
+                      {shortDate(m.created)}
+                    </span>
                   </div>
                   <div className="mail-row-line">
                     <span className="mail-row-subject">{m.subject || '(no subject)'}</span>

@@ -53,10 +53,12 @@ export function groupThreads(messages: MailMessage[]): Thread[] {
   const byId = new Map<string, Thread>();
   const out: Thread[] = [];
   for (const m of messages) {
-    let t = byId.get(m.threadId);
+    // Two accounts of the unified inbox may hold the same conversation: one row each.
+    const key = `${m.account}:${m.threadId}`;
+    let t = byId.get(key);
     if (!t) {
-      t = { id: m.threadId, messages: [], latest: m, unread: false, flagged: false, hasAttachments: false };
-      byId.set(m.threadId, t);
+      t = { id: key, messages: [], latest: m, unread: false, flagged: false, hasAttachments: false };
+      byId.set(key, t);
       out.push(t);
     }
     t.messages.push(m);
@@ -77,6 +79,20 @@ export function useMessage(account: number, id: string | null) {
     retry: false,
   });
 }
+
+/** Every message of a conversation, in any folder. */
+export async function threadMessages(api: ReturnType<typeof useApi>, account: number, threadId: string): Promise<MailMessage[]> {
+  return (await api.call('mail.list', { account, threadId, pageSize: MAIL_PAGE, after: EPOCH, before: new Date(Date.now() + 86_400_000).toISOString() })).objects;
+}
+
+/** The reading pane's conversation view. */
+export function useThread(account: number, threadId: string) {
+  const api = useApi();
+  return useQuery({ queryKey: [...keys.mail(account), 'thread', threadId], queryFn: () => threadMessages(api, account, threadId), retry: false });
+}
+
+/** A draft (flag \\Draft), which a conversation shows only in Drafts itself. */
+export const isDraft = (m: MailMessage) => Array.isArray(m.raw.flags) && m.raw.flags.includes('\\Draft');
 
 /** Address suggestions from the cache, for the last recipient being typed. */
 export function useContacts(account: number, prefix: string) {
@@ -142,4 +158,11 @@ export function parseRecipients(text: string): MailPerson[] {
 export function folderOrder(f: MailFolder): number {
   const order = ['inbox', 'drafts', 'sent', 'archive', 'flagged', 'all', 'junk', 'trash'];
   return f.specialUse ? order.indexOf(f.specialUse) : order.length;
+}
+
+/** A plain-text message: the server wraps its text in a lone <pre> as `htmlBody`. */
+export function isWrappedText(m: Pick<MailMessage, 'textBody' | 'htmlBody'>): boolean {
+  if (m.textBody === null || m.htmlBody === null) return m.htmlBody === null;
+  const h = m.htmlBody;
+  return h.startsWith('<pre>') && h.endsWith('</pre>') && !/<[a-z!/]/i.test(h.slice(5, -6));
 }

@@ -9,6 +9,13 @@
  * real guard: they hold even where this pass missed something.
  */
 
+/**
+ * The message frame's sandbox: nothing but popups, and popups not sandboxed themselves, so that a
+ * link (always target=_blank, rel=noopener noreferrer) opens as an ordinary page in a new tab,
+ * never inside the frame; the desktop app asks before handing it to the system browser.
+ */
+export const FRAME_SANDBOX = 'allow-popups allow-popups-to-escape-sandbox';
+
 export const BLOCKED_CSP = "default-src 'none'; img-src data: cid:; style-src 'unsafe-inline'";
 /** Allowed for this message or sender: remote images (and CSS images) only, still no scripts, fonts, frames or fetches. */
 export const ALLOWED_CSP = "default-src 'none'; img-src data: cid: http: https:; style-src 'unsafe-inline'";
@@ -38,7 +45,11 @@ export function prepareHtml(html: string, allowRemote: boolean): PreparedHtml {
         continue;
       }
       if (name === 'href' || name === 'xlink:href') {
-        if (/^\s*(javascript|data|vbscript):/i.test(attr.value)) el.removeAttribute(attr.name);
+        if (/^\s*(javascript|data|vbscript|file|blob):/i.test(attr.value)) el.removeAttribute(attr.name);
+        continue;
+      }
+      if (name === 'target' || name === 'rel') {
+        el.removeAttribute(attr.name);
         continue;
       }
       if (['src', 'srcset', 'background', 'poster', 'lowsrc', 'dynsrc', 'data'].includes(name)) {
@@ -67,11 +78,18 @@ export function prepareHtml(html: string, allowRemote: boolean): PreparedHtml {
     CSS_REMOTE_URL.lastIndex = 0;
     if (next !== css) style.textContent = next;
   }
+  // Links never navigate the frame: each opens a new tab, without a handle on this window.
+  for (const a of Array.from(doc.querySelectorAll('a[href], area[href]'))) {
+    // A link to a place in the message itself only scrolls the frame.
+    const inPage = (a.getAttribute('href') ?? '').trim().startsWith('#');
+    a.setAttribute('target', inPage ? '_self' : '_blank');
+    if (!inPage) a.setAttribute('rel', 'noopener noreferrer');
+  }
   const csp = allowRemote ? ALLOWED_CSP : BLOCKED_CSP;
   // Our head first: the CSP meta precedes every byte of the message, and links never leave the frame's sandbox.
   const head =
     `<meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${escapeAttr(csp)}">` +
-    '<meta name="referrer" content="no-referrer">' +
+    '<meta name="referrer" content="no-referrer"><base target="_blank">' +
     '<style>html{color-scheme:light}body{margin:12px 16px;font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;color:#1d2430;background:#fff;overflow-wrap:anywhere}img{max-width:100%;height:auto}pre{white-space:pre-wrap}blockquote{margin:0 0 0 4px;padding-left:10px;border-left:3px solid #dfe3e8;color:#555}</style>';
   const bodyStyles = Array.from(doc.head.querySelectorAll('style'))
     .map((s) => s.outerHTML)
