@@ -37,7 +37,7 @@ export interface AppOptions {
   /** Downloader settings: how long a failing server is waited out (tests shorten it). */
   downloads?: DownloaderOptions;
   /** Mail engine settings (live IDLE, body prefetch, a change hook): tests and benchmarks. */
-  mail?: Partial<Pick<MailDeps, 'live' | 'prefetchBodies' | 'recordChanges' | 'trackingBaseUrl'>>;
+  mail?: Partial<Pick<MailDeps, 'live' | 'prefetchBodies' | 'recordChanges' | 'trackingBaseUrl' | 'followIntervalMs' | 'followSafetyMs' | 'notify'>>;
 }
 
 export interface App {
@@ -89,6 +89,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...options.mail,
   });
   storage.addProvider(mailFiles(mail));
+  activity.subscriptions.mailFolder = (account, resource) => mail.folders.checkMonitored(account, resource);
   const sweep = () => void ephemeral.sweep().catch((e) => console.error('Ephemeral sweep failed:', e));
   sweep();
   const sweeper = setInterval(sweep, 3600_000).unref();

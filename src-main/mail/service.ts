@@ -60,9 +60,19 @@ export class MailService {
     return this.engine.sync(account, folderId);
   }
 
+  /** One pass over every folder now (what NOTIFY and the interval run); answers the folders synced. */
+  refresh(account: number): Promise<string[]> {
+    return this.engine.refresh(account);
+  }
+
   /** IDLE follows the folder the user has open, besides the inbox. */
   openFolder(account: number, folderId: string | null): Promise<void> {
     return this.engine.openFolder(account, folderId);
+  }
+
+  /** Whether every folder is followed by NOTIFY (else by the interval pass), for diagnostics and tests. */
+  notifying(account: number): Promise<boolean> {
+    return this.engine.notifying(account);
   }
 
   /** The folders IDLE currently watches (paths), for diagnostics and tests. */
