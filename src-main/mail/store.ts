@@ -246,6 +246,14 @@ export class MailStore {
     this.s.ftsInsert.run(row.id, row.subject, from ? personText([from]) : '', personText([...JSON.parse(row.to_json), ...JSON.parse(row.cc_json)]), b.text ?? '');
   }
 
+  /** Where the Sent copy of outbox entry `id` landed, once it did. */
+  outboxCopy(account: number, id: number): { folder: string; uidvalidity: number; uid: number } | undefined {
+    const r = this.db
+      .prepare('SELECT copy_folder AS folder, copy_uidvalidity AS uidvalidity, copy_uid AS uid FROM mail_outbox WHERE id = ? AND account_id = ? AND copy_uid IS NOT NULL')
+      .get(id, account) as { folder: string; uidvalidity: number; uid: number } | undefined;
+    return r;
+  }
+
   labels(account: number): string[] {
     return this.s.labels.all({ a: account }) as string[];
   }

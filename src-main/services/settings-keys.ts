@@ -10,3 +10,6 @@ export const SETTING_NOTIFY_AFTER_SECONDS = 'transfers.notifyAfterSeconds';
 export const SETTING_OUTBOUND_ALLOW_PRIVATE = 'network.allowPrivate';
 /** Host names, addresses and CIDR ranges they may reach although private (e.g. the user's NAS). */
 export const SETTING_OUTBOUND_ALLOWED_HOSTS = 'network.allowedHosts';
+/** Seconds a message waits in the outbox before it is sent, so it can be taken back (0-30). */
+export const SETTING_UNDO_SEND_SECONDS = 'mail.undoSendSeconds';
+export const DEFAULT_UNDO_SEND_SECONDS = 5;
