@@ -9,6 +9,7 @@ import { ImapFlow } from 'imapflow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
 import { ImapConnector } from '../../src-main/connectors/imap/connector';
+import { mailHandlers } from '../../src-main/rpc/mail';
 import { SETTING_UNDO_SEND_SECONDS } from '../../src-main/services/settings-keys';
 import { startDovecot, type DovecotServer } from '../servers/dovecot';
 import { startPostfix, type PostfixServer } from '../servers/postfix';
@@ -196,5 +197,26 @@ describe('the outbox (spec 2 Send; Postfix + Dovecot)', () => {
       await conn.close();
       silent.close();
     }
+  });
+
+  it('a host given as an IP gives the default From user@[ip], which Postfix accepts; the contract procedures run the outbox', async () => {
+    const bob = (
+      await app.accounts.connect({
+        service: 'imap',
+        options: { host: '127.0.0.1', port: dovecot.imapPort, tls: 'none', user: 'bob', password: 'secret', smtp_host: '127.0.0.1', smtp_port: smtp.port, smtp_tls: 'none' },
+      })
+    ).id;
+    expect(app.accounts.get(bob).account).toBe('bob@[127.0.0.1]');
+    const h = mailHandlers(app.mail, app.storage, app.settings);
+    expect(await h['mail.undoDelay']({ seconds: 0 })).toEqual({ seconds: 0 });
+    const item = await h['mail.queue']({ account: bob, to: [{ name: null, email: 'alice@example.test' }], subject: 'From an IP host', textBody: 'hi' });
+    await until('sent', async () => ((await h['mail.outbox']({ account: bob })).length === 0 ? true : undefined));
+    expect(app.mail.outgoing.outbox.row(item.id)).toMatchObject({ state: 'sent', error: null, sender: 'bob@[127.0.0.1]' });
+    const got = await until('delivery to alice', async () => {
+      await app.mail.sync(alice);
+      const p = await app.mail.messages.list(alice, { after: '1970-01-01T00:00:00Z', before: '2100-01-01T00:00:00Z', bodies: false });
+      return p.objects.find((m) => m.subject === 'From an IP host');
+    });
+    expect(got.from).toEqual({ name: null, email: 'bob@[127.0.0.1]' });
   });
 });
