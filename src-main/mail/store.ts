@@ -225,6 +225,11 @@ export class MailStore {
     return this.s.count.get(account, folder) as number;
   }
 
+  /** Cached messages per folder of an account, in one query (the pass over every folder). */
+  counts(account: number): { folder: string; n: number }[] {
+    return this.db.prepare('SELECT folder, count(*) AS n FROM mail_messages WHERE account_id = ? GROUP BY folder').all(account) as { folder: string; n: number }[];
+  }
+
   byUid(account: number, folder: string, uid: number): MessageRow | undefined {
     return this.s.byUid.get(account, folder, uid) as MessageRow | undefined;
   }

@@ -169,6 +169,7 @@ export class MailSync {
     const stale = await this.exclusive(async () => {
       const list = await this.connector.withClient((c) => c.list({ statusQuery: { messages: true, uidNext: true, uidValidity: true, highestModseq: true } }));
       this.storeFolders(list);
+      const counts = new Map(this.store.counts(this.account).map((c) => [c.folder, c.n]));
       const out: string[] = [];
       for (const f of list) {
         const s = f.status;
@@ -182,7 +183,7 @@ export class MailSync {
           Number(s.uidValidity) !== cached.uidvalidity ||
           s.uidNext !== cached.uidnext ||
           (s.highestModseq !== undefined && Number(s.highestModseq) !== cached.highestmodseq) ||
-          s.messages !== this.store.count(this.account, f.path);
+          s.messages !== (counts.get(f.path) ?? 0);
         if (moved) out.push(f.path);
       }
       return out;
