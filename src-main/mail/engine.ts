@@ -130,6 +130,8 @@ export class MailEngine {
         await s.sync.syncAll();
         if (this.deps.live === false) return;
         await s.sync.watch({ inbox: this.inboxPath(account) });
+        // Closed (or the account changed) meanwhile: no new connection for a state that is gone.
+        if (!this.states.has(account)) return;
         if (!s.follower) {
           const sync = s.sync;
           s.follower = new FolderFollower(s.connector, () => sync.refresh(), {
