@@ -140,10 +140,12 @@ export function Compose(props: { account: Account; init: ComposeInit; onClose():
     if (attachments.some((a) => a.state === 'failed')) return setStatus({ kind: 'error', message: 'Remove the attachments that failed to upload.' });
     setStatus({ kind: 'sending' });
     try {
-      await api.call('mail.send', { ...m, to: m.to, cc: m.cc.length ? m.cc : undefined, bcc: m.bcc.length ? m.bcc : undefined });
-      // The draft has been sent: remove the saved copy.
+      const sent = await api.call('mail.send', { ...m, to: m.to, cc: m.cc.length ? m.cc : undefined, bcc: m.bcc.length ? m.bcc : undefined });
+      // The draft has been sent (or is in the outbox, which keeps it): remove the saved copy.
       if (draftId) await api.call('mail.delete', { account: props.account.id, id: draftId }).catch(() => {});
-      useUi.getState().toast({ kind: 'info', title: 'Message sent', message: subject || '(no subject)' });
+      const waiting = (sent.raw.outbox as { state?: string; error?: string | null } | undefined)?.state === 'queued' ? (sent.raw.outbox as { error?: string | null }) : null;
+      if (waiting) useUi.getState().toast({ kind: 'info', title: 'In the outbox: sent when the server can be reached', message: waiting.error ?? subject });
+      else useUi.getState().toast({ kind: 'info', title: 'Message sent', message: subject || '(no subject)' });
       props.onSent();
       props.onClose();
     } catch (e) {
