@@ -76,8 +76,8 @@ export interface OutboxDeps {
   db: Db;
   engine: MailEngine;
   events: EventBus;
-  /** Files a sent message in Sent; resolves to its cached row (undefined: not read back). */
-  fileSent(account: number, sync: MailSync, raw: Buffer, messageId: string): Promise<MessageRow | undefined>;
+  /** Files a sent message in Sent (arrival time `date`); resolves to its cached row (undefined: not read back). */
+  fileSent(account: number, sync: MailSync, raw: Buffer, messageId: string, date: Date): Promise<MessageRow | undefined>;
   /** Marks the answered message \Answered. */
   markAnswered(account: number, key: MessageKey): Promise<void>;
   now?: () => number;
@@ -243,7 +243,7 @@ export class MailOutbox {
   private async copy(r: OutboxRow): Promise<void> {
     try {
       const sync = await this.deps.engine.ready(r.account_id);
-      const row = await this.deps.fileSent(r.account_id, sync, r.copy ?? r.wire, r.message_id);
+      const row = await this.deps.fileSent(r.account_id, sync, r.copy ?? r.wire, r.message_id, new Date(r.sent_at ?? r.created));
       this.set(r.id, {
         copy_state: 'done',
         copy_error: null,

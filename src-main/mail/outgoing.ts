@@ -8,6 +8,7 @@ import MailComposer from 'nodemailer/lib/mail-composer';
 import type { Db } from '../cache/db';
 import type { MailMessage, MailPerson } from '../contract/mail';
 import { ServiceError, invalid } from '../errors';
+import type { EventBus } from '../services/events';
 import { wrapText } from './body';
 import type { MailEngine } from './engine';
 import type { MailIds } from './ids';
@@ -15,7 +16,6 @@ import type { MailMessages } from './messages';
 import type { MailStore, MessageRow } from './store';
 import { MailOutbox, parseSendAt, type OutboxItem, type Outgoing } from './outbox';
 import { messageIds, threadIdFor, type MailSync } from './sync';
-import type { EventBus } from '../services/events';
 import { instrumentHtml, type Tracker } from './tracking';
 
 export interface SendInput {
@@ -76,7 +76,7 @@ export class MailOutgoing {
       db: deps.db,
       engine: deps.engine,
       events: deps.events,
-      fileSent: (account, sync, raw, messageId) => this.file(account, sync, raw, '\\Sent', 'Sent', ['\\Seen'], new Date(), messageId),
+      fileSent: (account, sync, raw, messageId, date) => this.file(account, sync, raw, '\\Sent', 'Sent', ['\\Seen'], date, messageId),
       markAnswered: async (account, key) => {
         const o = this.deps.ids.row(account, key);
         if (!o) return;
