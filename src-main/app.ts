@@ -91,6 +91,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
   storage.addProvider(mailFiles(mail));
   activity.subscriptions.mailFolder = (account, resource) => mail.folders.checkMonitored(account, resource);
+  mail.start();
   const sweep = () => void ephemeral.sweep().catch((e) => console.error('Ephemeral sweep failed:', e));
   sweep();
   const sweeper = setInterval(sweep, 3600_000).unref();

@@ -66,7 +66,13 @@ export class MailService {
       events: deps.events,
       undoSendSeconds: deps.undoSendSeconds,
     });
-    // What a previous run left in the outbox goes out now (or at its time).
+  }
+
+  /**
+   * Sends what a previous run left in the outbox (now, or at its time). Once per database: the
+   * app calls it; a second service on the same database (a benchmark) must not.
+   */
+  start(): void {
     this.outgoing.outbox.start();
   }
 
