@@ -19,7 +19,7 @@ import { ApiKeysService } from './services/api-keys';
 import { EphemeralFiles } from './services/ephemeral';
 import { EventBus } from './services/events';
 import { FolderWatch } from './services/folder-watch';
-import { SETTING_TRACKING_BASE_URL } from './services/settings-keys';
+import { DEFAULT_UNDO_SEND_SECONDS, SETTING_TRACKING_BASE_URL, SETTING_UNDO_SEND_SECONDS } from './services/settings-keys';
 import { StorageService } from './services/storage';
 import { TransfersService } from './services/transfers';
 import { Downloader, type DownloaderOptions } from './downloads/downloader';
@@ -41,7 +41,7 @@ export interface AppOptions {
   /** Downloader settings: how long a failing server is waited out (tests shorten it). */
   downloads?: DownloaderOptions;
   /** Mail engine settings (live IDLE, body prefetch, a change hook): tests and benchmarks. */
-  mail?: Partial<Pick<MailDeps, 'live' | 'prefetchBodies' | 'recordChanges' | 'trackingBaseUrl'>>;
+  mail?: Partial<Pick<MailDeps, 'live' | 'prefetchBodies' | 'recordChanges' | 'trackingBaseUrl' | 'followIntervalMs' | 'followSafetyMs' | 'notify' | 'undoSendSeconds'>>;
 }
 
 export interface App {
@@ -91,10 +91,13 @@ export async function createApp(options: AppOptions): Promise<App> {
     events,
     keyring,
     trackingBaseUrl: () => settings.get<string | null>(SETTING_TRACKING_BASE_URL, null),
+    undoSendSeconds: () => settings.get<number>(SETTING_UNDO_SEND_SECONDS, DEFAULT_UNDO_SEND_SECONDS),
     recordChanges: (account, changes) => activity.recordMailChanges(account, changes),
     ...options.mail,
   });
   storage.addProvider(mailFiles(mail));
+  activity.subscriptions.mailFolder = (account, resource) => mail.folders.checkMonitored(account, resource);
+  mail.start();
   const sweep = () => void ephemeral.sweep().catch((e) => console.error('Ephemeral sweep failed:', e));
   sweep();
   const sweeper = setInterval(sweep, 3600_000).unref();

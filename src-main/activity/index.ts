@@ -146,8 +146,10 @@ export class ActivityService {
   recordMailChanges(accountId: number, changes: MailChange[]): number {
     const sub = this.subscriptions.list(accountId).find((s) => s.active && s.subscriptionType === 'changes');
     if (!sub || !changes.length) return 0;
+    // A monitored resource is a folder id (GET /email/folders) or a folder path (INBOX by default).
+    const ids = new Set(sub.monitoredResources.map((m) => m.resource));
     const folders = new Set(sub.monitoredResources.map((m) => m.resource.toLowerCase()));
-    const wanted = changes.filter((m) => folders.has(m.folder.toLowerCase()));
+    const wanted = changes.filter((m) => (m.folderId !== undefined && ids.has(m.folderId)) || folders.has(m.folder.toLowerCase()));
     const info = this.log.append(
       sub.id,
       accountId,

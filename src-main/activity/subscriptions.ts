@@ -65,6 +65,11 @@ export type SubscriptionChange = { kind: 'created' | 'updated' | 'deleted'; id: 
 
 export class SubscriptionsService {
   private readonly listeners = new Set<(c: SubscriptionChange) => void>();
+  /**
+   * Checks a monitored resource of a mail account: a folder id of `GET /email/folders` or a
+   * folder path; throws invalid_parameters for anything else (set by the app once mail exists).
+   */
+  mailFolder?: (account: number, resource: string) => Promise<void>;
 
   constructor(
     private readonly db: Db,
@@ -240,6 +245,7 @@ export class SubscriptionsService {
         const e = loc.path === '/' ? null : await loc.connector.stat(loc.path);
         if (e && e.kind !== 'folder') throw new ServiceError('invalid_parameters', `Monitored resource "${item.resource}" is not a folder.`);
       }
+      if (api === 'email') await this.mailFolder?.(accountId, item.resource);
       out.push({ resource: item.resource });
     }
     return out;

@@ -63,6 +63,40 @@ export const MailMessage = z.object({
 });
 export type MailMessage = z.infer<typeof MailMessage>;
 
+/** A message in the outbox (waiting, being sent, failed, or sent with its copy to Sent pending). */
+export const OutboxItem = z.object({
+  id: z.number().int(),
+  account: accountId,
+  state: z.enum(['queued', 'sending', 'sent', 'failed', 'cancelled']),
+  subject: z.string(),
+  recipients: z.array(z.string()),
+  sendAt: iso,
+  nextAttemptAt: iso.nullable(),
+  attempts: z.number().int(),
+  error: z.string().nullable(),
+  sentAt: iso.nullable(),
+  copy: z.enum(['pending', 'done', 'failed']),
+  messageId: z.string(),
+});
+export type OutboxItem = z.infer<typeof OutboxItem>;
+
+/** Settings found from an address (`mail.discover`): options of the `imap` connector. */
+export const DiscoveredSettings = z.object({
+  /** Where they came from: autoconfig (ISP or well-known XML), srv (RFC 6186), guess (common names). */
+  source: z.enum(['autoconfig', 'srv', 'guess']),
+  options: z.object({
+    host: z.string(),
+    port: z.number().int(),
+    tls: z.enum(['tls', 'starttls', 'none']),
+    user: z.string(),
+    email: z.string(),
+    smtp_host: z.string(),
+    smtp_port: z.number().int(),
+    smtp_tls: z.enum(['tls', 'starttls', 'none']),
+  }),
+});
+export type DiscoveredSettings = z.infer<typeof DiscoveredSettings>;
+
 export const MailPage = z.object({ objects: z.array(MailMessage), page: z.string(), nextPage: z.string().nullable() });
 export type MailPage = z.infer<typeof MailPage>;
 
@@ -150,6 +184,35 @@ export const mailProcedures = {
   /** Reply or forward: the original's whole body quoted (text and sanitized HTML), its inline images and parts; `edit`: a draft's own body, sanitized, to go on writing it. */
   'mail.quote': { input: z.object({ account: accountId, id, mode: z.enum(['reply', 'forward', 'edit']) }), output: MailQuote },
   'mail.contacts': { input: z.object({ account: accountId, prefix: z.string().max(200), limit: z.number().int().min(1).max(50).default(10) }), output: z.array(MailPerson) },
+  // ---- the outbox ----
+  /**
+   * Sends through the outbox after the undo-send delay, or at `sendAt` (send later); `mail.send`
+   * sends at once. The answer is the outbox entry (`mail.cancelQueued` takes it back).
+   */
+  'mail.queue': {
+    input: z.object({
+      account: accountId,
+      to: z.array(MailPerson).min(1),
+      cc: z.array(MailPerson).optional(),
+      bcc: z.array(MailPerson).optional(),
+      subject: z.string().max(10_000),
+      textBody: z.string().optional(),
+      htmlBody: z.string().optional(),
+      replyTo: id.optional(),
+      attachments: z.array(z.object({ account: accountId, id })).optional(),
+      sendAt: iso.optional(),
+    }),
+    output: OutboxItem,
+  },
+  'mail.outbox': { input: z.object({ account: accountId }), output: z.array(OutboxItem) },
+  /** Undo send, or cancel a scheduled message: only while it waits. */
+  'mail.cancelQueued': { input: z.object({ account: accountId, id: z.number().int() }), output: OutboxItem },
+  /** Sends a waiting or failed message now. */
+  'mail.sendQueuedNow': { input: z.object({ account: accountId, id: z.number().int() }), output: OutboxItem },
+  /** The undo-send delay in seconds (0-30); `seconds` sets it. */
+  'mail.undoDelay': { input: z.object({ seconds: z.number().int().min(0).max(30).optional() }), output: z.object({ seconds: z.number().int() }) },
+  /** Mail settings from an address: autoconfig, RFC 6186 SRV records, common names (the password is not needed to find them). */
+  'mail.discover': { input: z.object({ email: z.string().min(3).max(320) }), output: DiscoveredSettings },
 } as const;
 
 export const mailEvents = {
@@ -160,6 +223,8 @@ export const mailEvents = {
    * delete), as message ids; not emitted for a folder's first sync or a UIDVALIDITY reset.
    */
   'mail.messages': z.object({ account: accountId, folder: z.string(), added: z.array(z.string()), updated: z.array(z.string()), removed: z.array(z.string()) }),
+  /** The outbox of an account changed (queued, sent, failed, cancelled, copied to Sent). */
+  'mail.outboxChanged': z.object({ account: accountId }),
   /** A tracked open or click was recorded (for the activity engine). */
   'mail.tracked': z.object({ id: z.number().int(), account: z.number().int(), messageId: z.string(), message: z.string().nullable(), kind: z.enum(['email_open', 'email_click']), url: z.string().nullable(), text: z.string().nullable(), subscriptionId: z.string().nullable(), at: iso }),
 } as const;

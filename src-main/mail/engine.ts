@@ -1,6 +1,7 @@
 /**
  * The mail engine: one MailSync per account, started on first use (a full sync, then IDLE on
- * the inbox and the open folder), the cache's events (`mail.changed`, `mail.messages`, the
+ * the inbox and the open folder, and every folder followed by NOTIFY or an interval pass,
+ * notify.ts), the cache's events (`mail.changed`, `mail.messages`, the
  * activity hook), and bodies — fetched on demand, and prefetched in the background so that the
  * newest messages are searchable before anyone opens them.
  */
@@ -11,6 +12,7 @@ import type { EventBus } from '../services/events';
 import { parseBody } from './body';
 import type { MailIds } from './ids';
 import type { MailStore, MessageRow } from './store';
+import { FolderFollower } from './notify';
 import { MailSync, type SyncStats } from './sync';
 
 /** A message change as the sync engine reports it to the activity log. */
@@ -18,6 +20,8 @@ export interface MailChange {
   type: 'add' | 'update' | 'delete';
   /** Mailbox path, e.g. INBOX. */
   folder: string;
+  /** The folder's id in the email API (GET /email/folders). */
+  folderId?: string;
   uid: number;
   /** Our message id when known (the metadata `id`). */
   id?: string;
@@ -32,6 +36,14 @@ export interface MailEngineDeps {
   events: EventBus;
   /** IDLE watchers for live updates (default true; off for batch jobs and the benchmark). */
   live?: boolean;
+  /**
+   * With `live`: the pass over every folder (new folders, mail other clients put anywhere) runs
+   * this often without NOTIFY (default 30 s), and every `followSafetyMs` with it (default 5 min).
+   */
+  followIntervalMs?: number;
+  followSafetyMs?: number;
+  /** Use NOTIFY (RFC 5465) where the server has it (default true; off to test the interval pass). */
+  notify?: boolean;
   /**
    * Bodies of the newest messages fetched in the background after each sync, so that their
    * text is searchable before anyone opens them (default 500; 0 = bodies only on demand).
@@ -48,6 +60,7 @@ interface AccountState {
   connector: MailConnector;
   sync: MailSync;
   started: Promise<void> | null;
+  follower: FolderFollower | null;
 }
 
 /** Messages larger than this are left for on-demand fetching by the background prefetch. */
@@ -89,10 +102,11 @@ export class MailEngine {
           },
           this.deps.recordChanges
             ? (path, uidvalidity, changes) =>
-                this.deps.recordChanges!(account, changes.map((ch) => ({ ...ch, folder: path, id: this.ids.message(account, { folder: path, uidvalidity, uid: ch.uid }) })))
+                this.deps.recordChanges!(account, changes.map((ch) => ({ ...ch, folder: path, folderId: this.ids.folder(account, path), id: this.ids.message(account, { folder: path, uidvalidity, uid: ch.uid }) })))
             : undefined,
         ),
         started: null,
+        follower: null,
       }));
       p.catch(() => this.states.delete(account));
       this.states.set(account, p);
@@ -114,7 +128,19 @@ export class MailEngine {
     if (!s.started) {
       s.started = (async () => {
         await s.sync.syncAll();
-        if (this.deps.live !== false) await s.sync.watch({ inbox: this.inboxPath(account) });
+        if (this.deps.live === false) return;
+        await s.sync.watch({ inbox: this.inboxPath(account) });
+        // Closed (or the account changed) meanwhile: no new connection for a state that is gone.
+        if (!this.states.has(account)) return;
+        if (!s.follower) {
+          const sync = s.sync;
+          s.follower = new FolderFollower(s.connector, () => sync.refresh(), {
+            pollMs: this.deps.followIntervalMs ?? 30_000,
+            safetyMs: this.deps.followSafetyMs ?? 300_000,
+            notify: this.deps.notify !== false,
+          });
+          await s.follower.start();
+        }
       })();
       s.started.catch(() => (s.started = null));
     }
@@ -136,11 +162,26 @@ export class MailEngine {
     await sync.syncAll();
   }
 
+  /** One pass over every folder now (what NOTIFY and the interval run); answers the folders synced. */
+  async refresh(account: number): Promise<string[]> {
+    const sync = await this.ready(account);
+    await (await this.state(account)).started?.catch(() => {});
+    return sync.refresh();
+  }
+
   /** IDLE follows the folder the user has open, besides the inbox. */
   async openFolder(account: number, folderId: string | null): Promise<void> {
     const sync = await this.ready(account);
     if (this.deps.live === false) return;
     await sync.watch({ inbox: this.inboxPath(account), open: folderId ? this.ids.folderPath(account, folderId) : null });
+  }
+
+  /** Whether every folder is followed by NOTIFY (else by the interval pass), for diagnostics and tests. */
+  async notifying(account: number): Promise<boolean> {
+    await this.ready(account);
+    const s = await this.state(account);
+    await s.started?.catch(() => {});
+    return s.follower?.notifying ?? false;
   }
 
   /** The folders IDLE currently watches (paths), for diagnostics and tests. */
@@ -224,7 +265,7 @@ export class MailEngine {
       const current = await this.deps.accounts.instance(account, 'mail').catch(() => null);
       if (!s || current !== s.connector) {
         this.states.delete(account);
-        await s?.sync.close();
+        if (s) await closeState(s);
       }
     }
   }
@@ -235,6 +276,11 @@ export class MailEngine {
     this.prefetchTimers.clear();
     const all = [...this.states.values()];
     this.states.clear();
-    await Promise.all(all.map((p) => p.then((s) => s.sync.close()).catch(() => {})));
+    await Promise.all(all.map((p) => p.then(closeState).catch(() => {})));
   }
+}
+
+async function closeState(s: AccountState): Promise<void> {
+  await s.follower?.stop();
+  await s.sync.close();
 }

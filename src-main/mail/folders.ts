@@ -57,6 +57,20 @@ export class MailFolders {
     return this.toFolder(account, this.store.folder(account, path)!);
   }
 
+  /**
+   * spec 3 `monitored_resources` of a mail account: a folder id of `GET /email/folders` (or a
+   * folder path, as the default INBOX is written); anything else is invalid_parameters (400).
+   */
+  async checkMonitored(account: number, resource: string): Promise<void> {
+    await this.engine.ready(account);
+    if (this.store.folders(account).some((f) => f.path.toLowerCase() === resource.toLowerCase())) return;
+    try {
+      this.ids.folderPath(account, resource);
+    } catch {
+      throw invalid(`Monitored resource "${resource}" is not a folder of this mail account; use a folder id from GET /email/folders.`);
+    }
+  }
+
   private taken(account: number, name: string, path: string): ServiceError {
     return new ServiceError('naming_conflict', `A folder named "${name}" already exists.`, { conflictingResourceId: this.ids.folder(account, path) });
   }

@@ -3,7 +3,8 @@
  * account and what it names, as newline-separated fields after a one-letter kind:
  * `f` folder path; `m` folder, UIDVALIDITY and UID of a message; `l` a label (IMAP keyword);
  * `r` the raw message and `a` an attachment (by index) of a message — the last two are the
- * "storage file objects" of spec 2. This module is the only place that spells these formats.
+ * "storage file objects" of spec 2; `o` an outbox entry (a sent message until its copy is in
+ * Sent, then the id of that copy). This module is the only place that spells these formats.
  */
 import { notFound } from '../errors';
 import type { IdCodec } from '../ids';
@@ -38,6 +39,10 @@ export class MailIds {
     return this.codec.encode(account, `a\n${keyOf(m)}\n${index}`);
   }
 
+  outbox(account: number, id: number): string {
+    return this.codec.encode(account, `o\n${id}`);
+  }
+
   label(account: number, name: string): string {
     return this.codec.encode(account, `l\n${name}`);
   }
@@ -66,6 +71,13 @@ export class MailIds {
 
   /** The cached row of a message id whose message is still where the id says. */
   messageRow(account: number, id: string): MessageRow {
+    const outbox = this.decoded(account, id);
+    if (outbox?.startsWith('o\n')) {
+      const copy = this.store.outboxCopy(account, Number(outbox.slice(2)));
+      const row = copy && this.row(account, copy);
+      if (!row) throw notFound('The message');
+      return row;
+    }
     const [folder, uidvalidity, uid] = this.decode(account, id, 'm', 'The message');
     const row = this.row(account, { folder: folder!, uidvalidity: Number(uidvalidity), uid: Number(uid) });
     if (!row) throw notFound('The message');

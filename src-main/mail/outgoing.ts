@@ -8,12 +8,14 @@ import MailComposer from 'nodemailer/lib/mail-composer';
 import type { Db } from '../cache/db';
 import type { MailMessage, MailPerson } from '../contract/mail';
 import { ServiceError, invalid } from '../errors';
+import type { EventBus } from '../services/events';
 import { messageParts, wrapText } from './body';
 import type { MailEngine } from './engine';
 import type { MailIds } from './ids';
 import type { MailMessages } from './messages';
 import type { MailStore, MessageRow } from './store';
-import { messageIds, type MailSync } from './sync';
+import { MailOutbox, parseSendAt, type OutboxItem, type Outgoing } from './outbox';
+import { messageIds, threadIdFor, type MailSync } from './sync';
 import { instrumentHtml, type Tracker } from './tracking';
 
 export interface SendInput {
@@ -45,28 +47,109 @@ export interface OutgoingDeps {
   tracker: Tracker;
   /** Public base URL of the tracking endpoints (`{base}/t/o/…`, `{base}/t/c/…`); null when unset. */
   trackingBaseUrl?: () => string | null;
+  events: EventBus;
+  /** The undo-send delay (setting `mail.undoSendSeconds`, 0-30). */
+  undoSendSeconds?: () => number;
 }
 
 const EMAIL = /^[^\s@<>",;]+@[^\s@<>",;]+$/;
 
+type Composed = Awaited<ReturnType<MailOutgoing['compose']>>;
+
+/** The outbox's view of a composed message. */
+function outgoingOf(m: Composed): Outgoing {
+  return {
+    messageId: m.messageId,
+    subject: m.subject,
+    sender: m.connector.address,
+    recipients: m.recipients,
+    // Only drafts are composed without the SMTP bytes.
+    wire: m.wire ?? m.copy,
+    copy: m.copy,
+    answers: m.original ? { folder: m.original.folder, uidvalidity: m.original.uidvalidity, uid: m.original.uid } : undefined,
+  };
+}
+
 export class MailOutgoing {
-  constructor(private readonly deps: OutgoingDeps) {}
+  readonly outbox: MailOutbox;
+
+  constructor(private readonly deps: OutgoingDeps) {
+    this.outbox = new MailOutbox({
+      db: deps.db,
+      engine: deps.engine,
+      events: deps.events,
+      fileSent: (account, sync, raw, messageId, date) => this.file(account, sync, raw, '\\Sent', 'Sent', ['\\Seen'], date, messageId),
+      markAnswered: async (account, key) => {
+        const o = this.deps.ids.row(account, key);
+        if (!o) return;
+        const sync = await this.deps.engine.ready(account);
+        await sync.write(o.folder, (c) => c.messageFlagsAdd(String(o.uid), ['\\Answered'], { uid: true }));
+      },
+    });
+  }
 
   /**
-   * spec 2 "Send": composes the message, sends it over the account's pooled SMTP transport,
-   * appends a copy to Sent (\Seen) and returns that copy. `reply_to` sets In-Reply-To and
-   * References from the cached original and marks it \Answered.
+   * spec 2 "Send": composes the message and sends it through the outbox at once, answering after
+   * the first attempt: the copy filed in Sent (\Seen); or, when SMTP accepted the message but the
+   * copy could not be filed yet, or SMTP could not be reached and the message waits for a retry,
+   * the message as composed, with its outbox state in `raw.outbox`. A refusal that retrying
+   * cannot fix (authentication, a 5xx reply) is thrown. `reply_to` sets In-Reply-To and
+   * References from the cached original, which is marked \Answered once sent.
    */
   async send(account: number, input: SendInput, files: SendAttachment[] = []): Promise<MailMessage> {
     const m = await this.compose(account, input, files, { draft: false });
-    await m.connector.send(m.wire!, { from: m.connector.address, to: m.recipients });
-    const row = await this.file(account, m.sync, m.copy, '\\Sent', 'Sent', ['\\Seen'], m.date, m.messageId);
-    if (m.original) {
-      const o = m.original;
-      await m.sync.write(o.folder, (c) => c.messageFlagsAdd(String(o.uid), ['\\Answered'], { uid: true })).catch(() => {});
+    const id = this.outbox.enqueue(account, outgoingOf(m), Date.now());
+    const error = await this.outbox.attempted(id);
+    const r = this.outbox.row(id)!;
+    if (error && r.state === 'failed') throw error;
+    if (r.copy_state === 'done' && r.copy_folder && r.copy_uid !== null) {
+      const row = this.deps.store.byUid(account, r.copy_folder, r.copy_uid);
+      if (row) return (await this.deps.messages.toMessages(account, [row], true))[0]!;
     }
-    if (!row) throw new ServiceError('upstream_error', 'The message was sent, but its copy in Sent could not be read back.');
-    return (await this.deps.messages.toMessages(account, [row], true))[0]!;
+    return this.asComposed(account, m, this.outbox.item(account, id));
+  }
+
+  /**
+   * Sends through the outbox after the undo-send delay (setting, 0-30 s), or at `sendAt` (send
+   * later): answers the outbox entry, which `cancel` takes back while it waits.
+   */
+  async queue(account: number, input: SendInput, files: SendAttachment[] = [], opts: { sendAt?: string | null } = {}): Promise<OutboxItem> {
+    const now = Date.now();
+    const at = opts.sendAt ? parseSendAt(opts.sendAt, now) : now + 1000 * Math.min(30, Math.max(0, this.deps.undoSendSeconds?.() ?? 0));
+    const m = await this.compose(account, input, files, { draft: false });
+    return this.outbox.item(account, this.outbox.enqueue(account, outgoingOf(m), at));
+  }
+
+  /** A sent or waiting message as composed (its copy is not in Sent yet): the shape of spec 2 Send. */
+  private asComposed(account: number, m: Composed, item: OutboxItem): MailMessage {
+    const sent = this.deps.store.folders(account).find((f) => f.special_use === '\\Sent') ?? this.deps.store.folder(account, 'Sent');
+    const person = (p: { name: string; address: string }) => ({ name: p.name || null, email: p.address });
+    return {
+      id: this.deps.ids.outbox(account, item.id),
+      account,
+      created: m.date.toISOString(),
+      threadId: threadIdFor(m.messageId, m.inReplyTo ?? null, m.references, m.messageId),
+      folderId: sent ? this.deps.ids.folder(account, sent.path) : '',
+      folder: sent?.path ?? '',
+      labels: [],
+      subject: m.subject,
+      from: person(m.from),
+      to: m.to.map(person),
+      cc: m.cc.map(person),
+      bcc: m.bcc.map(person),
+      seen: true,
+      flagged: false,
+      answered: false,
+      hasAttachments: m.attachments > 0,
+      size: m.copy.length,
+      messageId: m.messageId,
+      snippet: null,
+      textBody: m.text ?? null,
+      htmlBody: m.html ?? null,
+      rfc822: null,
+      attachments: null,
+      raw: { outbox: { id: item.id, state: item.state, error: item.error, copy: item.copy, next_attempt_at: item.nextAttemptAt } },
+    };
   }
 
   /**
@@ -149,7 +232,7 @@ export class MailOutgoing {
     for (const f of files) attachments.push({ filename: f.name, content: await readAll(f.content), contentType: f.mimeType });
     const date = new Date();
     const mail = {
-      from: connector.address,
+      from: connector.displayName ? { name: connector.displayName, address: connector.address } : connector.address,
       to: to.length ? to : undefined,
       cc: cc.length ? cc : undefined,
       bcc: bcc.length ? bcc : undefined,
@@ -165,11 +248,30 @@ export class MailOutgoing {
     // What goes over SMTP has no Bcc header; the mailbox copy keeps it, as mail clients do.
     const wire = opts.draft ? null : await build(mail, false);
     const copy = bcc.length || opts.draft ? await build(mail, true) : wire!;
-    return { sync, connector, wire, copy, date, messageId, original, recipients: [...to, ...cc, ...bcc].map((p) => p.address) };
+    return {
+      sync,
+      connector,
+      wire,
+      copy,
+      date,
+      messageId,
+      original,
+      inReplyTo,
+      references,
+      subject: mail.subject,
+      from: { name: connector.displayName ?? '', address: connector.address },
+      to,
+      cc,
+      bcc,
+      text,
+      html,
+      attachments: attachments.length,
+      recipients: [...to, ...cc, ...bcc].map((p) => p.address),
+    };
   }
 
   /** Appends `raw` to the folder of `specialUse` (created as `fallback` if missing) and returns the cached copy. */
-  private async file(account: number, sync: MailSync, raw: Buffer, specialUse: string, fallback: string, flags: string[], date: Date, messageId: string): Promise<MessageRow | undefined> {
+  async file(account: number, sync: MailSync, raw: Buffer, specialUse: string, fallback: string, flags: string[], date: Date, messageId: string): Promise<MessageRow | undefined> {
     const { store, db } = this.deps;
     let folder = store.folders(account).find((f) => f.special_use === specialUse) ?? store.folder(account, fallback);
     if (!folder) {

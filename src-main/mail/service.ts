@@ -4,7 +4,8 @@
  *   ids.ts       the opaque, authenticated ids of folders, messages, labels and message files
  *   engine.ts    per-account sync (MailSync), live IDLE, body fetching and prefetch
  *   messages.ts  list, search, read, flag, move, delete, address suggestions, message files
- *   outgoing.ts  send and drafts
+ *   outgoing.ts  send and drafts            outbox.ts   the durable outbox (undo, later, retries)
+ *   notify.ts    every folder current (NOTIFY, interval pass)
  *   labels.ts    labels as IMAP keywords          folders.ts  folders as IMAP mailboxes
  */
 import type { Db } from '../cache/db';
@@ -30,6 +31,8 @@ export interface MailDeps extends MailEngineDeps {
   keyring: Keyring;
   /** Public base URL of the tracking endpoints (`{base}/t/o/…`, `{base}/t/c/…`); null when unset. */
   trackingBaseUrl?: () => string | null;
+  /** The undo-send delay in seconds (0-30), read at each send. */
+  undoSendSeconds?: () => number;
 }
 
 export class MailService {
@@ -52,7 +55,25 @@ export class MailService {
     this.messages = new MailMessages(deps.db, this.store, this.ids, this.engine);
     this.folders = new MailFolders(deps.db, this.store, this.ids, this.engine);
     this.labels = new MailLabels(this.store, this.ids, this.engine);
-    this.outgoing = new MailOutgoing({ db: deps.db, store: this.store, ids: this.ids, engine: this.engine, messages: this.messages, tracker: this.tracker, trackingBaseUrl: deps.trackingBaseUrl });
+    this.outgoing = new MailOutgoing({
+      db: deps.db,
+      store: this.store,
+      ids: this.ids,
+      engine: this.engine,
+      messages: this.messages,
+      tracker: this.tracker,
+      trackingBaseUrl: deps.trackingBaseUrl,
+      events: deps.events,
+      undoSendSeconds: deps.undoSendSeconds,
+    });
+  }
+
+  /**
+   * Sends what a previous run left in the outbox (now, or at its time). Once per database: the
+   * app calls it; a second service on the same database (a benchmark) must not.
+   */
+  start(): void {
+    this.outgoing.outbox.start();
   }
 
   /** Tributary's id of the sent copy of a tracked message (fetchable on the message routes); null until it is stored. */
@@ -66,9 +87,19 @@ export class MailService {
     return this.engine.sync(account, folderId);
   }
 
+  /** One pass over every folder now (what NOTIFY and the interval run); answers the folders synced. */
+  refresh(account: number): Promise<string[]> {
+    return this.engine.refresh(account);
+  }
+
   /** IDLE follows the folder the user has open, besides the inbox. */
   openFolder(account: number, folderId: string | null): Promise<void> {
     return this.engine.openFolder(account, folderId);
+  }
+
+  /** Whether every folder is followed by NOTIFY (else by the interval pass), for diagnostics and tests. */
+  notifying(account: number): Promise<boolean> {
+    return this.engine.notifying(account);
   }
 
   /** The folders IDLE currently watches (paths), for diagnostics and tests. */
@@ -88,7 +119,8 @@ export class MailService {
     return r;
   }
 
-  close(): Promise<void> {
-    return this.engine.close();
+  async close(): Promise<void> {
+    await this.outgoing.outbox.close();
+    await this.engine.close();
   }
 }

@@ -225,6 +225,11 @@ export class MailStore {
     return this.s.count.get(account, folder) as number;
   }
 
+  /** Cached messages per folder of an account, in one query (the pass over every folder). */
+  counts(account: number): { folder: string; n: number }[] {
+    return this.db.prepare('SELECT folder, count(*) AS n FROM mail_messages WHERE account_id = ? GROUP BY folder').all(account) as { folder: string; n: number }[];
+  }
+
   byUid(account: number, folder: string, uid: number): MessageRow | undefined {
     return this.s.byUid.get(account, folder, uid) as MessageRow | undefined;
   }
@@ -254,6 +259,14 @@ export class MailStore {
     const from = JSON.parse(row.from_json) as Person | null;
     this.s.ftsDelete.run(row.id);
     this.s.ftsInsert.run(row.id, row.subject, from ? personText([from]) : '', personText([...JSON.parse(row.to_json), ...JSON.parse(row.cc_json)]), b.text ?? '');
+  }
+
+  /** Where the Sent copy of outbox entry `id` landed, once it did. */
+  outboxCopy(account: number, id: number): { folder: string; uidvalidity: number; uid: number } | undefined {
+    const r = this.db
+      .prepare('SELECT copy_folder AS folder, copy_uidvalidity AS uidvalidity, copy_uid AS uid FROM mail_outbox WHERE id = ? AND account_id = ? AND copy_uid IS NOT NULL')
+      .get(id, account) as { folder: string; uidvalidity: number; uid: number } | undefined;
+    return r;
   }
 
   labels(account: number): string[] {

@@ -13,7 +13,7 @@
  *   connection; any EXISTS/EXPUNGE/FETCH there schedules an incremental sync.
  */
 import { createHash } from 'node:crypto';
-import type { FetchMessageObject, FetchQueryObject, ImapFlow, MessageStructureObject } from 'imapflow';
+import type { FetchMessageObject, FetchQueryObject, ImapFlow, ListResponse, MessageStructureObject } from 'imapflow';
 import type { MailConnector } from '../connectors/imap/connector';
 import type { HeaderInput, MailStore, Person } from './store';
 
@@ -137,24 +137,61 @@ export class MailSync {
   /** Refreshes the folder list (special-use included) and drops folders gone upstream. */
   syncFolders(): Promise<void> {
     return this.exclusive(async () => {
-      const list = await this.connector.withClient((c) => c.list());
-      const seen = new Set<string>();
-      const db = this.store.db;
-      db.transaction(() => {
-        for (const f of list) {
-          seen.add(f.path);
-          this.store.upsertFolder(this.account, {
-            path: f.path,
-            name: f.name,
-            delimiter: f.delimiter ?? null,
-            specialUse: f.specialUse ?? null,
-            selectable: !f.flags.has('\\Noselect') && !f.flags.has('\\NonExistent'),
-          });
-        }
-        for (const f of this.store.folders(this.account)) if (!seen.has(f.path)) this.store.deleteFolder(this.account, f.path);
-      })();
-      this.onChange({ folder: null, kind: 'folders' });
+      this.storeFolders(await this.connector.withClient((c) => c.list()));
     });
+  }
+
+  private storeFolders(list: ListResponse[]): void {
+    const seen = new Set<string>();
+    const db = this.store.db;
+    db.transaction(() => {
+      for (const f of list) {
+        seen.add(f.path);
+        this.store.upsertFolder(this.account, {
+          path: f.path,
+          name: f.name,
+          delimiter: f.delimiter ?? null,
+          specialUse: f.specialUse ?? null,
+          selectable: !f.flags.has('\\Noselect') && !f.flags.has('\\NonExistent'),
+        });
+      }
+      for (const f of this.store.folders(this.account)) if (!seen.has(f.path)) this.store.deleteFolder(this.account, f.path);
+    })();
+    this.onChange({ folder: null, kind: 'folders' });
+  }
+
+  /**
+   * The background pass over every folder: one LIST with STATUS (RFC 5819 LIST-STATUS; imapflow
+   * falls back to one STATUS per folder) finds new and removed folders and the folders whose
+   * UIDVALIDITY, UIDNEXT, HIGHESTMODSEQ or message count moved; only those are synced
+   * (incrementally, by QRESYNC/CONDSTORE). With nothing changed it costs one round trip.
+   * Answers the folders it synced.
+   */
+  async refresh(): Promise<string[]> {
+    const stale = await this.exclusive(async () => {
+      const list = await this.connector.withClient((c) => c.list({ statusQuery: { messages: true, uidNext: true, uidValidity: true, highestModseq: true } }));
+      this.storeFolders(list);
+      const counts = new Map(this.store.counts(this.account).map((c) => [c.folder, c.n]));
+      const out: string[] = [];
+      for (const f of list) {
+        const s = f.status;
+        const cached = this.store.folder(this.account, f.path);
+        if (!cached?.selectable) continue;
+        const moved =
+          !s ||
+          !cached.uidvalidity ||
+          cached.uidnext == null ||
+          s.uidValidity === undefined ||
+          Number(s.uidValidity) !== cached.uidvalidity ||
+          s.uidNext !== cached.uidnext ||
+          (s.highestModseq !== undefined && Number(s.highestModseq) !== cached.highestmodseq) ||
+          s.messages !== (counts.get(f.path) ?? 0);
+        if (moved) out.push(f.path);
+      }
+      return out;
+    });
+    for (const path of stale) await this.syncFolder(path).catch(() => {});
+    return stale;
   }
 
   /** Folders, then every selectable folder's messages, the inbox first. */

@@ -28,7 +28,7 @@ export function createHandlers(app: App, platform: Platform): Handlers {
     'accounts.quota': async ({ id }) => accounts.quota(id),
     ...filesHandlers(app, platform),
     ...settingsHandlers(app.settings, app.apiKeys),
-    ...mailHandlers(app.mail, app.storage),
+    ...mailHandlers(app.mail, app.storage, app.settings),
     ...localServerHandlers(app, platform),
     ...activityHandlers(app.activity),
   };

@@ -4,14 +4,17 @@
  */
 import type { z } from 'zod';
 import type { MailMessage, mailProcedures } from '../contract/mail';
+import type { SettingsStore } from '../cache/queries/settings';
+import { discoverSettings } from '../mail/autoconfig';
 import { composeQuote, withInlineImages } from '../mail/body';
 import type { MailService } from '../mail/service';
+import { DEFAULT_UNDO_SEND_SECONDS, SETTING_UNDO_SEND_SECONDS } from '../services/settings-keys';
 import type { StorageService } from '../services/storage';
 
 type P = typeof mailProcedures;
 export type MailHandlers = { [K in keyof P]: (input: z.output<P[K]['input']>) => Promise<z.output<P[K]['output']>> };
 
-export function mailHandlers(mail: MailService, storage: Pick<StorageService, 'download'>): MailHandlers {
+export function mailHandlers(mail: MailService, storage: Pick<StorageService, 'download'>, settings: SettingsStore): MailHandlers {
   /** Attachments chosen from any storage account are streamed from there. */
   const files = (list: { account: number; id: string }[] | undefined) =>
     Promise.all(
@@ -51,5 +54,15 @@ export function mailHandlers(mail: MailService, storage: Pick<StorageService, 'd
       return composeQuote({ ...m, date: m.created }, rawOf(account, id), mode);
     },
     'mail.contacts': async ({ account, prefix, limit }) => mail.messages.contacts(account, prefix, limit),
+    'mail.queue': async ({ account, to, cc, bcc, subject, textBody, htmlBody, replyTo, attachments, sendAt }) =>
+      mail.outgoing.queue(account, { to, cc, bcc, subject, text_body: textBody, body: htmlBody, reply_to: replyTo }, await files(attachments), { sendAt }),
+    'mail.outbox': async ({ account }) => mail.outgoing.outbox.list(account),
+    'mail.cancelQueued': async ({ account, id }) => mail.outgoing.outbox.cancel(account, id),
+    'mail.sendQueuedNow': async ({ account, id }) => mail.outgoing.outbox.sendNow(account, id),
+    'mail.undoDelay': async ({ seconds }) => {
+      if (seconds !== undefined) settings.set(SETTING_UNDO_SEND_SECONDS, seconds);
+      return { seconds: settings.get<number>(SETTING_UNDO_SEND_SECONDS, DEFAULT_UNDO_SEND_SECONDS) };
+    },
+    'mail.discover': async ({ email }) => discoverSettings(email),
   };
 }

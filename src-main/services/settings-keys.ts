@@ -12,3 +12,6 @@ export const SETTING_OUTBOUND_ALLOW_PRIVATE = 'network.allowPrivate';
 export const SETTING_OUTBOUND_ALLOWED_HOSTS = 'network.allowedHosts';
 /** Seconds between two listings of an open folder whose backend cannot push changes (services/folder-watch.ts). */
 export const SETTING_FOLDER_POLL_SECONDS = 'files.pollSeconds';
+/** Seconds a message waits in the outbox before it is sent, so it can be taken back (0-30). */
+export const SETTING_UNDO_SEND_SECONDS = 'mail.undoSendSeconds';
+export const DEFAULT_UNDO_SEND_SECONDS = 5;

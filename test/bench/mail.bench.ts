@@ -1,9 +1,12 @@
 /**
  * Mail benchmark (spec 2): header sync of N messages (BENCH_MAIL_N, default 10,000;
- * 100,000 for the large run) from Dovecot into Tributary's cache vs `mbsync` full sync of
- * the same mailbox (messages/s, Tributary's speed ÷ mbsync's); incremental sync after 100 flag changes; FTS query latency
- * (rare term, common prefix) over the synced set; RSS after sync.
- *   npm run bench mail            BENCH_MAIL_N=100000 npm run bench mail
+ * 100,000 for the large run) in F folders (BENCH_MAIL_FOLDERS, default 50; the inbox is one)
+ * from Dovecot into Tributary's cache vs `mbsync` full sync of the same mailbox (messages/s,
+ * Tributary's speed ÷ mbsync's); the no-change pass over every folder (what NOTIFY and the
+ * interval run: one LIST-STATUS, target < 200 ms) vs a no-change `mbsync` run; incremental sync
+ * after 100 flag changes; FTS query latency (rare term, common prefix) over the synced set; RSS
+ * after sync.
+ *   npm run bench mail            BENCH_MAIL_N=100000 BENCH_MAIL_FOLDERS=50 npm run bench mail
  * The fixture is written as Maildir files straight into Dovecot's store (appending one by one
  * takes ~3 ms per message), then indexed with `doveadm index` so neither client pays for it.
  * Tributary runs in a child process, so the RSS printed is its own.
@@ -21,6 +24,9 @@ import { scratchDir } from '../servers/util';
 import { RATIO_LABEL, timeRatio } from './ratio';
 
 const N = Number(process.env.BENCH_MAIL_N ?? 10_000);
+const F = Math.max(1, Number(process.env.BENCH_MAIL_FOLDERS ?? 50));
+/** Message i lives in folder i % F; folder 0 is the inbox. */
+const INBOX_N = Math.ceil(N / F);
 const root = join(import.meta.dirname, '..', '..');
 const WORDS = ['alpha', 'budget', 'meeting', 'invoice', 'project', 'review', 'status', 'travel', 'contract', 'report', 'planning', 'quarter', 'design', 'release', 'customer', 'support'];
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -38,18 +44,19 @@ function message(i: number, date: Date): string {
   );
 }
 
-/** Writes N messages into alice's Maildir INBOX (owned by nobody, like Dovecot's own files). */
+/** Writes N messages into alice's Maildir: the inbox and F - 1 folders (owned by nobody, like Dovecot's own files). */
 function writeFixture(maildir: string): void {
-  for (const d of ['cur', 'new', 'tmp']) mkdirSync(join(maildir, d), { recursive: true });
+  const dirs = Array.from({ length: F }, (_, f) => (f === 0 ? maildir : join(maildir, `.Folder ${String(f).padStart(2, '0')}`)));
+  for (const dir of dirs) for (const d of ['cur', 'new', 'tmp']) mkdirSync(join(dir, d), { recursive: true });
   const start = Date.now() - N * 60_000;
   for (let i = 0; i < N; i++) {
     const date = new Date(start + i * 60_000);
-    const file = join(maildir, 'cur', `${Math.floor(date.getTime() / 1000)}.M${i}P1.bench:2,${i % 4 === 0 ? 'S' : ''}`);
+    const file = join(dirs[i % F]!, 'cur', `${Math.floor(date.getTime() / 1000)}.M${i}P1.bench:2,${i % 4 === 0 ? 'S' : ''}`);
     writeFileSync(file, message(i, date));
     utimesSync(file, date, date);
     chownSync(file, 65534, 65534);
   }
-  for (const d of ['', 'cur', 'new', 'tmp']) chownSync(join(maildir, d), 65534, 65534);
+  for (const dir of dirs) for (const d of ['', 'cur', 'new', 'tmp']) chownSync(join(dir, d), 65534, 65534);
   chownSync(join(maildir, '..'), 65534, 65534);
 }
 
@@ -58,6 +65,9 @@ interface ChildResult {
   count: number;
   incrementalMs: number;
   incrementalUpdated: number;
+  noChangeMs: number;
+  noChangeSynced: number;
+  folders: number;
   ftsRareMs: number;
   ftsRareHits: number;
   ftsPrefixMs: number;
@@ -91,7 +101,7 @@ async function child(port: number, lmtpPort: number): Promise<void> {
   const ext = new ImapFlow({ host: '127.0.0.1', port, secure: false, auth: { user: 'alice', pass: 'secret' }, logger: false });
   await ext.connect();
   await ext.mailboxOpen('INBOX');
-  const uids = Array.from({ length: 100 }, (_, k) => 1 + Math.floor((k * (N - 1)) / 100));
+  const uids = [...new Set(Array.from({ length: 100 }, (_, k) => 1 + Math.floor((k * (INBOX_N - 1)) / 100)))];
   // A keyword new to this run: a real change on every run against the same mailbox.
   await ext.messageFlagsAdd(uids.join(','), [`run${process.pid}`], { uid: true });
   await ext.logout();
@@ -99,6 +109,16 @@ async function child(port: number, lmtpPort: number): Promise<void> {
   t = performance.now();
   const stats = await mail.sync(account, inbox.id);
   const incrementalMs = performance.now() - t;
+
+  // The no-change pass over every folder (median of 5): one LIST-STATUS, nothing to sync.
+  const passes: number[] = [];
+  let noChangeSynced = 0;
+  for (let k = 0; k < 5; k++) {
+    const s = performance.now();
+    noChangeSynced += (await mail.refresh(account)).length;
+    passes.push(performance.now() - s);
+  }
+  const folders = (await mail.folders.list(account)).length;
 
   const time = (fn: () => number) => {
     const runs: number[] = [];
@@ -143,7 +163,7 @@ async function child(port: number, lmtpPort: number): Promise<void> {
   lmtp.close();
   await live.close();
   const result: ChildResult = {
-    fullMs, count, incrementalMs, incrementalUpdated: (stats as { updated: number }).updated,
+    fullMs, count, incrementalMs, incrementalUpdated: (stats as { updated: number }).updated, noChangeMs: median(passes), noChangeSynced, folders,
     ftsRareMs: rare.ms, ftsRareHits: rare.hits, ftsPrefixMs: prefix.ms, ftsPrefixHits: prefix.hits, listMs, rssMb, baseRssMb, dbMb, idleMs: median(idleRuns),
   };
   console.log(`RESULT ${JSON.stringify(result)}`);
@@ -159,7 +179,8 @@ function runChild(port: number, lmtpPort: number): ChildResult {
   return JSON.parse(line.slice(7)) as ChildResult;
 }
 
-function mbsync(port: number): { ms: number; count: number } {
+/** `mbsync` of every folder into a fresh Maildir, then once more with nothing changed. */
+function mbsync(port: number): { ms: number; noChangeMs: number; count: number } {
   const dir = scratchDir('mbsync');
   const rc = join(dir, 'mbsyncrc');
   mkdirSync(join(dir, 'mail'), { recursive: true });
@@ -169,16 +190,23 @@ function mbsync(port: number): { ms: number; count: number } {
       `IMAPStore peer-remote\nAccount peer\n\nMaildirStore peer-local\nPath ${dir}/mail/\nInbox ${dir}/mail/INBOX\nSubFolders Verbatim\n\n` +
       `Channel peer\nFar :peer-remote:\nNear :peer-local:\nPatterns *\nCreate Near\nSyncState *\n`,
   );
-  const t = performance.now();
-  const r = spawnSync('/usr/bin/mbsync', ['-q', '-c', rc, '-a'], { encoding: 'utf8' });
-  const ms = performance.now() - t;
-  if (r.status !== 0) {
-    rmSync(dir, { recursive: true, force: true });
-    throw new Error(`mbsync failed: ${r.stderr}`);
+  const run = () => {
+    const t = performance.now();
+    const r = spawnSync('/usr/bin/mbsync', ['-q', '-c', rc, '-a'], { encoding: 'utf8' });
+    if (r.status !== 0) {
+      rmSync(dir, { recursive: true, force: true });
+      throw new Error(`mbsync failed: ${r.stderr}`);
+    }
+    return performance.now() - t;
+  };
+  const ms = run();
+  const noChangeMs = run();
+  let count = 0;
+  for (const folder of readdirSync(join(dir, 'mail'))) {
+    for (const d of ['cur', 'new']) count += readdirSync(join(dir, 'mail', folder, d)).length;
   }
-  const count = readdirSync(join(dir, 'mail', 'INBOX', 'cur')).length + readdirSync(join(dir, 'mail', 'INBOX', 'new')).length;
   rmSync(dir, { recursive: true, force: true });
-  return { ms, count };
+  return { ms, noChangeMs, count };
 }
 
 export async function main(argv: string[]): Promise<void> {
@@ -189,9 +217,9 @@ export async function main(argv: string[]): Promise<void> {
     writeFixture(dovecot.maildir('alice'));
     const writeMs = performance.now() - t;
     t = performance.now();
-    dovecot.doveadm(['index', '-u', 'alice', 'INBOX']);
+    dovecot.doveadm(['index', '-u', 'alice', '*']);
     const indexMs = performance.now() - t;
-    console.log(`fixture: ${N} messages of ~2 KB written as Maildir files in ${(writeMs / 1000).toFixed(2)} s, doveadm index ${(indexMs / 1000).toFixed(2)} s`);
+    console.log(`fixture: ${N} messages of ~2 KB in ${F} folders written as Maildir files in ${(writeMs / 1000).toFixed(2)} s, doveadm index ${(indexMs / 1000).toFixed(2)} s`);
 
     const first = runChild(dovecot.imapPort, dovecot.lmtpPort);
     const peer = mbsync(dovecot.imapPort);
@@ -203,6 +231,7 @@ export async function main(argv: string[]): Promise<void> {
     console.log(`header sync, Tributary (second run):         ${(second.fullMs / 1000).toFixed(2)} s  ${rate(N, second.fullMs)}`);
     console.log(`full sync, mbsync 1.4.4:                     ${(peer.ms / 1000).toFixed(2)} s  ${rate(N, peer.ms)}`);
     console.log(`ratio vs mbsync ${RATIO_LABEL}: ${timeRatio(best, peer.ms)}`);
+    console.log(`no-change pass over all ${second.folders} folders (LIST-STATUS): ${second.noChangeMs.toFixed(1)} ms (median of 5; ${second.noChangeSynced} folders synced; target < 200 ms); no-change mbsync: ${peer.noChangeMs.toFixed(0)} ms`);
     console.log(`incremental sync after 100 flag changes: ${second.incrementalMs.toFixed(1)} ms (${second.incrementalUpdated} updated)`);
     console.log(`FTS rare term: ${second.ftsRareMs.toFixed(2)} ms (${second.ftsRareHits} hit); common prefix "prop*" first 100: ${second.ftsPrefixMs.toFixed(2)} ms (${second.ftsPrefixHits} rows)`);
     console.log(`list first page (100, no bodies): ${second.listMs.toFixed(1)} ms`);

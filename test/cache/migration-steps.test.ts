@@ -1,4 +1,4 @@
-// The migration steps 0200, 0210, 0400, 0500, 0530, 0540, 0550, 0560 and 0570 (src-main/cache/migrations/): each is applied
+// The migration steps 0200, 0210, 0400, 0500, 0530, 0540, 0550, 0560, 0570 and 0580 (src-main/cache/migrations/): each is applied
 // on a database holding data written at the version before it, which must survive the step
 // unchanged, and the new tables keep their constraints and cascade with the account.
 import { describe, expect, it } from 'vitest';
@@ -181,6 +181,26 @@ describe('migration steps keep the data of the version before them', () => {
     expect(db.pragma('user_version', { simple: true })).toBe(570);
     expect(db.prepare('SELECT * FROM accounts').all()).toEqual(before.map((r) => ({ ...r, disable_message: null, unreachable_since: null, unreachable_last: null, unreachable_attempts: 0 })));
     expect(() => db.prepare('UPDATE accounts SET unreachable_attempts = -1').run()).toThrow(/CHECK/);
+    db.close();
+  });
+
+  // spec 2, Send: the outbox (undo send, send later, retries) keeps the mail cache as it was
+  it('0580-mail-outbox: the mail cache survives; outbox rows keep their states and cascade with the account', () => {
+    const db = dbAt(550);
+    db.prepare("INSERT INTO mail_folders (account_id, path, name) VALUES (1, 'INBOX', 'INBOX')").run();
+    db.prepare("INSERT INTO mail_messages (account_id, folder, uidvalidity, uid, thread_id, date_ms) VALUES (1, 'INBOX', 7, 1, 't', 0)").run();
+    const before = { folders: db.prepare('SELECT * FROM mail_folders').all(), messages: db.prepare('SELECT * FROM mail_messages').all() };
+    migrate(db, 580);
+    expect(db.pragma('user_version', { simple: true })).toBe(580);
+    expect({ folders: db.prepare('SELECT * FROM mail_folders').all(), messages: db.prepare('SELECT * FROM mail_messages').all() }).toEqual(before);
+    const row = db.prepare(
+      "INSERT INTO mail_outbox (account_id, state, send_at_ms, next_attempt_ms, message_id, subject, sender, recipients, wire, created, updated) VALUES (1, ?, 0, 0, '<m@x>', 's', 'a@x', '[]', x'00', 'c', 'u')",
+    );
+    row.run('queued');
+    expect(() => row.run('lost')).toThrow(/CHECK/);
+    expect(db.prepare('SELECT copy_state FROM mail_outbox').pluck().get()).toBe('pending');
+    db.prepare('DELETE FROM accounts WHERE id = 1').run();
+    expect(count(db, 'mail_outbox')).toBe(0);
     db.close();
   });
 });

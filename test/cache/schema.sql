@@ -1,4 +1,4 @@
--- Generated from a fresh migration run (user_version 570); see test/cache/schema.test.ts.
+-- Generated from a fresh migration run (user_version 580); see test/cache/schema.test.ts.
 CREATE TABLE account_tokens (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
@@ -305,6 +305,35 @@ CREATE TABLE mail_messages (
   UNIQUE (account_id, folder, uid)
 ) STRICT;
 
+CREATE TABLE mail_outbox (
+  id INTEGER PRIMARY KEY,
+  account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+  state TEXT NOT NULL CHECK (state IN ('queued', 'sending', 'sent', 'failed', 'cancelled')),
+  -- Not sent before this (undo delay, send later); then retried at next_attempt_ms. send_at_ms INTEGER NOT NULL,
+  next_attempt_ms INTEGER NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  error TEXT,
+  message_id TEXT NOT NULL,
+  subject TEXT NOT NULL,
+  sender TEXT NOT NULL,
+  recipients TEXT NOT NULL,
+  -- What goes over SMTP (no Bcc header) and the copy filed in Sent. wire BLOB NOT NULL,
+  copy BLOB,
+  -- The message this one answers (marked \Answered once sent): folder,
+  UIDVALIDITY,
+  UID. answers TEXT,
+  copy_state TEXT NOT NULL DEFAULT 'pending' CHECK (copy_state IN ('pending', 'done', 'failed')),
+  copy_attempts INTEGER NOT NULL DEFAULT 0,
+  copy_error TEXT,
+  -- Where the copy landed in Sent,
+  once it did. copy_folder TEXT,
+  copy_uidvalidity INTEGER,
+  copy_uid INTEGER,
+  created TEXT NOT NULL,
+  updated TEXT NOT NULL,
+  sent_at TEXT
+) STRICT;
+
 CREATE TABLE mail_tracking_events (
   id INTEGER PRIMARY KEY,
   account_id INTEGER NOT NULL,
@@ -398,6 +427,10 @@ CREATE INDEX mail_messages_by_folder_date ON mail_messages (account_id, folder, 
 CREATE INDEX mail_messages_by_msgid ON mail_messages (account_id, message_id);
 
 CREATE INDEX mail_messages_by_thread ON mail_messages (account_id, thread_id, date_ms DESC);
+
+CREATE INDEX mail_outbox_by_account ON mail_outbox (account_id, id);
+
+CREATE INDEX mail_outbox_due ON mail_outbox (state, next_attempt_ms);
 
 CREATE INDEX mail_tracking_by_message ON mail_tracking_events (account_id, message_id, kind, at_ms);
 

@@ -456,7 +456,7 @@ export function mailConformance(name: string, start: () => Promise<MailServerUnd
     });
 
     it('contract handlers: send an attachment stored in a storage account, list, contacts (contract/mail.ts)', async () => {
-      const h = mailHandlers(mail, app.storage);
+      const h = mailHandlers(mail, app.storage, app.settings);
       const mem = (await app.accounts.connect({ service: 'memory', options: { store: `mailconf-${name}` } })).id;
       const bytes = randomBytes(5000);
       const file = await app.storage.upload(mem, 'root', 'scan.pdf', Readable.from([bytes]));
@@ -475,7 +475,7 @@ export function mailConformance(name: string, start: () => Promise<MailServerUnd
     });
 
     it('drafts: saved to Drafts with \\Draft, a new save replaces the previous one, nothing is sent (mail.saveDraft)', async () => {
-      const h = mailHandlers(mail, app.storage);
+      const h = mailHandlers(mail, app.storage, app.settings);
       const before = server.smtpReceived()?.length;
       const first = await h['mail.saveDraft']({ account: alice, subject: 'Half-written', textBody: 'first' });
       expect(first).toMatchObject({ folder: 'Drafts', subject: 'Half-written', to: [] });

@@ -3,8 +3,8 @@
  * Dovecot (IMAP + LMTP) and an SMTP relay that delivers to it (test/servers); the account is
  * connected through the generated form; a message is opened, replied to with an attachment
  * uploaded through the web UI, and the reply arrives in the same inbox live (IDLE → mail.changed
- * → the list refetches) without a reload. An SMTP failure shows a clear error in the compose
- * window. Screenshots go to test-results/e2e-mail-*.png.
+ * → the list refetches) without a reload. A send while SMTP is down waits in the outbox, with
+ * the error shown. Screenshots go to test-results/e2e-mail-*.png.
  */
 import { type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -291,7 +291,7 @@ describe('E2E mailbox in Chromium against headless mode (spec 2; docs/ui.md, Mai
     await mailRow(page, `Re: ${subject}`).waitFor();
   });
 
-  it('saves a draft, and shows the SMTP error when sending fails (spec 2, Messages: send errors)', async () => {
+  it('saves a draft; a send while SMTP is down waits in the outbox with the error shown, and can be cancelled (spec 2, Send; docs/mail.md, The outbox)', async () => {
     await page.locator('body').press('c');
     const compose = page.getByTestId('compose-window');
     await compose.getByTestId('compose-to').fill('bob@example.test');
@@ -301,12 +301,21 @@ describe('E2E mailbox in Chromium against headless mode (spec 2; docs/ui.md, Mai
     await expect.poll(() => compose.getByTestId('compose-state').innerText(), { timeout: 15_000 }).toBe('Draft saved');
     await relay.stop();
     await compose.getByTestId('compose-send').click();
-    await expect.poll(() => compose.getByTestId('compose-error').innerText(), { timeout: 30_000 }).toMatch(/^Not sent: /);
+    // Not lost and not "sent": the message waits in the outbox, which says why.
+    await compose.waitFor({ state: 'detached', timeout: 30_000 });
+    const outbox = page.getByTestId('mail-outbox');
+    await outbox.getByTestId('mail-outbox-toggle').click();
+    const item = outbox.locator('[data-testid=mail-outbox-item][data-subject="Will not go out"]');
+    await expect.poll(() => item.getAttribute('data-state'), { timeout: 15_000 }).toBe('queued');
+    await expect.poll(() => item.getByTestId('mail-outbox-error').innerText()).toMatch(/ECONNREFUSED|connect/i);
     await dismissToasts(page);
-    await page.screenshot({ path: join(RESULTS, 'e2e-mail-smtp-error.png') });
-    await closeCompose(page, 'confirm-save');
-    await page.locator('[data-testid=mail-folder][data-special=drafts]').click();
-    await mailRow(page, 'Will not go out').waitFor({ timeout: 15_000 });
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await page.screenshot({ path: join(RESULTS, 'e2e-mail-outbox.png') });
+    await page.setViewportSize({ width: 800, height: 600 });
+    await page.screenshot({ path: join(RESULTS, 'e2e-mail-outbox-800.png') });
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await item.getByTestId('mail-outbox-cancel').click();
+    await outbox.waitFor({ state: 'detached', timeout: 15_000 });
   });
 
   it('a pasted image becomes an attachment sent over HTTP, not a data: URL inside the body (a call over the WebSocket is at most 1 MiB)', async () => {

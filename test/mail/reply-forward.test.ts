@@ -53,7 +53,7 @@ describe('reply and forward carry the whole message (spec 2, Send; Retrieve a me
     postfix = await startPostfix({ lmtpPort: dovecot.lmtpPort });
     dataDir = scratchDir('reply-forward');
     app = await createApp({ dataDir, defaultLocalFolder: false, mail: { live: false } });
-    h = mailHandlers(app.mail, app.storage);
+    h = mailHandlers(app.mail, app.storage, app.settings);
     const options = (user: string) => ({ host: dovecot.host, port: dovecot.imapPort, tls: 'none', user, password: 'secret', email: `${user}@example.test`, smtp_host: postfix.host, smtp_port: postfix.port, smtp_tls: 'none' });
     alice = (await app.accounts.connect({ service: 'imap', options: options('alice') })).id;
     bob = (await app.accounts.connect({ service: 'imap', options: options('bob') })).id;

@@ -3,6 +3,7 @@
  * watchers, one shared command client serialized by a queue, and one pooled nodemailer
  * transport. All library errors leave here as ServiceError.
  */
+import { isIP } from 'node:net';
 import { ImapFlow } from 'imapflow';
 import nodemailer, { type Transporter } from 'nodemailer';
 import { ServiceError } from '../../errors';
@@ -22,12 +23,28 @@ export interface ImapOptions {
   smtp_host?: string;
   smtp_port?: number;
   smtp_tls?: Security;
+  /** Display name in From. */
+  name?: string;
+  /** Signature the compose window adds to new messages (plain text). */
+  signature?: string;
+}
+
+/**
+ * The From address when none is set: the user name if it is an address, else user@host, with
+ * an IP host as an address literal (`user@[127.0.0.1]`, RFC 5321 4.1.3) that SMTP servers accept.
+ */
+export function defaultAddress(user: string, host: string): string {
+  if (user.includes('@')) return user;
+  const literal = isIP(host) === 4 ? `[${host}]` : isIP(host) === 6 ? `[IPv6:${host}]` : host;
+  return `${user}@${literal}`;
 }
 
 export interface MailConnector {
   readonly kind: 'mail';
   /** The account's own address (From of sent mail). */
   readonly address: string;
+  /** The name shown with it in From (option `name`); null when not set. */
+  readonly displayName: string | null;
   /** A new logged-in IMAP connection; the caller owns it and must logout(). */
   connect(): Promise<ImapFlow>;
   /** Runs `fn` on the shared command connection, one operation at a time. */
@@ -37,6 +54,9 @@ export interface MailConnector {
   verify(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** Connecting to the SMTP server and waiting for its greeting, each. */
+export const SMTP_TIMEOUT_MS = 8000;
 
 /** nodemailer's (ECONNECTION, ESOCKET) and imapflow's codes for a lost or missing connection. */
 const MAIL_UNREACHABLE = ['ECONNECTION', 'ESOCKET', 'EConnectionClosed', 'NoConnection', 'StateLogout'];
@@ -59,6 +79,7 @@ export function mailError(e: unknown, what: string): ServiceError {
 export class ImapConnector implements MailConnector {
   readonly kind = 'mail' as const;
   readonly address: string;
+  readonly displayName: string | null;
   private shared: Promise<ImapFlow> | null = null;
   private queue: Promise<unknown> = Promise.resolve();
   private transport: Transporter | null = null;
@@ -66,7 +87,8 @@ export class ImapConnector implements MailConnector {
   private closed = false;
 
   constructor(private readonly o: ImapOptions) {
-    this.address = o.email ?? (o.user.includes('@') ? o.user : `${o.user}@${o.host}`);
+    this.address = o.email || defaultAddress(o.user, o.host);
+    this.displayName = o.name?.trim() || null;
   }
 
   async connect(): Promise<ImapFlow> {
@@ -149,7 +171,10 @@ export class ImapConnector implements MailConnector {
         ignoreTLS: sec === 'none',
         tls: o.ca ? { ca: o.ca } : undefined,
         auth: o.accessToken ? { type: 'OAuth2', user: o.user, accessToken: o.accessToken } : { user: o.user, pass: o.password ?? '' },
-        connectionTimeout: 15_000,
+        // A port that takes the connection but never greets (implicit TLS spoken to in plain text,
+        // a filtering proxy) otherwise holds a send for nodemailer's 30 s default; the outbox retries.
+        connectionTimeout: SMTP_TIMEOUT_MS,
+        greetingTimeout: SMTP_TIMEOUT_MS,
       });
     }
     return this.transport;

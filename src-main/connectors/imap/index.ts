@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
 import type { ImportBody } from '../types';
-import { ImapConnector, type ImapOptions, type MailConnector } from './connector';
+import { ImapConnector, defaultAddress, type ImapOptions, type MailConnector } from './connector';
 
 declare module '../types' {
   interface ConnectorKinds {
@@ -29,6 +29,8 @@ export const imapOptions = z
     smtp_host: z.string().min(1).max(255).optional().meta({ title: 'SMTP server', description: 'The IMAP server when omitted' }),
     smtp_port: z.coerce.number().int().min(1).max(65535).optional().meta({ title: 'SMTP port', description: '465 with TLS, 587 with STARTTLS, 25 otherwise' }),
     smtp_tls: security.optional().meta({ title: 'SMTP security', description: 'The IMAP security when omitted' }),
+    name: z.string().max(200).optional().meta({ title: 'Display name', description: 'Shown with the address in From' }),
+    signature: z.string().max(10_000).optional().meta({ title: 'Signature', description: 'Added below new messages (plain text)' }),
   })
   .refine((o) => o.password || o.accessToken, { message: 'a password or an access token is required', path: ['password'] });
 
@@ -41,7 +43,9 @@ export default defineConnector<'mail', ImapOptions>({
   group: 'email',
   options: imapOptions as unknown as z.ZodType<ImapOptions>,
   fromImport(body: ImportBody) {
-    const tls = str(body.tls);
+    // The docs' `tls` is a boolean (JSON true/false, or the strings): true = implicit TLS, false =
+    // STARTTLS (never silently the default, implicit TLS). A security name is taken as it is.
+    const tls = body.tls === true ? 'true' : body.tls === false ? 'false' : str(body.tls);
     return {
       user: str(body.account),
       password: str(body.token),
@@ -49,12 +53,12 @@ export default defineConnector<'mail', ImapOptions>({
       port: str(body.port),
       smtp_host: str(body.smtp_host),
       smtp_port: str(body.smtp_port),
-      // Import bodies carry booleans as well as names: true → tls, false → starttls.
-      tls: tls === 'true' ? 'tls' : tls === 'false' ? 'starttls' : tls,
+      tls: tls === 'true' || tls === 'True' ? 'tls' : tls === 'false' || tls === 'False' ? 'starttls' : tls,
       email: str(body.email),
+      name: str(body.name),
     };
   },
-  describe: (o) => (o.email ?? (o.user.includes('@') ? o.user : `${o.user}@${o.host}`)),
+  describe: (o) => o.email || defaultAddress(o.user, o.host),
   create: (o) => new ImapConnector(o),
   async verify(instance) {
     if (!(instance instanceof ImapConnector)) throw new ServiceError('internal_error', 'Not an IMAP connector.');

@@ -322,10 +322,12 @@ export function Compose(props: { account: Account; init: ComposeInit; onClose():
     // A save under way finishes first: the draft it leaves is the one removed below.
     await saving.current;
     try {
-      await api.call('mail.send', { ...m, to: m.to, cc: m.cc.length ? m.cc : undefined, bcc: m.bcc.length ? m.bcc : undefined, attachFrom: m.attachFrom && { ...m.attachFrom, id: attachFromRef.current ?? m.attachFrom.id } });
-      // The draft has been sent: remove the saved copy.
+      const sent = await api.call('mail.send', { ...m, to: m.to, cc: m.cc.length ? m.cc : undefined, bcc: m.bcc.length ? m.bcc : undefined, attachFrom: m.attachFrom && { ...m.attachFrom, id: attachFromRef.current ?? m.attachFrom.id } });
+      // The draft has been sent (or is in the outbox, which keeps it): remove the saved copy.
       if (draftRef.current) await api.call('mail.delete', { account: props.account.id, id: draftRef.current }).catch(() => {});
-      useUi.getState().toast({ kind: 'info', title: 'Message sent', message: subject || '(no subject)' });
+      const waiting = (sent.raw.outbox as { state?: string; error?: string | null } | undefined)?.state === 'queued' ? (sent.raw.outbox as { error?: string | null }) : null;
+      if (waiting) useUi.getState().toast({ kind: 'info', title: 'In the outbox: sent when the server can be reached', message: waiting.error ?? subject });
+      else useUi.getState().toast({ kind: 'info', title: 'Message sent', message: subject || '(no subject)' });
       props.onSent();
       props.onClose();
     } catch (e) {

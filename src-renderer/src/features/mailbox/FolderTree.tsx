@@ -1,5 +1,5 @@
 /** The folder tree of a mailbox (special folders first, nested by the server's delimiter, unread counts) and its labels. */
-import { useMemo } from 'react';
+import { useMemo, type ReactNode } from 'react';
 import type { MailFolder } from '../../../../src-main/contract/mail';
 import { ArchiveIcon, DraftIcon, FlagIcon, InboxIcon, JunkIcon, SendIcon, SmallFolderIcon, SmallTrashIcon } from '../../components/Icons';
 import './mailbox.css';
@@ -16,6 +16,8 @@ export function FolderTree(props: {
   onOpenUnified?(): void;
   onOpen(id: string): void;
   onOpenLabel(name: string): void;
+  /** Shown below the folders (the outbox entry). */
+  footer?: ReactNode;
 }) {
   // Nest by the server's delimiter; special folders first, the rest by name.
   const rows = useMemo(() => {
@@ -83,6 +85,7 @@ export function FolderTree(props: {
           </li>
         ))}
       </ul>
+      {props.footer}
       {props.labels.length > 0 && (
         <>
           <div className="mail-folders-title">Labels</div>

@@ -14,6 +14,7 @@ import { PenIcon } from '../../components/Icons';
 import { toastError, useUi } from '../../stores/ui';
 import { Compose, type ComposeInit } from './Compose';
 import { FolderTree } from './FolderTree';
+import { OutboxEntry } from './Outbox';
 import { folderOrder, groupThreads, useMailFolders, useMailLabels, useMessages, useOpenFolder } from './mailQueries';
 import { Reader } from './Reader';
 import { useMailAccounts, useUnifiedInbox } from './unread';
@@ -212,6 +213,7 @@ export function Mailbox({ account }: { account: Account }) {
             setSearchInput('');
             setSelectedId(null);
           }}
+          footer={<OutboxEntry account={account.id} />}
         />
         <ThreadList
           threads={threads}
