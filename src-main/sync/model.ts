@@ -18,14 +18,17 @@ export interface SideEntry {
    */
   id?: string;
   /**
-   * Version: changes whenever the content may have changed. Local: size, mtime, ctime and inode
-   * together (ctime cannot be set back, so a time reset by an editor or a bad clock still shows);
-   * remote: ETag or version id with the size. Never a time alone.
+   * Version: changes whenever the content may have changed. Local: the content hash, computed
+   * again whenever size, mtime, ctime or inode changed (ctime cannot be set back, so a time reset
+   * by an editor or a bad clock still shows); remote: ETag or version id with the size. Never a
+   * time alone.
    */
   ver: string;
   /** A content hash when cheaply known (`md5:...`), to tell equal content without a download. */
   hash?: string;
   size?: number;
+  /** Local: size, mtime, ctime and inode as scanned; unchanged means the cached hash still holds. */
+  stamp?: string;
 }
 
 export type Tree = Map<string, SideEntry>;
