@@ -84,7 +84,20 @@ export class Executor {
     }
   }
 
-  private record(path: string, from: string | undefined, local: SideEntry, remote: SideEntry, hash?: string): void {
+  /**
+   * A remote version seen within its backend's time precision of its modification (SFTP and SMB
+   * keep whole seconds, and their ETags are made of time and size) could hide a same-size change
+   * made later in that second: it is recorded as "racy", so the next scan takes it as changed and
+   * looks again (git's racy-index rule). Only versions seen, never those Tributary wrote itself.
+   */
+  private settled(r: SideEntry): SideEntry {
+    const precision = this.sides.remote.features.modTimePrecisionMs ?? 1000;
+    if (r.kind !== 'file' || precision < 1000 || r.modified === undefined || r.seenAt === undefined) return r;
+    return r.seenAt < r.modified + precision ? { ...r, ver: `racy:${r.ver}` } : r;
+  }
+
+  private record(path: string, from: string | undefined, local: SideEntry, seen: SideEntry, hash?: string): void {
+    const remote = this.settled(seen);
     if (from && from !== path) this.store.renameSynced(this.pair, from, path);
     this.store.putSynced(this.pair, { path, kind: local.kind, localId: local.id, localVer: local.ver, remoteId: remote.id, remoteVer: remote.ver, hash: hash ?? local.hash ?? remote.hash });
   }
@@ -146,10 +159,10 @@ export class Executor {
 
   private completeCopy(op: Extract<Op, { type: 'copy' }>, written: SideEntry, source: SideEntry): void {
     if (op.side === 'local') this.store.putTreeEntry(this.pair, 'local', written);
-    const [l, r] = op.side === 'local' ? [written, source] : [source, written];
+    const [l, r] = op.side === 'local' ? [written, this.settled(source)] : [source, written];
     const s = op.synced ? this.store.getSynced(this.pair, op.synced) : undefined;
     if (s) this.store.putSynced(this.pair, { ...s, localId: l.id, localVer: l.ver, remoteId: r.id, remoteVer: r.ver, hash: written.hash });
-    else if (op.src === op.path) this.record(op.path, undefined, l, r, written.hash);
+    else if (op.src === op.path) this.store.putSynced(this.pair, { path: op.path, kind: 'file', localId: l.id, localVer: l.ver, remoteId: r.id, remoteVer: r.ver, hash: written.hash });
   }
 
   private async move(op: Extract<Op, { type: 'move' }>, trees: Record<Side, Tree>): Promise<OpResult> {

@@ -29,6 +29,9 @@ export interface SideEntry {
   size?: number;
   /** Local: size, mtime, ctime and inode as scanned; unchanged means the cached hash still holds. */
   stamp?: string;
+  /** Remote: modification time (ms) and when it was seen, to tell versions a same-second change could hide. */
+  modified?: number;
+  seenAt?: number;
 }
 
 export type Tree = Map<string, SideEntry>;

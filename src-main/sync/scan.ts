@@ -101,7 +101,7 @@ export async function scanLocal(root: string, ignored: Ignored, cache: Tree = ne
 }
 
 /** The remote side's view of one connector entry, at `path` relative to the pair's root. */
-export function remoteEntry(e: Entry, path: string): SideEntry {
+export function remoteEntry(e: Entry, path: string, seenAt = Date.now()): SideEntry {
   if (e.kind === 'folder') return { path, kind: 'folder', ver: 'd' };
   const tag = e.etag ? `${e.etag}|${e.size ?? ''}` : undefined;
   const md5 = e.hashes?.md5;
@@ -112,6 +112,8 @@ export function remoteEntry(e: Entry, path: string): SideEntry {
     ver: tag ?? `t:${e.modified?.getTime() ?? ''}|${e.size ?? ''}`,
     hash: md5 ? `md5:${md5.toLowerCase()}` : undefined,
     size: e.size ?? undefined,
+    modified: e.modified?.getTime(),
+    seenAt,
   };
 }
 
