@@ -19,6 +19,7 @@ import { EphemeralFiles } from './services/ephemeral';
 import { EventBus } from './services/events';
 import { SETTING_TRACKING_BASE_URL } from './services/settings-keys';
 import { StorageService } from './services/storage';
+import { SyncEngine, type SyncEngineOptions } from './sync/engine';
 import { TransfersService } from './services/transfers';
 import { Downloader, type DownloaderOptions } from './downloads/downloader';
 import { startUploads, type UploaderOptions, type Uploads } from './uploads';
@@ -36,6 +37,8 @@ export interface AppOptions {
   uploads?: UploaderOptions;
   /** Downloader settings: how long a failing server is waited out (tests shorten it). */
   downloads?: DownloaderOptions;
+  /** Two-way sync engine settings (trash folder, poll interval, manual runs): tests. */
+  sync?: SyncEngineOptions;
   /** Mail engine settings (live IDLE, body prefetch, a change hook): tests and benchmarks. */
   mail?: Partial<Pick<MailDeps, 'live' | 'prefetchBodies' | 'recordChanges' | 'trackingBaseUrl'>>;
 }
@@ -59,6 +62,8 @@ export interface App {
   downloads: Downloader;
   /** REST API keys (spec 1, Authentication); the oldest active one signs webhooks (spec 3). */
   apiKeys: ApiKeysService;
+  /** Two-way sync pairs (docs/sync.md). */
+  sync: SyncEngine;
   close(): Promise<void>;
 }
 
@@ -97,6 +102,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   downloads.start();
   if (options.defaultLocalFolder !== false) await ensureDefaultAccount(settings, accounts, options.defaultLocalFolder ?? join(homedir(), 'Tributary'));
   await activity.start();
+  const sync = new SyncEngine(db, (account) => accounts.storage(account), options.sync);
+  sync.onChange((pair) => events.emit('sync.changed', { pair }));
+  await sync.start();
   return {
     dataDir: options.dataDir,
     db,
@@ -112,8 +120,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     uploads,
     downloads,
     apiKeys,
+    sync,
     async close() {
       clearInterval(sweeper);
+      await sync.close();
       uploads.stop();
       await activity.close();
       await mail.close();

@@ -10,6 +10,7 @@ import { localServerHandlers } from './local-server';
 import { mailHandlers } from './mail';
 import type { Platform } from './platform';
 import { settingsHandlers } from './settings';
+import { syncHandlers } from './sync';
 
 export type { Platform } from './platform';
 
@@ -29,5 +30,6 @@ export function createHandlers(app: App, platform: Platform): Handlers {
     ...mailHandlers(app.mail, app.storage),
     ...localServerHandlers(app, platform),
     ...activityHandlers(app.activity),
+    ...syncHandlers(app.sync),
   };
 }

@@ -75,7 +75,10 @@ export class SyncEngine {
   /** Resumes every pair's journal, starts the watches and the poll, and runs each pair once. */
   async start(): Promise<void> {
     for (const p of this.store.pairs()) {
-      await this.makeExecutor(p).then((x) => x.resume());
+      // A pair whose account cannot be reached now resumes its journal on its next run.
+      await this.makeExecutor(p)
+        .then((x) => x.resume())
+        .catch((e) => this.store.update(p.id, { state: 'error', error: toServiceError(e).message }));
       if (!p.paused) this.watchPair(p);
     }
     if (this.options.manual) return;
@@ -136,6 +139,31 @@ export class SyncEngine {
     return this.run(id);
   }
 
+  /**
+   * Settles a conflict in the local folder (the next run carries it over): `mine` puts the local
+   * version under the name (the remote version goes to the trash), `theirs` trashes the local
+   * copy, `both` keeps the two files and only clears the entry.
+   */
+  async resolve(conflictId: number, keep: 'mine' | 'theirs' | 'both'): Promise<void> {
+    const c = this.store.conflict(conflictId);
+    const p = this.store.pair(c.pair);
+    const local = new LocalConnector({ path: p.localPath, trashDir: this.options.trashDir });
+    try {
+      const exists = (path: string) => local.stat(path).then(() => true, () => false);
+      if (keep === 'mine' && (await exists(c.copyPath))) {
+        if (await exists(c.path)) await local.features.trash!.put(c.path);
+        await local.features.move!(c.copyPath, c.path);
+      } else if (keep === 'theirs' && (await exists(c.copyPath)) && (await exists(c.path))) {
+        await local.features.trash!.put(c.copyPath);
+      }
+    } finally {
+      await local.close();
+    }
+    this.store.removeConflict(conflictId);
+    this.changed(c.pair);
+    if (!this.options.manual) void this.run(c.pair).catch(() => {});
+  }
+
   private watchPair(p: PairRow) {
     if (this.watchers.has(p.id) || this.closed || this.options.manual) return;
     const w = watch(p.localPath, { ignoreInitial: true, persistent: false, awaitWriteFinish: false });
@@ -182,6 +210,7 @@ export class SyncEngine {
     this.changed(id);
     try {
       const x = await this.makeExecutor(pair);
+      await x.resume();
       const max = this.options.maxRounds ?? 100;
       for (;;) {
         pair = this.store.pair(id);
