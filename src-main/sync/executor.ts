@@ -96,6 +96,11 @@ export class Executor {
     return r.seenAt < r.modified + precision ? { ...r, ver: `racy:${r.ver}` } : r;
   }
 
+  /** The synced tree is keyed by path: an entry of another node there is not overwritten. */
+  private mayRecord(path: string, from?: string): boolean {
+    return from === path || !this.store.getSynced(this.pair, path);
+  }
+
   private record(path: string, from: string | undefined, local: SideEntry, seen: SideEntry, hash?: string): void {
     const remote = this.settled(seen);
     if (from && from !== path) this.store.renameSynced(this.pair, from, path);
@@ -111,7 +116,7 @@ export class Executor {
     }
     const mine = (await this.current(op.side, op.path))!;
     const other = await this.current(otherSide(op.side), op.path, trees[otherSide(op.side)].get(op.path));
-    if (other?.kind === 'folder') {
+    if (other?.kind === 'folder' && this.mayRecord(op.path, op.from)) {
       const [l, r] = op.side === 'local' ? [mine, other] : [other, mine];
       this.store.db.transaction(() => this.record(op.path, op.from, l, r))();
     }
@@ -162,7 +167,7 @@ export class Executor {
     const [l, r] = op.side === 'local' ? [written, this.settled(source)] : [source, written];
     const s = op.synced ? this.store.getSynced(this.pair, op.synced) : undefined;
     if (s) this.store.putSynced(this.pair, { ...s, localId: l.id, localVer: l.ver, remoteId: r.id, remoteVer: r.ver, hash: written.hash });
-    else if (op.src === op.path) this.store.putSynced(this.pair, { path: op.path, kind: 'file', localId: l.id, localVer: l.ver, remoteId: r.id, remoteVer: r.ver, hash: written.hash });
+    else if (op.src === op.path && this.mayRecord(op.path)) this.store.putSynced(this.pair, { path: op.path, kind: 'file', localId: l.id, localVer: l.ver, remoteId: r.id, remoteVer: r.ver, hash: written.hash });
   }
 
   private async move(op: Extract<Op, { type: 'move' }>, trees: Record<Side, Tree>): Promise<OpResult> {
@@ -179,7 +184,7 @@ export class Executor {
     }
     const other = otherSide(op.side);
     const there = await this.current(other, op.path, trees[other].get(op.path));
-    if (op.synced && there?.kind === op.expect.kind) {
+    if (op.synced && there?.kind === op.expect.kind && this.mayRecord(op.path, op.synced)) {
       const moved = await this.current(op.side, op.path, now);
       this.store.db.transaction(() => {
         const s = this.store.getSynced(this.pair, op.synced!);
@@ -229,6 +234,7 @@ export class Executor {
     // Equal content is no conflict: compare hashes, downloading the remote file when it has none.
     const remoteHash = r.hash ?? (await this.hashOf('remote', op.path));
     if (remoteHash === l.hash) {
+      if (!this.mayRecord(op.path, op.synced)) return 'skipped';
       this.store.db.transaction(() => this.record(op.path, op.synced !== op.path ? op.synced : undefined, l, { ...r, hash: remoteHash }))();
       return 'done';
     }

@@ -105,7 +105,9 @@ export function mapSide(synced: SyncedTree, tree: Tree, side: Side): Map<string,
       const rel = d.slice(path.length);
       if (!p.endsWith(rel)) continue;
       const cand = p.slice(0, p.length - rel.length);
-      if (cand && tree.get(cand)?.kind === 'folder' && !claimed.has(cand) && !synced.has(cand)) votes.set(cand, (votes.get(cand) ?? 0) + 1);
+      // A synced entry at the candidate place that went elsewhere leaves it free to take.
+      const vacated = !synced.has(cand) || (cur.get(cand) ?? null) !== cand;
+      if (cand && tree.get(cand)?.kind === 'folder' && !claimed.has(cand) && vacated) votes.set(cand, (votes.get(cand) ?? 0) + 1);
     }
     let best: string | undefined;
     for (const [c, v] of votes) if (!best || v > votes.get(best)!) best = c;
@@ -176,7 +178,7 @@ export function planSync(local: Tree, remote: Tree, synced: SyncedTree, options:
     const e = sideOf(n, side);
     if (!e) return undefined;
     const pp = parentOf(e.path);
-    return { parent: pp === ROOT ? null : (owner[side].get(pp) ?? null), name: baseName(e.path) };
+    return { parent: pp === ROOT ? null : (owner[side].get(pp) ?? null), name: unpark(baseName(e.path)) };
   };
   const syncedPlace = (n: Node): Choice | undefined => {
     if (!n.synced) return undefined;
@@ -302,6 +304,9 @@ export function planSync(local: Tree, remote: Tree, synced: SyncedTree, options:
       const rMod = modified(n, 'remote');
       if (lMod && rMod) {
         if (!together) continue;
+        // The synced tree is keyed by path: another node's entry there must move on first.
+        const taken = syncedNode.get(t);
+        if (taken && taken !== n) continue;
         const equal = !!n.local.hash && n.local.hash === n.remote.hash;
         if (equal) add(5, t, { type: 'record', path: t, from: n.synced?.path, kind: 'file', local: n.local, remote: n.remote, hash: n.local.hash });
         else add(4, t, { type: 'conflict', path: t, copyPath: freeName(t, n), local: n.local, remote: n.remote, synced: n.synced?.path });
@@ -317,6 +322,9 @@ export function planSync(local: Tree, remote: Tree, synced: SyncedTree, options:
       }
     }
     const s = n.synced;
+    // The synced tree is keyed by path: another node's entry there must move on first.
+    const held = syncedNode.get(t);
+    if (held && held !== n) continue;
     const stale = !s || s.path !== t || (n.kind === 'file' && (s.localVer !== n.local.ver || s.remoteVer !== n.remote.ver)) || s.localId !== n.local.id;
     if (together && stale) add(5, t, { type: 'record', path: t, from: s && s.path !== t ? s.path : undefined, kind: n.kind, local: n.local, remote: n.remote, hash: s?.hash });
   }
@@ -329,8 +337,41 @@ export function planSync(local: Tree, remote: Tree, synced: SyncedTree, options:
   }
   const plan: Plan = { ops: batch.ops };
   if (held) plan.heldDeletes = { count: deleteFiles, total: syncedFiles };
-  if (batch.ops.length === 0 && candidates.length === 0 && !converged(nodes)) plan.stuck = true;
+  if (batch.ops.length === 0 && candidates.length === 0 && !converged(nodes)) {
+    // Each side waits for the other's place (a file that must move into a folder taking its own
+    // name): one of them steps aside under a parked name, which keeps its target.
+    const park = parkOne(nodes, trees, owner, folded, pathKey);
+    if (park) plan.ops.push(park);
+    else plan.stuck = true;
+  }
   return plan;
+}
+
+/** Suffix of a name parked to break a deadlock of places; the planner reads the name without it. */
+export const PARK = '.tributary-park';
+const PARKED = /^(.+)\.tributary-park\d*$/;
+const unpark = (name: string) => PARKED.exec(name)?.[1] ?? name;
+
+function parkOne(
+  nodes: Node[],
+  trees: Record<Side, Tree>,
+  owner: Record<Side, Map<string, Node>>,
+  folded: Record<Side, Map<string, string>>,
+  pathKey: (side: Side, p: string) => string,
+): Op | undefined {
+  for (const side of ['local', 'remote'] as const) {
+    for (const m of nodes) {
+      if (!m.alive || sideOf(m, side)?.path === m.path) continue;
+      const at = folded[side].get(pathKey(side, m.path!));
+      const o = at ? owner[side].get(at) : undefined;
+      if (!o || o === m || !o.alive || at === o.path) continue;
+      let to = `${at}${PARK}`;
+      for (let i = 2; folded[side].has(pathKey(side, to)); i++) to = `${at}${PARK}${i}`;
+      const e = trees[side].get(at!)!;
+      return { type: 'move', side, from: at!, path: to, expect: { kind: e.kind, id: e.id, ver: e.ver }, synced: o.synced?.path };
+    }
+  }
+  return undefined;
 }
 
 function tooManyDeletes(count: number, total: number, o: PlanOptions): boolean {

@@ -118,6 +118,27 @@ describe('sync planner: the ten cases', () => {
     expect(l.filter((p) => p.endsWith('.txt'))).toHaveLength(2);
   });
 
+  it('Folder renames and crossed moves: a file moved into a folder that then takes its name', () => {
+    const w = synced({ '/A/A': 'x', '/d': 'y' });
+    w.move('remote', '/d', '/A/d');
+    w.move('remote', '/A', '/d');
+    const ops = run(w);
+    expect(w.problems()).toEqual([]);
+    expect(w.paths('local')).toEqual(['/d', '/d/A', '/d/d']);
+    expect(count(ops, 'copy') + count(ops, 'delete')).toBe(0);
+  });
+
+  it('Folder renames and crossed moves: a file renamed away while a new one takes its old name (no remote hashes)', () => {
+    const w = synced({ '/A': 'a', '/\u00e9': 'e' }, { hashes: false });
+    w.move('remote', '/\u00e9', '/a');
+    w.put('remote', '/\u00e9', 'new');
+    w.remove('local', '/\u00e9');
+    run(w);
+    expect(w.problems()).toEqual([]);
+    expect(w.paths('local')).toEqual(['/A', '/a', '/\u00e9']);
+    expect(w.conflicts).toEqual([]);
+  });
+
   it('A crash mid-run: a batch half applied, then planned again, finishes without duplicate work', () => {
     const w = new World();
     for (let i = 0; i < 12; i++) w.put('local', `/f${i}`, `c${i}`);

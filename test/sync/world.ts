@@ -206,6 +206,10 @@ export class World {
     const r = this.at('remote', path);
     this.synced.set(path, { path, kind: l.kind, localId: l.id, localVer: l.ver, remoteId: r.id, remoteVer: r.ver, hash });
   }
+  /** The synced tree is keyed by path: an entry of another node there is not overwritten. */
+  private mayRecord(path: string, from?: string) {
+    return !this.synced.has(path) || from === path;
+  }
   private ver(side: Side, path: string): string | undefined {
     const it = this.sides[side].get(path);
     return it && this.entry(side, path, it).ver;
@@ -235,7 +239,7 @@ export class World {
         const other = op.side === 'local' ? 'remote' : 'local';
         if (!this.parentIsFolder(op.side, op.path) || !this.isFree(op.side, op.path)) return false;
         this.sides[op.side].set(op.path, { kind: 'folder', ino: this.ino++, gen: 0 });
-        if (this.sides[other].get(op.path)?.kind === 'folder') this.recordAt(op.path, op.from);
+        if (this.sides[other].get(op.path)?.kind === 'folder' && this.mayRecord(op.path, op.from)) this.recordAt(op.path, op.from);
         return true;
       }
       case 'copy': {
@@ -254,7 +258,7 @@ export class World {
         if (s) {
           const [lx, rx] = op.side === 'local' ? [x, y] : [y, x];
           this.synced.set(s.path, { ...s, localId: lx.id, localVer: lx.ver, remoteId: rx.id, remoteVer: rx.ver });
-        } else if (op.src === op.path) this.recordAt(op.path);
+        } else if (op.src === op.path && this.mayRecord(op.path)) this.recordAt(op.path);
         return true;
       }
       case 'move': {
@@ -265,7 +269,7 @@ export class World {
         const caseOnly = this.key(op.side, op.from) === this.key(op.side, op.path);
         if (!this.parentIsFolder(op.side, op.path) || (!caseOnly && !this.isFree(op.side, op.path)) || isInside(op.path, op.from)) return false;
         this.moveTree(op.side, op.from, op.path);
-        if (op.synced && this.synced.has(op.synced) && this.sides[other].get(op.path)?.kind === op.expect.kind) {
+        if (op.synced && this.synced.has(op.synced) && this.sides[other].get(op.path)?.kind === op.expect.kind && this.mayRecord(op.path, op.synced)) {
           this.renameSynced(op.synced, op.path);
           const s = this.synced.get(op.path)!;
           const x = this.at(op.side, op.path);
@@ -293,6 +297,7 @@ export class World {
         const r = this.sides.remote.get(op.path);
         if (!l || !r || this.ver('local', op.path) !== op.local.ver || this.ver('remote', op.path) !== op.remote.ver) return false;
         if (l.content === r.content) {
+          if (!this.mayRecord(op.path, op.synced)) return false;
           this.recordAt(op.path, op.synced !== op.path ? op.synced : undefined);
           return true;
         }
