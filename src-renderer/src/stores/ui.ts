@@ -34,8 +34,8 @@ export interface LocalUpload {
 }
 
 interface UiState {
-  /** The account's own view (files or mailbox), or the activity dashboard. */
-  view: 'account' | 'activity';
+  /** The account's own view (files or mailbox), the activity dashboard, or the sync pairs. */
+  view: 'account' | 'activity' | 'sync';
   account: number | null;
   folder: string;
   selected: ReadonlySet<string>;
@@ -49,7 +49,7 @@ interface UiState {
   uploads: LocalUpload[];
 
   open(account: number, folder?: string): void;
-  setView(view: 'account' | 'activity'): void;
+  setView(view: 'account' | 'activity' | 'sync'): void;
   setSelection(ids: Iterable<string>, focusIndex?: number, anchorIndex?: number): void;
   setFocus(index: number): void;
   setRenaming(id: string | null): void;
