@@ -166,7 +166,12 @@ export class Executor {
     if (op.side === 'local') this.store.putTreeEntry(this.pair, 'local', written);
     const [l, r] = op.side === 'local' ? [written, this.settled(source)] : [source, written];
     const s = op.synced ? this.store.getSynced(this.pair, op.synced) : undefined;
-    if (s) this.store.putSynced(this.pair, { ...s, localId: l.id, localVer: l.ver, remoteId: r.id, remoteVer: r.ver, hash: written.hash });
+    if (s) {
+      // Both sides now hold it at one place: the synced entry follows it there.
+      const at = op.src === op.path && s.path !== op.path && this.mayRecord(op.path) ? op.path : s.path;
+      if (at !== s.path) this.store.renameSynced(this.pair, s.path, at);
+      this.store.putSynced(this.pair, { ...s, path: at, localId: l.id, localVer: l.ver, remoteId: r.id, remoteVer: r.ver, hash: written.hash });
+    }
     else if (op.src === op.path && this.mayRecord(op.path)) this.store.putSynced(this.pair, { path: op.path, kind: 'file', localId: l.id, localVer: l.ver, remoteId: r.id, remoteVer: r.ver, hash: written.hash });
   }
 

@@ -139,6 +139,17 @@ describe('sync planner: the ten cases', () => {
     expect(w.conflicts).toEqual([]);
   });
 
+  it('Folder renames and crossed moves: a file moved out of a folder while the remote holds twins of its content', () => {
+    const w = synced({ '/C/b': 'same', '/a': 'a' }, { hashes: false });
+    w.move('local', '/C/b', '/b');
+    w.remove('remote', '/C/b');
+    w.put('remote', '/a', 'same');
+    run(w);
+    expect(w.problems()).toEqual([]);
+    expect(w.paths('remote')).toEqual(['/C', '/a', '/b']);
+    expect(w.conflicts).toEqual([]);
+  });
+
   it('A crash mid-run: a batch half applied, then planned again, finishes without duplicate work', () => {
     const w = new World();
     for (let i = 0; i < 12; i++) w.put('local', `/f${i}`, `c${i}`);

@@ -257,7 +257,10 @@ export class World {
         const y = this.at(other, op.src);
         if (s) {
           const [lx, rx] = op.side === 'local' ? [x, y] : [y, x];
-          this.synced.set(s.path, { ...s, localId: lx.id, localVer: lx.ver, remoteId: rx.id, remoteVer: rx.ver });
+          // Both sides now hold it at one place: the synced entry follows it there.
+          const at = op.src === op.path && s.path !== op.path && this.mayRecord(op.path) ? op.path : s.path;
+          if (at !== s.path) this.renameSynced(s.path, at);
+          this.synced.set(at, { ...s, path: at, localId: lx.id, localVer: lx.ver, remoteId: rx.id, remoteVer: rx.ver });
         } else if (op.src === op.path && this.mayRecord(op.path)) this.recordAt(op.path);
         return true;
       }
