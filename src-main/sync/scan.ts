@@ -9,7 +9,7 @@
  * a backend has no ETag, and then always with the size); identity = the ETag with the size.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, type BigIntStats } from 'node:fs';
 import { lstat, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import ignore from 'ignore';
@@ -59,14 +59,16 @@ export async function md5File(file: string): Promise<string> {
  * One local entry as the scanner sees it; `previous` gives the hash when the stamp is unchanged,
  * `knownHash` when Tributary itself just wrote the file.
  */
-export async function localEntry(root: string, path: string, previous?: SideEntry, knownHash?: string): Promise<SideEntry | null> {
+export async function localEntry(root: string, path: string, previous?: SideEntry, knownHash?: string, stats?: BigIntStats): Promise<SideEntry | null> {
   const abs = path === ROOT ? root : join(root, ...path.split('/').filter(Boolean));
-  let st;
-  try {
-    st = await lstat(abs, { bigint: true });
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
-    throw e;
+  let st = stats;
+  if (!st) {
+    try {
+      st = await lstat(abs, { bigint: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+      throw e;
+    }
   }
   const id = `${st.dev}:${st.ino}`;
   if (st.isDirectory()) return { path, kind: 'folder', id, ver: 'd' };
@@ -90,7 +92,7 @@ export async function scanLocal(root: string, ignored: Ignored, cache: Tree = ne
       if (!st) continue;
       const kind = st.isDirectory() ? 'folder' : st.isFile() ? 'file' : null;
       if (!kind || ignored(path, kind)) continue;
-      const e = await localEntry(root, path, byId.get(`${st.dev}:${st.ino}`));
+      const e = await localEntry(root, path, byId.get(`${st.dev}:${st.ino}`), undefined, st);
       if (!e) continue;
       tree.set(path, e);
       if (e.kind === 'folder') await walk(path);

@@ -2,6 +2,7 @@
  * The sync tables (migration 0630): pairs, the three trees of each pair, the journal of
  * operations in progress and the conflict copies made.
  */
+import type Database from 'better-sqlite3';
 import { nowIso, type Db } from '../cache/db';
 import { notFound } from '../errors';
 import type { Op, Side, SideEntry, SyncedEntry, SyncedTree, Tree } from './model';
@@ -45,16 +46,24 @@ interface TreeRow {
 const u = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
 
 export class SyncStore {
+  private readonly statements = new Map<string, Database.Statement>();
   constructor(readonly db: Db) {}
+
+  /** Statements are prepared once: a scan of 50,000 entries writes 50,000 rows. */
+  private st(sql: string) {
+    let s = this.statements.get(sql);
+    if (!s) this.statements.set(sql, (s = this.db.prepare(sql)));
+    return s;
+  }
 
   // ---- pairs -------------------------------------------------------------------------------
 
   pairs(): PairRow[] {
-    return (this.db.prepare('SELECT * FROM sync_pairs ORDER BY id').all() as Record<string, unknown>[]).map(pairOf);
+    return (this.st('SELECT * FROM sync_pairs ORDER BY id').all() as Record<string, unknown>[]).map(pairOf);
   }
 
   pair(id: number): PairRow {
-    const row = this.db.prepare('SELECT * FROM sync_pairs WHERE id = ?').get(id) as Record<string, unknown> | undefined;
+    const row = this.st('SELECT * FROM sync_pairs WHERE id = ?').get(id) as Record<string, unknown> | undefined;
     if (!row) throw notFound('This sync pair');
     return pairOf(row);
   }
@@ -67,7 +76,7 @@ export class SyncStore {
   }
 
   removePair(id: number): void {
-    this.db.prepare('DELETE FROM sync_pairs WHERE id = ?').run(id);
+    this.st('DELETE FROM sync_pairs WHERE id = ?').run(id);
   }
 
   update(id: number, patch: Partial<Pick<PairRow, 'paused' | 'allowDeletes' | 'state' | 'error' | 'lastSync' | 'excluded'>>): void {
@@ -80,7 +89,7 @@ export class SyncStore {
     if (patch.excluded !== undefined) cols.excluded = JSON.stringify(patch.excluded);
     const keys = Object.keys(cols);
     if (!keys.length) return;
-    this.db.prepare(`UPDATE sync_pairs SET ${keys.map((k) => `${k} = ?`).join(', ')} WHERE id = ?`).run(...Object.values(cols), id);
+    this.st(`UPDATE sync_pairs SET ${keys.map((k) => `${k} = ?`).join(', ')} WHERE id = ?`).run(...Object.values(cols), id);
   }
 
   // ---- trees -------------------------------------------------------------------------------
@@ -88,14 +97,14 @@ export class SyncStore {
   /** A side's last scan: also the cache of local content hashes (by inode, size and times). */
   tree(pair: number, side: Side): Tree {
     const t: Tree = new Map();
-    for (const r of this.db.prepare("SELECT * FROM sync_tree WHERE pair_id = ? AND tree = ?").all(pair, side) as TreeRow[]) {
+    for (const r of this.st("SELECT * FROM sync_tree WHERE pair_id = ? AND tree = ?").all(pair, side) as TreeRow[]) {
       t.set(r.path, { path: r.path, kind: r.kind, id: u(r.local_id), ver: r.local_ver ?? '', hash: u(r.hash), size: u(r.size), stamp: u(r.stamp) });
     }
     return t;
   }
 
   saveTree(pair: number, side: Side, tree: Tree): void {
-    const del = this.db.prepare('DELETE FROM sync_tree WHERE pair_id = ? AND tree = ?');
+    const del = this.st('DELETE FROM sync_tree WHERE pair_id = ? AND tree = ?');
     this.db.transaction(() => {
       del.run(pair, side);
       for (const e of tree.values()) this.insTree(pair, side, e);
@@ -115,7 +124,7 @@ export class SyncStore {
 
   synced(pair: number): SyncedTree {
     const t: SyncedTree = new Map();
-    for (const r of this.db.prepare("SELECT * FROM sync_tree WHERE pair_id = ? AND tree = 'synced'").all(pair) as TreeRow[]) {
+    for (const r of this.st("SELECT * FROM sync_tree WHERE pair_id = ? AND tree = 'synced'").all(pair) as TreeRow[]) {
       t.set(r.path, { path: r.path, kind: r.kind, localId: u(r.local_id), localVer: u(r.local_ver), remoteId: u(r.remote_id), remoteVer: u(r.remote_ver), hash: u(r.hash) });
     }
     return t;
@@ -132,12 +141,12 @@ export class SyncStore {
   }
 
   private synced1(pair: number, path: string): SyncedEntry | undefined {
-    const r = this.db.prepare("SELECT * FROM sync_tree WHERE pair_id = ? AND tree = 'synced' AND path = ?").get(pair, path) as TreeRow | undefined;
+    const r = this.st("SELECT * FROM sync_tree WHERE pair_id = ? AND tree = 'synced' AND path = ?").get(pair, path) as TreeRow | undefined;
     return r && { path: r.path, kind: r.kind, localId: u(r.local_id), localVer: u(r.local_ver), remoteId: u(r.remote_id), remoteVer: u(r.remote_ver), hash: u(r.hash) };
   }
 
   forgetSynced(pair: number, path: string): void {
-    this.db.prepare("DELETE FROM sync_tree WHERE pair_id = ? AND tree = 'synced' AND path = ?").run(pair, path);
+    this.st("DELETE FROM sync_tree WHERE pair_id = ? AND tree = 'synced' AND path = ?").run(pair, path);
   }
 
   /** Renames a synced entry and everything below it. */
@@ -148,7 +157,7 @@ export class SyncStore {
       .pluck()
       .all(pair, from, from.length + 1, `${from}/`) as string[];
     // Through a temporary prefix, so renaming into a place below the old one cannot collide.
-    const move = this.db.prepare("UPDATE OR REPLACE sync_tree SET path = ? WHERE pair_id = ? AND tree = 'synced' AND path = ?");
+    const move = this.st("UPDATE OR REPLACE sync_tree SET path = ? WHERE pair_id = ? AND tree = 'synced' AND path = ?");
     for (const p of rows) move.run(`\u0000${p}`, pair, p);
     for (const p of rows) move.run(to + p.slice(from.length), pair, `\u0000${p}`);
   }
@@ -156,7 +165,7 @@ export class SyncStore {
   // ---- journal -----------------------------------------------------------------------------
 
   journal(pair: number): JournalRow[] {
-    return (this.db.prepare('SELECT * FROM sync_journal WHERE pair_id = ? ORDER BY id').all(pair) as Record<string, unknown>[]).map((r) => ({
+    return (this.st('SELECT * FROM sync_journal WHERE pair_id = ? ORDER BY id').all(pair) as Record<string, unknown>[]).map((r) => ({
       id: r.id as number,
       op: JSON.parse(r.op as string) as Op,
       stage: r.stage as JournalRow['stage'],
@@ -166,29 +175,29 @@ export class SyncStore {
   }
 
   begin(pair: number, op: Op, temp?: string): number {
-    return Number(this.db.prepare("INSERT INTO sync_journal (pair_id, op, stage, temp, created) VALUES (?, ?, 'started', ?, ?)").run(pair, JSON.stringify(op), temp ?? null, nowIso()).lastInsertRowid);
+    return Number(this.st("INSERT INTO sync_journal (pair_id, op, stage, temp, created) VALUES (?, ?, 'started', ?, ?)").run(pair, JSON.stringify(op), temp ?? null, nowIso()).lastInsertRowid);
   }
 
   written(id: number, result: SideEntry): void {
-    this.db.prepare("UPDATE sync_journal SET stage = 'written', result = ? WHERE id = ?").run(JSON.stringify(result), id);
+    this.st("UPDATE sync_journal SET stage = 'written', result = ? WHERE id = ?").run(JSON.stringify(result), id);
   }
 
   /** Ends a journal entry, with the synced-tree changes that complete it, in one transaction. */
   finish(id: number, apply: () => void = () => {}): void {
     this.db.transaction(() => {
       apply();
-      this.db.prepare('DELETE FROM sync_journal WHERE id = ?').run(id);
+      this.st('DELETE FROM sync_journal WHERE id = ?').run(id);
     })();
   }
 
   // ---- conflicts ---------------------------------------------------------------------------
 
   addConflict(pair: number, path: string, copyPath: string): void {
-    this.db.prepare('INSERT INTO sync_conflicts (pair_id, path, copy_path, created) VALUES (?, ?, ?, ?)').run(pair, path, copyPath, nowIso());
+    this.st('INSERT INTO sync_conflicts (pair_id, path, copy_path, created) VALUES (?, ?, ?, ?)').run(pair, path, copyPath, nowIso());
   }
 
   conflicts(pair?: number): { id: number; pair: number; path: string; copyPath: string; created: string }[] {
-    const rows = (pair === undefined ? this.db.prepare('SELECT * FROM sync_conflicts ORDER BY id').all() : this.db.prepare('SELECT * FROM sync_conflicts WHERE pair_id = ? ORDER BY id').all(pair)) as Record<string, unknown>[];
+    const rows = (pair === undefined ? this.st('SELECT * FROM sync_conflicts ORDER BY id').all() : this.st('SELECT * FROM sync_conflicts WHERE pair_id = ? ORDER BY id').all(pair)) as Record<string, unknown>[];
     return rows.map((r) => ({ id: r.id as number, pair: r.pair_id as number, path: r.path as string, copyPath: r.copy_path as string, created: r.created as string }));
   }
 
@@ -199,7 +208,7 @@ export class SyncStore {
   }
 
   removeConflict(id: number): void {
-    this.db.prepare('DELETE FROM sync_conflicts WHERE id = ?').run(id);
+    this.st('DELETE FROM sync_conflicts WHERE id = ?').run(id);
   }
 }
 
