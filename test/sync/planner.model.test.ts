@@ -101,5 +101,5 @@ describe('sync planner against a model of both sides (issue cases: crash mid-run
     expect(seen.trashed).toBeGreaterThan(0);
     expect(seen.moves).toBeGreaterThan(0);
     console.log('sync model run:', seen);
-  });
+  }, 120_000);
 });
