@@ -93,5 +93,5 @@ describe('sync engine: SIGKILL mid-run (local ↔ Apache WebDAV)', () => {
     for (let i = 0; i < 60; i++) expect(l.get(`/docs/l${i}.txt`)).toBe(body(i));
     for (let i = 0; i < 20; i++) expect(l.get(`/remote/r${i}.txt`)).toBe(body(1000 + i));
     expect(trashContents(trash)).toEqual([]);
-  });
+  }, 300_000);
 });
