@@ -240,16 +240,15 @@ export class SyncEngine {
     }
   }
 
-  private makeExecutor(p: PairRow): Promise<Executor> {
-    return this.remoteOf(p.account).then(
-      (remote) =>
-        new Executor(this.store, p.id, {
-          local: new LocalConnector({ path: p.localPath, trashDir: this.options.trashDir }),
-          localRoot: p.localPath,
-          remote,
-          remoteRoot: p.remotePath,
-        }),
-    );
+  private async makeExecutor(p: PairRow): Promise<Executor> {
+    const remote = await this.remoteOf(p.account);
+    return new Executor(this.store, p.id, {
+      local: new LocalConnector({ path: p.localPath, trashDir: this.options.trashDir }),
+      localRoot: p.localPath,
+      remote,
+      remoteRoot: p.remotePath,
+      ignored: await loadIgnore(p.localPath, p.excluded),
+    });
   }
 
   /** Scans both sides (storing the scans) and plans. */

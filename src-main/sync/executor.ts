@@ -17,7 +17,7 @@ import { joinPath } from '../connectors/shared/paths';
 import type { StorageConnector } from '../connectors/types';
 import { ServiceError, toServiceError } from '../errors';
 import { otherSide, type Op, type Side, type SideEntry, type Tree } from './model';
-import { localEntry, remoteAbs, remoteEntry } from './scan';
+import { localEntry, remoteAbs, remoteEntry, type Ignored } from './scan';
 import type { SyncStore } from './store';
 
 export interface ExecutorSides {
@@ -26,6 +26,8 @@ export interface ExecutorSides {
   localRoot: string;
   remote: StorageConnector;
   remoteRoot: string;
+  /** The pair's ignore rules: what a folder delete finds below it, beyond the plan, apart from these stops it. */
+  ignored?: Ignored;
 }
 
 export type OpResult = 'done' | 'skipped';
@@ -222,6 +224,7 @@ export class Executor {
     const visit = async (p: string) => {
       for (const e of await this.conn(side).list(this.abs(side, p))) {
         const rel = joinPath(p, e.name);
+        if (this.sides.ignored?.(rel, e.kind)) continue;
         const entry = side === 'local' ? await localEntry(this.sides.localRoot, rel, known.get(rel)) : remoteEntry(e, rel);
         if (!entry) continue;
         out.push(entry);

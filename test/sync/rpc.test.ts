@@ -74,6 +74,16 @@ describe('sync procedures: pairs and conflicts', () => {
     const names = (await remote.list('/Shared')).map((e) => e.name).sort();
     expect(names.filter((n) => n.includes('(conflict '))).toEqual([expect.stringMatching(/^c \(conflict .*\)\.txt$/)]);
 
+    // A folder deleted here goes on the other side although it holds a file sync ignores there.
+    mkdirSync(join(local, 'old'));
+    writeFileSync(join(local, 'old', 'x.txt'), 'x');
+    await app.sync.run(pair.id);
+    await remote.write('/Shared/old/.DS_Store', Readable.from([Buffer.from('finder')]));
+    rmSync(join(local, 'old'), { recursive: true });
+    await app.sync.run(pair.id);
+    expect((await h()['sync.pairs.list']({}))[0].state).toBe('idle');
+    await expect(remote.stat('/Shared/old')).rejects.toMatchObject({ code: 'not_found' });
+
     await h()['sync.pairs.remove']({ id: pair.id });
     expect(await h()['sync.pairs.list']({})).toEqual([]);
     expect(readFileSync(join(local, 'hello.txt'), 'utf8')).toBe('hello');
