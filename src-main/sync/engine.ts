@@ -258,9 +258,10 @@ export class SyncEngine {
     const empty: Record<Side, Tree> = { local: new Map(), remote: new Map() };
     if (!roots.local || !roots.remote) return { plan: planSync(new Map(), new Map(), new Map(), { now: new Date(), rootsPresent: roots }), trees: empty };
     const ignored = await loadIgnore(pair.localPath, pair.excluded);
-    const [local, rtree] = await Promise.all([scanLocal(pair.localPath, ignored, this.store.tree(pair.id, 'local')), scanRemote(remote, pair.remotePath, ignored)]);
-    this.store.saveTree(pair.id, 'local', local);
-    this.store.saveTree(pair.id, 'remote', rtree);
+    const before = { local: this.store.tree(pair.id, 'local'), remote: this.store.tree(pair.id, 'remote') };
+    const [local, rtree] = await Promise.all([scanLocal(pair.localPath, ignored, before.local), scanRemote(remote, pair.remotePath, ignored)]);
+    this.store.saveTree(pair.id, 'local', local, before.local);
+    this.store.saveTree(pair.id, 'remote', rtree, before.remote);
     const plan = planSync(local, rtree, this.store.synced(pair.id), {
       now: new Date(),
       remoteCaseInsensitive: !remote.features.caseSensitive,

@@ -86,16 +86,20 @@ export async function scanLocal(root: string, ignored: Ignored, cache: Tree = ne
   const walk = async (folder: string) => {
     const abs = folder === ROOT ? root : join(root, ...folder.split('/').filter(Boolean));
     const names = (await readdir(abs)).sort();
-    for (const name of names) {
-      const path = joinPath(folder, name);
-      const st = await lstat(join(abs, name), { bigint: true }).catch(() => null);
-      if (!st) continue;
-      const kind = st.isDirectory() ? 'folder' : st.isFile() ? 'file' : null;
-      if (!kind || ignored(path, kind)) continue;
-      const e = await localEntry(root, path, byId.get(`${st.dev}:${st.ino}`), undefined, st);
+    // One folder's entries at once: the file system answers them in parallel.
+    const entries = await Promise.all(
+      names.map(async (name) => {
+        const path = joinPath(folder, name);
+        const st = await lstat(join(abs, name), { bigint: true }).catch(() => null);
+        const kind = !st ? null : st.isDirectory() ? 'folder' : st.isFile() ? 'file' : null;
+        if (!st || !kind || ignored(path, kind)) return null;
+        return localEntry(root, path, byId.get(`${st.dev}:${st.ino}`), undefined, st);
+      }),
+    );
+    for (const e of entries) {
       if (!e) continue;
-      tree.set(path, e);
-      if (e.kind === 'folder') await walk(path);
+      tree.set(e.path, e);
+      if (e.kind === 'folder') await walk(e.path);
     }
   };
   await walk(ROOT);

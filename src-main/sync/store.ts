@@ -103,11 +103,20 @@ export class SyncStore {
     return t;
   }
 
-  saveTree(pair: number, side: Side, tree: Tree): void {
-    const del = this.st('DELETE FROM sync_tree WHERE pair_id = ? AND tree = ?');
+  /** Stores a side's scan; with the previous one, only the rows that changed are written. */
+  saveTree(pair: number, side: Side, tree: Tree, previous?: Tree): void {
     this.db.transaction(() => {
-      del.run(pair, side);
-      for (const e of tree.values()) this.insTree(pair, side, e);
+      if (!previous) {
+        this.st('DELETE FROM sync_tree WHERE pair_id = ? AND tree = ?').run(pair, side);
+        for (const e of tree.values()) this.insTree(pair, side, e);
+        return;
+      }
+      const del = this.st('DELETE FROM sync_tree WHERE pair_id = ? AND tree = ? AND path = ?');
+      for (const p of previous.keys()) if (!tree.has(p)) del.run(pair, side, p);
+      for (const e of tree.values()) {
+        const o = previous.get(e.path);
+        if (!o || o.kind !== e.kind || o.id !== e.id || o.ver !== e.ver || o.hash !== e.hash || o.size !== e.size || o.stamp !== e.stamp) this.insTree(pair, side, e);
+      }
     })();
   }
 
