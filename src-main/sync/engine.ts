@@ -228,6 +228,9 @@ export class SyncEngine {
         }
         if (++result.rounds > max) throw new ServiceError('internal_error', `The pair did not settle after ${max} rounds.`);
         result.ops += await this.execute(id, x, plan.ops, trees);
+        // Versions just recorded as racy are looked at again once their second is over, not sooner.
+        const wait = Math.min(x.racyUntil - Date.now(), 2000);
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       }
       this.store.update(id, { state: 'idle' });
       return result;

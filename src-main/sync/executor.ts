@@ -95,8 +95,13 @@ export class Executor {
   private settled(r: SideEntry): SideEntry {
     const precision = this.sides.remote.features.modTimePrecisionMs ?? 1000;
     if (r.kind !== 'file' || precision < 1000 || r.modified === undefined || r.seenAt === undefined) return r;
-    return r.seenAt < r.modified + precision ? { ...r, ver: `racy:${r.ver}` } : r;
+    if (r.seenAt >= r.modified + precision) return r;
+    this.racyUntil = Math.max(this.racyUntil, r.modified + precision);
+    return { ...r, ver: `racy:${r.ver}` };
   }
+
+  /** When the racy versions recorded so far can be told apart from a later change (epoch ms). */
+  racyUntil = 0;
 
   /** The synced tree is keyed by path: an entry of another node there is not overwritten. */
   private mayRecord(path: string, from?: string): boolean {
