@@ -21,6 +21,7 @@ import { EventBus } from './services/events';
 import { FolderWatch } from './services/folder-watch';
 import { DEFAULT_UNDO_SEND_SECONDS, SETTING_TRACKING_BASE_URL, SETTING_UNDO_SEND_SECONDS } from './services/settings-keys';
 import { StorageService } from './services/storage';
+import { SyncEngine, type SyncEngineOptions } from './sync/engine';
 import { TransfersService } from './services/transfers';
 import { Downloader, type DownloaderOptions } from './downloads/downloader';
 import { startUploads, type UploaderOptions, type Uploads } from './uploads';
@@ -40,6 +41,8 @@ export interface AppOptions {
   uploads?: UploaderOptions;
   /** Downloader settings: how long a failing server is waited out (tests shorten it). */
   downloads?: DownloaderOptions;
+  /** Two-way sync engine settings (trash folder, poll interval, manual runs): tests. */
+  sync?: SyncEngineOptions;
   /** Mail engine settings (live IDLE, body prefetch, a change hook): tests and benchmarks. */
   mail?: Partial<Pick<MailDeps, 'live' | 'prefetchBodies' | 'recordChanges' | 'trackingBaseUrl' | 'followIntervalMs' | 'followSafetyMs' | 'notify' | 'undoSendSeconds'>>;
 }
@@ -65,6 +68,8 @@ export interface App {
   apiKeys: ApiKeysService;
   /** The folders open in a browser, kept current (watch or poll). */
   folderWatch: FolderWatch;
+  /** Two-way sync pairs (docs/sync.md). */
+  sync: SyncEngine;
   close(): Promise<void>;
 }
 
@@ -107,6 +112,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   if (options.defaultLocalFolder !== false) await ensureDefaultAccount(settings, accounts, options.defaultLocalFolder ?? join(homedir(), 'Tributary'));
   await activity.start();
   const folderWatch = new FolderWatch({ accounts, storage, events, settings });
+  const sync = new SyncEngine(db, (account) => accounts.storage(account), options.sync);
+  sync.onChange((pair) => events.emit('sync.changed', { pair }));
+  await sync.start();
   return {
     dataDir: options.dataDir,
     db,
@@ -123,8 +131,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     downloads,
     apiKeys,
     folderWatch,
+    sync,
     async close() {
       clearInterval(sweeper);
+      await sync.close();
       await folderWatch.close();
       uploads.stop();
       await activity.close();

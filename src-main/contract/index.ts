@@ -8,8 +8,10 @@ import { z } from 'zod';
 import { activityEvents, activityProcedures } from './activity';
 import { mailEvents, mailProcedures } from './mail';
 import { isAllowListEntry } from './network';
+import { syncEvents, syncProcedures } from './sync';
 
 export { WS_MAX_MESSAGE_BYTES } from './limits';
+export { SyncConflict, SyncPair } from './sync';
 
 const iso = z.string();
 const id = z.string().min(1).max(8192);
@@ -261,6 +263,7 @@ export const procedures = {
   'transfers.clearFinished': { input: z.object({}), output: z.object({}) },
   ...mailProcedures,
   ...activityProcedures,
+  ...syncProcedures,
 } as const;
 
 export const events = {
@@ -275,6 +278,7 @@ export const events = {
   'uploads.progress': z.object({ transfer: z.string(), bytes: z.number() }),
   ...mailEvents,
   ...activityEvents,
+  ...syncEvents,
 } as const;
 
 export type Procedures = typeof procedures;

@@ -10,6 +10,7 @@ import { localServerHandlers } from './local-server';
 import { mailHandlers } from './mail';
 import type { Platform } from './platform';
 import { settingsHandlers } from './settings';
+import { syncHandlers } from './sync';
 
 export type { Platform } from './platform';
 
@@ -31,5 +32,6 @@ export function createHandlers(app: App, platform: Platform): Handlers {
     ...mailHandlers(app.mail, app.storage, app.settings),
     ...localServerHandlers(app, platform),
     ...activityHandlers(app.activity),
+    ...syncHandlers(app.sync),
   };
 }

@@ -8,6 +8,7 @@ import { Sidebar } from './features/accounts/Sidebar';
 import { ConflictDialog } from './features/files/ConflictDialog';
 import { ActivityDashboard } from './features/activity/Dashboard';
 import { SettingsDialog } from './features/settings/SettingsDialog';
+import { SyncView } from './features/sync/SyncView';
 import { FileBrowser } from './features/files/FileBrowser';
 import { Mailbox } from './features/mailbox/Mailbox';
 import { useUnreadTitle } from './features/mailbox/unread';
@@ -119,6 +120,15 @@ export function App() {
           >
             <ActivityIcon /> Activity
           </button>
+          <button
+            type="button"
+            className={`btn btn-ghost${view === 'sync' ? ' pressed' : ''}`}
+            aria-pressed={view === 'sync'}
+            onClick={() => useUi.getState().setView(view === 'sync' ? 'account' : 'sync')}
+            data-testid="sync-toggle"
+          >
+            Sync
+          </button>
           <TransfersButton />
           <button type="button" className="btn btn-ghost" onClick={() => setSettingsOpen(true)} aria-label="Settings" data-testid="settings-open">
             <SettingsIcon />
@@ -138,6 +148,8 @@ export function App() {
         <main className="content">
           {view === 'activity' ? (
             <ActivityDashboard />
+          ) : view === 'sync' ? (
+            <SyncView />
           ) : browsable ? (
             <FileBrowser key={account.id} account={account} />
           ) : mailbox ? (

@@ -1,8 +1,8 @@
-// The migration steps 0200, 0210, 0400, 0500, 0530, 0540, 0550, 0560, 0570 and 0580 (src-main/cache/migrations/): each is applied
+// The migration steps 0200, 0210, 0400, 0500, 0530, 0540, 0550, 0560, 0570, 0580 and 0630 (src-main/cache/migrations/): each is applied
 // on a database holding data written at the version before it, which must survive the step
 // unchanged, and the new tables keep their constraints and cascade with the account.
 import { describe, expect, it } from 'vitest';
-import { migrate, openDb, type Db } from '../../src-main/cache/db';
+import { MIGRATIONS, migrate, openDb, type Db } from '../../src-main/cache/db';
 
 /** A database at `version` with one account (id 1), as a user upgrading from there has. */
 function dbAt(version: number): Db {
@@ -201,6 +201,26 @@ describe('migration steps keep the data of the version before them', () => {
     expect(db.prepare('SELECT copy_state FROM mail_outbox').pluck().get()).toBe('pending');
     db.prepare('DELETE FROM accounts WHERE id = 1').run();
     expect(count(db, 'mail_outbox')).toBe(0);
+    db.close();
+  });
+  // docs/sync.md: pairs, their three trees, the journal and the conflicts list cascade with the account
+  it('0630-sync: accounts and cached entries survive; sync tables check their values and cascade', () => {
+    const db = dbAt(MIGRATIONS.filter((m) => m.version < 630).at(-1)!.version);
+    db.prepare("INSERT INTO entries (account_id, path, parent, name, kind, size, seen_at) VALUES (1, '/a.txt', '/', 'a.txt', 'file', 3, 's')").run();
+    const before = [db.prepare('SELECT * FROM accounts').all(), db.prepare('SELECT * FROM entries').all()];
+    migrate(db, 630);
+    expect(db.pragma('user_version', { simple: true })).toBe(630);
+    expect([db.prepare('SELECT * FROM accounts').all(), db.prepare('SELECT * FROM entries').all()]).toEqual(before);
+    db.prepare("INSERT INTO sync_pairs (local_path, account_id, remote_path, created) VALUES ('/home/me/Sync', 1, '/Sync', 'c')").run();
+    expect(() => db.prepare("INSERT INTO sync_pairs (local_path, account_id, remote_path, created) VALUES ('/home/me/Sync', 1, '/Other', 'c')").run()).toThrow(/UNIQUE/);
+    expect(() => db.prepare("UPDATE sync_pairs SET state = 'other'").run()).toThrow(/CHECK/);
+    const tree = db.prepare("INSERT INTO sync_tree (pair_id, tree, path, kind) VALUES (1, ?, '/x', 'file')");
+    tree.run('synced');
+    expect(() => tree.run('elsewhere')).toThrow(/CHECK/);
+    db.prepare("INSERT INTO sync_journal (pair_id, op, stage, created) VALUES (1, '{}', 'started', 'c')").run();
+    db.prepare("INSERT INTO sync_conflicts (pair_id, path, copy_path, created) VALUES (1, '/x', '/x (conflict)', 'c')").run();
+    db.prepare('DELETE FROM accounts').run();
+    expect(['sync_pairs', 'sync_tree', 'sync_journal', 'sync_conflicts'].map((t) => count(db, t))).toEqual([0, 0, 0, 0]);
     db.close();
   });
 });

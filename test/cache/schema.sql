@@ -1,4 +1,4 @@
--- Generated from a fresh migration run (user_version 580); see test/cache/schema.test.ts.
+-- Generated from a fresh migration run (user_version 630); see test/cache/schema.test.ts.
 CREATE TABLE account_tokens (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
@@ -378,6 +378,54 @@ CREATE TABLE settings (
   value TEXT NOT NULL
 ) STRICT;
 
+CREATE TABLE sync_conflicts (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  pair_id INTEGER NOT NULL REFERENCES sync_pairs(id) ON DELETE CASCADE,
+  path TEXT NOT NULL,
+  copy_path TEXT NOT NULL,
+  created TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE sync_journal (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  pair_id INTEGER NOT NULL REFERENCES sync_pairs(id) ON DELETE CASCADE,
+  op TEXT NOT NULL,
+  stage TEXT NOT NULL CHECK (stage IN ('started', 'written')),
+  temp TEXT,
+  result TEXT,
+  created TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE sync_pairs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  local_path TEXT NOT NULL,
+  account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+  remote_path TEXT NOT NULL,
+  excluded TEXT NOT NULL DEFAULT '[]',
+  paused INTEGER NOT NULL DEFAULT 0 CHECK (paused IN (0, 1)),
+  allow_deletes INTEGER NOT NULL DEFAULT 0 CHECK (allow_deletes IN (0, 1)),
+  state TEXT NOT NULL DEFAULT 'idle' CHECK (state IN ('idle', 'syncing', 'error', 'held', 'refused')),
+  error TEXT,
+  last_sync TEXT,
+  created TEXT NOT NULL,
+  UNIQUE (local_path)
+) STRICT;
+
+CREATE TABLE sync_tree (
+  pair_id INTEGER NOT NULL REFERENCES sync_pairs(id) ON DELETE CASCADE,
+  tree TEXT NOT NULL CHECK (tree IN ('local', 'remote', 'synced')),
+  path TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('file', 'folder')),
+  local_id TEXT,
+  local_ver TEXT,
+  remote_id TEXT,
+  remote_ver TEXT,
+  hash TEXT,
+  size INTEGER,
+  stamp TEXT,
+  PRIMARY KEY (pair_id, tree, path)
+) STRICT, WITHOUT ROWID;
+
 CREATE TABLE "upload_jobs" (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
@@ -435,6 +483,8 @@ CREATE INDEX mail_outbox_due ON mail_outbox (state, next_attempt_ms);
 CREATE INDEX mail_tracking_by_message ON mail_tracking_events (account_id, message_id, kind, at_ms);
 
 CREATE INDEX multipart_sessions_by_updated ON multipart_sessions (updated);
+
+CREATE INDEX sync_journal_by_pair ON sync_journal (pair_id, id);
 
 CREATE INDEX upload_jobs_by_state ON upload_jobs (state);
 

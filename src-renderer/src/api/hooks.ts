@@ -180,6 +180,8 @@ export function useServerEvents(): void {
       } else if (name === 'activity.appended' || name === 'activity.subscriptionsChanged') {
         const p = payload as { account: number };
         void qc.invalidateQueries({ queryKey: keys.activity(p.account) });
+      } else if (name === 'sync.changed') {
+        void qc.invalidateQueries({ queryKey: ['sync'] });
       } else if (name === 'activity.followersChanged') {
         qc.setQueryData([...keys.activityGlobal, 'followers'], (payload as EventPayload<'activity.followersChanged'>).followers);
       }

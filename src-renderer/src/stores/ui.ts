@@ -38,8 +38,8 @@ export interface LocalUpload {
 }
 
 interface UiState {
-  /** The account's own view (files or mailbox), or the activity dashboard. */
-  view: 'account' | 'activity';
+  /** The account's own view (files or mailbox), the activity dashboard, or the sync pairs. */
+  view: 'account' | 'activity' | 'sync';
   account: number | null;
   /** The open folder: a storage folder id, or a mail folder id in a mail account. */
   folder: string;
@@ -58,7 +58,7 @@ interface UiState {
   open(account: number, folder?: string, message?: string | null): void;
   /** The mailbox's folder and message, as the mailbox shows them (kept in the address). */
   showMail(folder: string, message: string | null): void;
-  setView(view: 'account' | 'activity'): void;
+  setView(view: 'account' | 'activity' | 'sync'): void;
   setSelection(ids: Iterable<string>, focusIndex?: number, anchorIndex?: number): void;
   setFocus(index: number): void;
   setRenaming(id: string | null): void;
@@ -127,17 +127,17 @@ export function toastError(title: string, e: unknown): void {
 // Forward, Alt+←/→, a reload and a pasted link all land on the same place.
 
 /** A place; `item` (only in a copied link) is selected once the folder is open. */
-type Place = { view: 'activity' } | { view: 'account'; account: number; folder: string; item?: string; message?: string | null };
+type Place = { view: 'activity' | 'sync' } | { view: 'account'; account: number; folder: string; item?: string; message?: string | null };
 
 export function placeHash(p: Place): string {
-  if (p.view === 'activity') return '#/activity';
+  if (p.view !== 'account') return `#/${p.view}`;
   const folder = p.folder === 'root' && !p.item ? '' : `/folder/${encodeURIComponent(p.folder)}`;
   const message = p.message ? `/message/${encodeURIComponent(p.message)}` : '';
   return `#/account/${p.account}${folder}${p.item ? `/item/${encodeURIComponent(p.item)}` : ''}${message}`;
 }
 
 export function parsePlace(hash: string): Place | null {
-  if (hash === '#/activity') return { view: 'activity' };
+  if (hash === '#/activity' || hash === '#/sync') return { view: hash === '#/sync' ? 'sync' : 'activity' };
   const m = /^#\/account\/(\d+)(?:\/folder\/([^/]+))?(?:\/item\/([^/]+))?(?:\/message\/([^/]+))?$/.exec(hash);
   if (!m) return null;
   const part = (i: number) => (m[i] ? decodeURIComponent(m[i]) : undefined);
@@ -151,7 +151,7 @@ export function itemLink(account: number, folder: string, item: string): string 
 
 function currentHash(): string | null {
   const s = useUi.getState();
-  if (s.view === 'activity') return placeHash({ view: 'activity' });
+  if (s.view !== 'account') return placeHash({ view: s.view });
   return s.account === null ? null : placeHash({ view: 'account', account: s.account, folder: s.folder, message: s.message });
 }
 
@@ -203,7 +203,7 @@ export function followAddress(known: (account: number) => boolean = () => true):
   const place = parsePlace(window.location.hash);
   if (!place || (place.view === 'account' && !known(place.account))) return false;
   if (window.location.hash === currentHash()) return true;
-  if (place.view === 'activity') useUi.getState().setView('activity');
+  if (place.view !== 'account') useUi.getState().setView(place.view);
   else {
     // The address becomes the folder's own (no extra history entry), with the link's item selected.
     if (place.item) window.history.replaceState(null, '', placeHash({ ...place, item: undefined }));

@@ -1,0 +1,64 @@
+/**
+ * Two-way sync procedures and events (docs/sync.md), spread into the procedures and events of
+ * contract/index.ts. zod only. Handlers: rpc/sync.ts, one call each into SyncEngine.
+ */
+import { z } from 'zod';
+
+const iso = z.string();
+const pairId = z.number().int().positive();
+
+export const SyncPair = z.object({
+  id: pairId,
+  localPath: z.string(),
+  account: z.number().int().positive(),
+  remotePath: z.string(),
+  /** Folders (relative to the pair) left out: selective sync. */
+  excluded: z.array(z.string()),
+  paused: z.boolean(),
+  /** idle: up to date; syncing; error; held: deletes wait for confirmation; refused: a side looks missing or empty. */
+  state: z.enum(['idle', 'syncing', 'error', 'held', 'refused']),
+  error: z.string().nullable(),
+  lastSync: iso.nullable(),
+  /** Operations left in the batch being run. */
+  pending: z.number().int(),
+  conflicts: z.number().int(),
+});
+export type SyncPair = z.infer<typeof SyncPair>;
+
+export const SyncConflict = z.object({
+  id: z.number().int(),
+  pair: pairId,
+  /** Holds the remote version ("theirs"). */
+  path: z.string(),
+  /** The local version ("mine"), kept under the conflict name. */
+  copyPath: z.string(),
+  created: iso,
+});
+export type SyncConflict = z.infer<typeof SyncConflict>;
+
+const folder = z.string().min(1).max(4096);
+
+export const syncProcedures = {
+  'sync.pairs.list': { input: z.object({}), output: z.array(SyncPair) },
+  /** A new pair: an existing local folder and an existing folder of a storage account. */
+  'sync.pairs.create': {
+    input: z.object({ localPath: folder, account: z.number().int().positive(), remotePath: folder, excluded: z.array(z.string().max(4096)).max(1000).default([]) }),
+    output: SyncPair,
+  },
+  /** Stops syncing the pair; no file on either side is touched. */
+  'sync.pairs.remove': { input: z.object({ id: pairId }), output: z.object({}) },
+  'sync.pairs.pause': { input: z.object({ id: pairId }), output: SyncPair },
+  'sync.pairs.resume': { input: z.object({ id: pairId }), output: SyncPair },
+  /** A full rescan of both sides and a run now. */
+  'sync.pairs.rescan': { input: z.object({ id: pairId }), output: SyncPair },
+  /** The user confirms held deletes (or that a side really is empty): the run goes ahead. */
+  'sync.pairs.confirm': { input: z.object({ id: pairId }), output: SyncPair },
+  'sync.conflicts.list': { input: z.object({ pair: pairId.optional() }), output: z.array(SyncConflict) },
+  /** mine: the local version takes the name; theirs: the remote one stays; both: keep the two files. */
+  'sync.conflicts.resolve': { input: z.object({ id: z.number().int(), keep: z.enum(['mine', 'theirs', 'both']) }), output: z.object({}) },
+} as const;
+
+export const syncEvents = {
+  /** A pair's state, counts or conflicts changed. */
+  'sync.changed': z.object({ pair: z.number().int() }),
+} as const;

@@ -1,0 +1,308 @@
+/**
+ * The sync engine: keeps each pair in step. A run scans both sides (a full rescan: the planner
+ * needs no cursor, so a follower's reset or a restart costs one walk, never a wrong delete),
+ * plans, executes the batch a few operations at a time, and plans again until nothing is left.
+ * Runs are triggered by the local folder's watch (chokidar), by a remote poll, on start, and on
+ * demand; one run per pair at a time, a trigger during a run asks for one more.
+ */
+import { watch, type FSWatcher } from 'chokidar';
+import { resolve } from 'node:path';
+import { LocalConnector } from '../connectors/local';
+import { ROOT } from '../connectors/shared/paths';
+import type { StorageConnector } from '../connectors/types';
+import { ServiceError, toServiceError } from '../errors';
+import type { Op, Plan, Side, Tree } from './model';
+import { Executor } from './executor';
+import { planSync } from './planner';
+import { loadIgnore, localRootPresent, remoteRootPresent, scanLocal, scanRemote } from './scan';
+import { SyncStore, type PairRow } from './store';
+
+export interface SyncEngineOptions {
+  /** Where deleted local files go; the desktop trash when absent. */
+  trashDir?: string;
+  /** Remote poll interval (ms); 0 turns polling off. */
+  pollMs?: number;
+  /** Quiet time after a local change before a run (ms). */
+  debounceMs?: number;
+  /** Operations run at once. */
+  concurrency?: number;
+  /** Planning rounds per run before it stops and reports an error. */
+  maxRounds?: number;
+  /** No watch, no poll, no run of its own: runs only when asked (tests, benchmarks). */
+  manual?: boolean;
+}
+
+export interface PairStatus extends PairRow {
+  /** Operations left in the current batch (the "syncing N" figure). */
+  pending: number;
+  conflicts: number;
+}
+
+export interface RunResult {
+  rounds: number;
+  ops: number;
+  plan: Plan;
+}
+
+export class SyncEngine {
+  readonly store: SyncStore;
+  private readonly running = new Map<number, Promise<RunResult>>();
+  private readonly again = new Set<number>();
+  private readonly pending = new Map<number, number>();
+  private readonly watchers = new Map<number, FSWatcher>();
+  private readonly timers = new Map<number, NodeJS.Timeout>();
+  private pollTimer?: NodeJS.Timeout;
+  private closed = false;
+  private readonly listeners = new Set<(pair: number) => void>();
+
+  constructor(
+    db: SyncStore['db'],
+    private readonly remoteOf: (account: number) => Promise<StorageConnector>,
+    private readonly options: SyncEngineOptions = {},
+  ) {
+    this.store = new SyncStore(db);
+  }
+
+  /** Called whenever a pair's state or counts change. */
+  onChange(fn: (pair: number) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+  private changed(pair: number) {
+    for (const fn of this.listeners) fn(pair);
+  }
+
+  /** Resumes every pair's journal, starts the watches and the poll, and runs each pair once. */
+  async start(): Promise<void> {
+    for (const p of this.store.pairs()) {
+      // A pair whose account cannot be reached now resumes its journal on its next run.
+      await this.makeExecutor(p)
+        .then((x) => x.resume())
+        .catch((e) => this.store.update(p.id, { state: 'error', error: toServiceError(e).message }));
+      if (!p.paused) this.watchPair(p);
+    }
+    if (this.options.manual) return;
+    const poll = this.options.pollMs ?? 30_000;
+    if (poll > 0) this.pollTimer = setInterval(() => this.triggerAll(), poll);
+    this.triggerAll();
+  }
+
+  private triggerAll() {
+    for (const p of this.store.pairs()) if (!p.paused) void this.run(p.id).catch(() => {});
+  }
+
+  status(): PairStatus[] {
+    const conflicts = this.store.conflicts();
+    return this.store.pairs().map((p) => ({ ...p, pending: this.pending.get(p.id) ?? 0, conflicts: conflicts.filter((c) => c.pair === p.id).length }));
+  }
+
+  async create(p: { localPath: string; account: number; remotePath: string; excluded?: string[] }): Promise<PairRow> {
+    const localPath = resolve(p.localPath);
+    if (!(await localRootPresent(localPath))) throw new ServiceError('invalid_parameters', `${localPath} is not an existing folder.`);
+    const remote = await this.remoteOf(p.account);
+    const remotePath = p.remotePath.replace(/\/+$/, '') || ROOT;
+    if (!(await remoteRootPresent(remote, remotePath))) throw new ServiceError('invalid_parameters', `${remotePath} is not an existing folder of this account.`);
+    for (const other of this.store.pairs()) {
+      if (localPath === other.localPath || localPath.startsWith(`${other.localPath}/`) || other.localPath.startsWith(`${localPath}/`))
+        throw new ServiceError('conflict', `${localPath} overlaps the synced folder ${other.localPath}.`);
+    }
+    const row = this.store.createPair({ ...p, localPath, remotePath });
+    this.watchPair(row);
+    if (!this.options.manual) void this.run(row.id).catch(() => {});
+    return row;
+  }
+
+  async remove(id: number): Promise<void> {
+    this.store.pair(id);
+    await this.unwatch(id);
+    await this.running.get(id)?.catch(() => {});
+    this.store.removePair(id);
+    this.changed(id);
+  }
+
+  async pause(id: number): Promise<void> {
+    this.store.update(id, { paused: true });
+    await this.unwatch(id);
+    this.changed(id);
+  }
+
+  resume(id: number): void {
+    this.store.update(id, { paused: false });
+    this.watchPair(this.store.pair(id));
+    this.changed(id);
+    if (!this.options.manual) void this.run(id).catch(() => {});
+  }
+
+  /** The user confirmed held deletes (or a suspicious empty side): the next run may go ahead. */
+  confirm(id: number): Promise<RunResult> {
+    this.store.update(id, { allowDeletes: true });
+    return this.run(id);
+  }
+
+  /**
+   * Settles a conflict in the local folder (the next run carries it over): `mine` puts the local
+   * version under the name (the remote version goes to the trash), `theirs` trashes the local
+   * copy, `both` keeps the two files and only clears the entry.
+   */
+  async resolve(conflictId: number, keep: 'mine' | 'theirs' | 'both'): Promise<void> {
+    const c = this.store.conflict(conflictId);
+    const p = this.store.pair(c.pair);
+    const local = new LocalConnector({ path: p.localPath, trashDir: this.options.trashDir });
+    try {
+      const exists = (path: string) => local.stat(path).then(() => true, () => false);
+      if (keep === 'mine' && (await exists(c.copyPath))) {
+        if (await exists(c.path)) await local.features.trash!.put(c.path);
+        await local.features.move!(c.copyPath, c.path);
+      } else if (keep === 'theirs' && (await exists(c.copyPath)) && (await exists(c.path))) {
+        await local.features.trash!.put(c.copyPath);
+      }
+    } finally {
+      await local.close();
+    }
+    this.store.removeConflict(conflictId);
+    this.changed(c.pair);
+    if (!this.options.manual) void this.run(c.pair).catch(() => {});
+  }
+
+  private watchPair(p: PairRow) {
+    if (this.watchers.has(p.id) || this.closed || this.options.manual) return;
+    const w = watch(p.localPath, { ignoreInitial: true, persistent: false, awaitWriteFinish: false });
+    w.on('all', () => this.schedule(p.id));
+    w.on('error', () => this.schedule(p.id));
+    this.watchers.set(p.id, w);
+  }
+
+  private async unwatch(id: number) {
+    clearTimeout(this.timers.get(id));
+    this.timers.delete(id);
+    await this.watchers.get(id)?.close();
+    this.watchers.delete(id);
+  }
+
+  private schedule(id: number) {
+    clearTimeout(this.timers.get(id));
+    this.timers.set(
+      id,
+      setTimeout(() => void this.run(id).catch(() => {}), this.options.debounceMs ?? 500),
+    );
+  }
+
+  /** Runs the pair until it is in step (or refused, held, paused); one run at a time per pair. */
+  run(id: number): Promise<RunResult> {
+    const busy = this.running.get(id);
+    if (busy) {
+      this.again.add(id);
+      return busy;
+    }
+    const p = this.doRun(id).finally(() => {
+      this.running.delete(id);
+      if (this.again.delete(id) && !this.closed && !this.options.manual) void this.run(id).catch(() => {});
+    });
+    this.running.set(id, p);
+    return p;
+  }
+
+  private async doRun(id: number): Promise<RunResult> {
+    let pair = this.store.pair(id);
+    const result: RunResult = { rounds: 0, ops: 0, plan: { ops: [] } };
+    if (pair.paused || this.closed) return result;
+    this.store.update(id, { state: 'syncing', error: null });
+    this.changed(id);
+    try {
+      const x = await this.makeExecutor(pair);
+      await x.resume();
+      const max = this.options.maxRounds ?? 100;
+      for (;;) {
+        pair = this.store.pair(id);
+        if (pair.paused || this.closed) break;
+        const { plan, trees } = await this.planPair(pair);
+        result.plan = plan;
+        if (plan.refused) {
+          this.store.update(id, { state: 'refused', error: refusal(plan) });
+          return result;
+        }
+        if (plan.ops.length === 0) {
+          this.store.update(id, plan.heldDeletes ? { state: 'held', error: held(plan) } : { state: 'idle', lastSync: new Date().toISOString() });
+          if (!plan.heldDeletes && pair.allowDeletes) this.store.update(id, { allowDeletes: false });
+          return result;
+        }
+        if (++result.rounds > max) throw new ServiceError('internal_error', `The pair did not settle after ${max} rounds.`);
+        result.ops += await this.execute(id, x, plan.ops, trees);
+        // Versions just recorded as racy are looked at again once their second is over, not sooner.
+        const wait = Math.min(x.racyUntil - Date.now(), 2000);
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      }
+      this.store.update(id, { state: 'idle' });
+      return result;
+    } catch (e) {
+      this.store.update(id, { state: 'error', error: toServiceError(e).message });
+      throw e;
+    } finally {
+      this.pending.delete(id);
+      this.changed(id);
+    }
+  }
+
+  private async makeExecutor(p: PairRow): Promise<Executor> {
+    const remote = await this.remoteOf(p.account);
+    return new Executor(this.store, p.id, {
+      local: new LocalConnector({ path: p.localPath, trashDir: this.options.trashDir }),
+      localRoot: p.localPath,
+      remote,
+      remoteRoot: p.remotePath,
+      ignored: await loadIgnore(p.localPath, p.excluded),
+    });
+  }
+
+  /** Scans both sides (storing the scans) and plans. */
+  async planPair(pair: PairRow): Promise<{ plan: Plan; trees: Record<Side, Tree> }> {
+    const remote = await this.remoteOf(pair.account);
+    const roots = { local: await localRootPresent(pair.localPath), remote: await remoteRootPresent(remote, pair.remotePath) };
+    const empty: Record<Side, Tree> = { local: new Map(), remote: new Map() };
+    if (!roots.local || !roots.remote) return { plan: planSync(new Map(), new Map(), new Map(), { now: new Date(), rootsPresent: roots }), trees: empty };
+    const ignored = await loadIgnore(pair.localPath, pair.excluded);
+    const before = { local: this.store.tree(pair.id, 'local'), remote: this.store.tree(pair.id, 'remote') };
+    const [local, rtree] = await Promise.all([scanLocal(pair.localPath, ignored, before.local), scanRemote(remote, pair.remotePath, ignored)]);
+    this.store.saveTree(pair.id, 'local', local, before.local);
+    this.store.saveTree(pair.id, 'remote', rtree, before.remote);
+    const plan = planSync(local, rtree, this.store.synced(pair.id), {
+      now: new Date(),
+      remoteCaseInsensitive: !remote.features.caseSensitive,
+      allowDeletes: pair.allowDeletes,
+      allowEmptySide: pair.allowDeletes,
+    });
+    return { plan, trees: { local, remote: rtree } };
+  }
+
+  private async execute(id: number, x: Executor, ops: Op[], trees: Record<Side, Tree>): Promise<number> {
+    let next = 0;
+    let done = 0;
+    this.pending.set(id, ops.length);
+    this.changed(id);
+    const worker = async () => {
+      while (next < ops.length && !this.closed) {
+        const op = ops[next++];
+        if ((await x.run(op, trees)) === 'done') done++;
+        this.pending.set(id, ops.length - next);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.options.concurrency ?? 4, ops.length) }, worker));
+    return done;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.pollTimer);
+    for (const id of [...this.watchers.keys()]) await this.unwatch(id);
+    await Promise.allSettled(this.running.values());
+  }
+}
+
+function refusal(plan: Plan): string {
+  const side = plan.refused!.side === 'local' ? 'The local folder' : 'The remote folder';
+  return plan.refused!.reason === 'root-missing' ? `${side} is missing (unmounted or deleted): nothing is synced until it is back.` : `${side} looks empty while the other side is not: nothing is deleted until you confirm.`;
+}
+
+function held(plan: Plan): string {
+  return `${plan.heldDeletes!.count} of ${plan.heldDeletes!.total} files would be deleted: waiting for your confirmation.`;
+}

@@ -1,0 +1,331 @@
+/**
+ * The executor: runs the planner's operations on the two sides, with a durable journal.
+ *
+ * Every operation first checks that the world still is what the plan saw (the expected versions;
+ * a file that changed meanwhile is left alone and the next plan sees the change). Writes go
+ * through the connectors' atomic writes (a temporary name moved into place) and, where a name
+ * must be new, their no-replace publish, so nothing outside Tributary is overwritten. Deletes go
+ * to the trash where the backend has one. An operation that changes a side is journaled before
+ * it starts and its synced-tree update is committed in one transaction with the end of its
+ * journal entry; after a SIGKILL, `resume` finishes what had reached the side (a copy whose new
+ * file is in place, a conflict copy already renamed) and drops the rest, which the next plan,
+ * made from fresh scans, does again or no longer needs.
+ */
+import { createHash } from 'node:crypto';
+import { Transform } from 'node:stream';
+import { joinPath } from '../connectors/shared/paths';
+import type { StorageConnector } from '../connectors/types';
+import { ServiceError, toServiceError } from '../errors';
+import { otherSide, type Op, type Side, type SideEntry, type Tree } from './model';
+import { localEntry, remoteAbs, remoteEntry, type Ignored } from './scan';
+import type { SyncStore } from './store';
+
+export interface ExecutorSides {
+  /** A local connector over the pair's local folder (paths relative to it). */
+  local: StorageConnector;
+  localRoot: string;
+  remote: StorageConnector;
+  remoteRoot: string;
+  /** The pair's ignore rules: what a folder delete finds below it, beyond the plan, apart from these stops it. */
+  ignored?: Ignored;
+}
+
+export type OpResult = 'done' | 'skipped';
+
+export class Executor {
+  constructor(
+    private readonly store: SyncStore,
+    private readonly pair: number,
+    private readonly sides: ExecutorSides,
+  ) {}
+
+  private conn(side: Side): StorageConnector {
+    return side === 'local' ? this.sides.local : this.sides.remote;
+  }
+  private abs(side: Side, path: string): string {
+    return side === 'local' ? path : remoteAbs(this.sides.remoteRoot, path);
+  }
+
+  /** The entry at `path` now (null when absent); local files reuse `known`'s hash when unchanged. */
+  async current(side: Side, path: string, known?: SideEntry): Promise<SideEntry | null> {
+    if (side === 'local') return localEntry(this.sides.localRoot, path, known);
+    try {
+      return remoteEntry(await this.sides.remote.stat(this.abs('remote', path)), path);
+    } catch (e) {
+      if (toServiceError(e).code === 'not_found') return null;
+      throw e;
+    }
+  }
+
+  private async matches(side: Side, path: string, ver: string | undefined, trees: Record<Side, Tree>): Promise<boolean> {
+    const now = await this.current(side, path, trees[side].get(path));
+    return ver === undefined ? now === null : now?.ver === ver;
+  }
+
+  /** Runs one operation; `trees` are the scans the plan was made from. */
+  async run(op: Op, trees: Record<Side, Tree>): Promise<OpResult> {
+    switch (op.type) {
+      case 'record': {
+        if (!(await this.matches('local', op.path, op.local.ver, trees)) || !(await this.matches('remote', op.path, op.remote.ver, trees))) return 'skipped';
+        this.store.db.transaction(() => this.record(op.path, op.from, op.local, op.remote, op.hash))();
+        return 'done';
+      }
+      case 'forget':
+        this.store.forgetSynced(this.pair, op.path);
+        return 'done';
+      case 'mkdir':
+        return this.mkdir(op, trees);
+      case 'copy':
+        return this.copy(op, trees);
+      case 'move':
+        return this.move(op, trees);
+      case 'delete':
+        return this.delete(op, trees);
+      case 'conflict':
+        return this.conflict(op, trees);
+    }
+  }
+
+  /**
+   * A remote version seen within its backend's time precision of its modification (SFTP and SMB
+   * keep whole seconds, and their ETags are made of time and size) could hide a same-size change
+   * made later in that second: it is recorded as "racy", so the next scan takes it as changed and
+   * looks again (git's racy-index rule). Only versions seen, never those Tributary wrote itself.
+   */
+  private settled(r: SideEntry): SideEntry {
+    const precision = this.sides.remote.features.modTimePrecisionMs ?? 1000;
+    if (r.kind !== 'file' || precision < 1000 || r.modified === undefined || r.seenAt === undefined) return r;
+    if (r.seenAt >= r.modified + precision) return r;
+    this.racyUntil = Math.max(this.racyUntil, r.modified + precision);
+    return { ...r, ver: `racy:${r.ver}` };
+  }
+
+  /** When the racy versions recorded so far can be told apart from a later change (epoch ms). */
+  racyUntil = 0;
+
+  /** The synced tree is keyed by path: an entry of another node there is not overwritten. */
+  private mayRecord(path: string, from?: string): boolean {
+    return from === path || !this.store.getSynced(this.pair, path);
+  }
+
+  private record(path: string, from: string | undefined, local: SideEntry, seen: SideEntry, hash?: string): void {
+    const remote = this.settled(seen);
+    if (from && from !== path) this.store.renameSynced(this.pair, from, path);
+    this.store.putSynced(this.pair, { path, kind: local.kind, localId: local.id, localVer: local.ver, remoteId: remote.id, remoteVer: remote.ver, hash: hash ?? local.hash ?? remote.hash });
+  }
+
+  private async mkdir(op: Extract<Op, { type: 'mkdir' }>, trees: Record<Side, Tree>): Promise<OpResult> {
+    try {
+      await this.conn(op.side).mkdir(this.abs(op.side, op.path));
+    } catch (e) {
+      if (toServiceError(e).code !== 'naming_conflict') throw e;
+      if ((await this.current(op.side, op.path))?.kind !== 'folder') return 'skipped';
+    }
+    const mine = (await this.current(op.side, op.path))!;
+    const other = await this.current(otherSide(op.side), op.path, trees[otherSide(op.side)].get(op.path));
+    if (other?.kind === 'folder' && this.mayRecord(op.path, op.from)) {
+      const [l, r] = op.side === 'local' ? [mine, other] : [other, mine];
+      this.store.db.transaction(() => this.record(op.path, op.from, l, r))();
+    }
+    return 'done';
+  }
+
+  private async copy(op: Extract<Op, { type: 'copy' }>, trees: Record<Side, Tree>): Promise<OpResult> {
+    const from = otherSide(op.side);
+    const source = await this.current(from, op.src, trees[from].get(op.src));
+    if (!source || source.ver !== op.expectSource) return 'skipped';
+    if (!(await this.matches(op.side, op.path, op.expectTarget, trees))) return 'skipped';
+    const journal = this.store.begin(this.pair, op);
+    try {
+      const h = createHash('md5');
+      const body = (await this.conn(from).read(this.abs(from, op.src))).pipe(
+        new Transform({
+          transform(chunk: Buffer, _enc, done) {
+            h.update(chunk);
+            done(null, chunk);
+          },
+        }),
+      );
+      const target = this.conn(op.side);
+      const written = await target.write(this.abs(op.side, op.path), body, {
+        size: source.size,
+        // A new name must still be free when published: a file that appeared meanwhile is not replaced.
+        noReplace: op.expectTarget === undefined && target.features.noReplace ? {} : undefined,
+      });
+      const hash = `md5:${h.digest('hex')}`;
+      const result = op.side === 'local' ? ((await localEntry(this.sides.localRoot, op.path, undefined, hash)) ?? undefined) : { ...remoteEntry(written, op.path), hash };
+      if (!result) throw new ServiceError('internal_error', `${op.path} vanished right after it was written.`);
+      this.store.written(journal, result);
+      // The source changed while it was read: what went over is not that version, so the synced
+      // tree keeps the source as changed and the next plan copies it again.
+      const after = await this.current(from, op.src, source);
+      const sourceVer = after?.ver === source.ver && hash === (source.hash ?? hash) ? source : { ...source, ver: `changed:${source.ver}` };
+      this.store.finish(journal, () => this.completeCopy(op, result, sourceVer));
+      return 'done';
+    } catch (e) {
+      this.store.finish(journal);
+      if (toServiceError(e).code === 'naming_conflict') return 'skipped';
+      throw e;
+    }
+  }
+
+  private completeCopy(op: Extract<Op, { type: 'copy' }>, written: SideEntry, source: SideEntry): void {
+    if (op.side === 'local') this.store.putTreeEntry(this.pair, 'local', written);
+    const [l, r] = op.side === 'local' ? [written, this.settled(source)] : [source, written];
+    const s = op.synced ? this.store.getSynced(this.pair, op.synced) : undefined;
+    if (s) {
+      // Both sides now hold it at one place: the synced entry follows it there.
+      const at = op.src === op.path && s.path !== op.path && this.mayRecord(op.path) ? op.path : s.path;
+      if (at !== s.path) this.store.renameSynced(this.pair, s.path, at);
+      this.store.putSynced(this.pair, { ...s, path: at, localId: l.id, localVer: l.ver, remoteId: r.id, remoteVer: r.ver, hash: written.hash });
+    }
+    else if (op.src === op.path && this.mayRecord(op.path)) this.store.putSynced(this.pair, { path: op.path, kind: 'file', localId: l.id, localVer: l.ver, remoteId: r.id, remoteVer: r.ver, hash: written.hash });
+  }
+
+  private async move(op: Extract<Op, { type: 'move' }>, trees: Record<Side, Tree>): Promise<OpResult> {
+    const now = await this.current(op.side, op.from, trees[op.side].get(op.from));
+    if (!now || now.kind !== op.expect.kind || now.ver !== op.expect.ver || (op.side === 'local' && now.id !== op.expect.id)) return 'skipped';
+    const c = this.conn(op.side);
+    const [src, dst] = [this.abs(op.side, op.from), this.abs(op.side, op.path)];
+    try {
+      if (c.features.move) await c.features.move(src, dst);
+      else await moveByCopy(c, src, dst, op.expect.kind);
+    } catch (e) {
+      if (toServiceError(e).code === 'naming_conflict' || toServiceError(e).code === 'not_found') return 'skipped';
+      throw e;
+    }
+    const other = otherSide(op.side);
+    const there = await this.current(other, op.path, trees[other].get(op.path));
+    if (op.synced && there?.kind === op.expect.kind && this.mayRecord(op.path, op.synced)) {
+      const moved = await this.current(op.side, op.path, now);
+      this.store.db.transaction(() => {
+        const s = this.store.getSynced(this.pair, op.synced!);
+        if (!s) return;
+        this.store.renameSynced(this.pair, op.synced!, op.path);
+        this.store.putSynced(this.pair, { ...s, path: op.path, ...(op.side === 'local' ? { localId: moved?.id } : { remoteId: moved?.id }) });
+      })();
+    }
+    return 'done';
+  }
+
+  private async delete(op: Extract<Op, { type: 'delete' }>, trees: Record<Side, Tree>): Promise<OpResult> {
+    // Exactly what the plan saw, nothing more below it: a file added meanwhile stops the delete.
+    const expected = new Map(op.expect.map((x) => [x.path, x.ver]));
+    const top = await this.current(op.side, op.path, trees[op.side].get(op.path));
+    if (!top || expected.get(op.path) !== top.ver) return 'skipped';
+    if (top.kind === 'folder') {
+      const below = await this.listBelow(op.side, op.path, trees[op.side]);
+      if (below.length !== expected.size - 1 || below.some((e) => expected.get(e.path) !== e.ver)) return 'skipped';
+    }
+    const c = this.conn(op.side);
+    if (c.features.trash) await c.features.trash.put(this.abs(op.side, op.path));
+    else await c.remove(this.abs(op.side, op.path), { recursive: top.kind === 'folder' });
+    if (op.synced) this.store.forgetSynced(this.pair, op.synced);
+    return 'done';
+  }
+
+  private async listBelow(side: Side, folder: string, known: Tree): Promise<SideEntry[]> {
+    const out: SideEntry[] = [];
+    const visit = async (p: string) => {
+      for (const e of await this.conn(side).list(this.abs(side, p))) {
+        const rel = joinPath(p, e.name);
+        if (this.sides.ignored?.(rel, e.kind)) continue;
+        const entry = side === 'local' ? await localEntry(this.sides.localRoot, rel, known.get(rel)) : remoteEntry(e, rel);
+        if (!entry) continue;
+        out.push(entry);
+        if (entry.kind === 'folder') await visit(rel);
+      }
+    };
+    await visit(folder);
+    return out;
+  }
+
+  private async conflict(op: Extract<Op, { type: 'conflict' }>, trees: Record<Side, Tree>): Promise<OpResult> {
+    const l = await this.current('local', op.path, trees.local.get(op.path));
+    const r = await this.current('remote', op.path, trees.remote.get(op.path));
+    if (!l || !r || l.ver !== op.local.ver || r.ver !== op.remote.ver) return 'skipped';
+    // Equal content is no conflict: compare hashes, downloading the remote file when it has none.
+    const remoteHash = r.hash ?? (await this.hashOf('remote', op.path));
+    if (remoteHash === l.hash) {
+      if (!this.mayRecord(op.path, op.synced)) return 'skipped';
+      this.store.db.transaction(() => this.record(op.path, op.synced !== op.path ? op.synced : undefined, l, { ...r, hash: remoteHash }))();
+      return 'done';
+    }
+    const journal = this.store.begin(this.pair, op);
+    try {
+      await this.sides.local.features.move!(op.path, op.copyPath);
+    } catch (e) {
+      this.store.finish(journal);
+      if (toServiceError(e).code === 'naming_conflict' || toServiceError(e).code === 'not_found') return 'skipped';
+      throw e;
+    }
+    this.store.finish(journal, () => this.completeConflict(op));
+    return 'done';
+  }
+
+  private completeConflict(op: Extract<Op, { type: 'conflict' }>): void {
+    // The local version now lives under the conflict name as a new file: the synced entry forgets
+    // its local identity so that the rename is not read as the user's move.
+    const s = op.synced ? this.store.getSynced(this.pair, op.synced) : undefined;
+    if (s) this.store.putSynced(this.pair, { ...s, localId: undefined, localVer: undefined });
+    this.store.addConflict(this.pair, op.path, op.copyPath);
+  }
+
+  private async hashOf(side: Side, path: string): Promise<string> {
+    const h = createHash('md5');
+    for await (const chunk of await this.conn(side).read(this.abs(side, path))) h.update(chunk as Buffer);
+    return `md5:${h.digest('hex')}`;
+  }
+
+  /**
+   * After a crash: completes journaled operations whose effect reached the side, drops the rest.
+   * Nothing is redone here; the next plan starts from fresh scans.
+   */
+  async resume(): Promise<{ completed: number; dropped: number }> {
+    let completed = 0;
+    let dropped = 0;
+    for (const j of this.store.journal(this.pair)) {
+      const op = j.op;
+      let done = false;
+      if (op.type === 'copy' && j.stage === 'written' && j.result) {
+        const now = await this.current(op.side, op.path);
+        const same = now && (op.side === 'local' ? now.id === j.result.id && now.ver === j.result.ver : now.ver === j.result.ver);
+        const from = otherSide(op.side);
+        const source = await this.current(from, op.src);
+        if (same && source) {
+          const src = source.ver === op.expectSource ? source : { ...source, ver: `changed:${op.expectSource}` };
+          this.store.finish(j.id, () => this.completeCopy(op, j.result!, src));
+          done = true;
+        }
+      } else if (op.type === 'conflict') {
+        const copy = await this.current('local', op.copyPath);
+        if (copy && copy.id === op.local.id) {
+          this.store.finish(j.id, () => this.completeConflict(op));
+          done = true;
+        }
+      }
+      if (done) completed++;
+      else {
+        this.store.finish(j.id);
+        dropped++;
+      }
+    }
+    return { completed, dropped };
+  }
+}
+
+/** A move on a backend without one (object stores): copy, then remove the source. */
+async function moveByCopy(c: StorageConnector, from: string, to: string, kind: 'file' | 'folder'): Promise<void> {
+  if (kind === 'file') {
+    if (c.features.copy) await c.features.copy(from, to);
+    else {
+      const e = await c.stat(from);
+      await c.write(to, await c.read(from), { size: e.size ?? undefined });
+    }
+    await c.remove(from, { recursive: false });
+    return;
+  }
+  await c.mkdir(to);
+  for (const e of await c.list(from)) await moveByCopy(c, e.path, joinPath(to, e.name), e.kind);
+  await c.remove(from, { recursive: true });
+}

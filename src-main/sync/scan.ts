@@ -1,0 +1,173 @@
+/**
+ * Scanners: the current tree of each side of a pair, and the ignore rules both share.
+ *
+ * Local: a walk of the folder with lstat; identity is device + inode; the version is the MD5 of
+ * the content, hashed again only when size, mtime, ctime or inode changed since the last scan (a
+ * file whose time was set back, to 1970 or to the same second, still changes ctime). Symbolic
+ * links and special files are not synced.
+ * Remote: a walk of the folder through the connector; version = ETag and size (a time only where
+ * a backend has no ETag, and then always with the size); identity = the ETag with the size.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream, type BigIntStats } from 'node:fs';
+import { lstat, readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import ignore from 'ignore';
+import { joinPath, ROOT, TEMP_NAME } from '../connectors/shared/paths';
+import type { Entry, StorageConnector } from '../connectors/types';
+import { ServiceError, toServiceError } from '../errors';
+import type { SideEntry, Tree } from './model';
+
+/** Never synced: system clutter, Office lock files, editors' temporary files, our own temp files. */
+export const DEFAULT_IGNORES = ['.DS_Store', 'Thumbs.db', 'desktop.ini', '~$*', '.~lock.*#', '*~', '.*.sw[a-p]', '*.tmp', '.#*', '.tributary-*'];
+export const IGNORE_FILE = '.tributaryignore';
+
+/** Says whether a pair-relative path is left out: defaults, `.tributaryignore`, excluded folders. */
+export type Ignored = (path: string, kind: 'file' | 'folder') => boolean;
+
+export function ignoreRules(fileText: string | undefined, excluded: string[] = []): Ignored {
+  const ig = ignore().add(DEFAULT_IGNORES);
+  if (fileText) ig.add(fileText);
+  const ex = excluded.map((e) => (e.startsWith('/') ? e : `/${e}`).replace(/\/+$/, ''));
+  return (path, kind) => {
+    if (ex.some((e) => path === e || path.startsWith(`${e}/`))) return true;
+    if (TEMP_NAME.test(path.slice(path.lastIndexOf('/') + 1))) return true;
+    return ig.ignores(path.slice(1) + (kind === 'folder' ? '/' : ''));
+  };
+}
+
+/** The rules of a pair: the local root's `.tributaryignore` (itself synced) and the exclusions. */
+export async function loadIgnore(localRoot: string, excluded: string[]): Promise<Ignored> {
+  const text = await readFile(join(localRoot, IGNORE_FILE), 'utf8').catch(() => undefined);
+  return ignoreRules(text, excluded);
+}
+
+export async function localRootPresent(root: string): Promise<boolean> {
+  return stat(root).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+}
+
+export async function md5File(file: string): Promise<string> {
+  const h = createHash('md5');
+  for await (const chunk of createReadStream(file)) h.update(chunk as Buffer);
+  return `md5:${h.digest('hex')}`;
+}
+
+/**
+ * One local entry as the scanner sees it; `previous` gives the hash when the stamp is unchanged,
+ * `knownHash` when Tributary itself just wrote the file.
+ */
+export async function localEntry(root: string, path: string, previous?: SideEntry, knownHash?: string, stats?: BigIntStats): Promise<SideEntry | null> {
+  const abs = path === ROOT ? root : join(root, ...path.split('/').filter(Boolean));
+  let st = stats;
+  if (!st) {
+    try {
+      st = await lstat(abs, { bigint: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+      throw e;
+    }
+  }
+  const id = `${st.dev}:${st.ino}`;
+  if (st.isDirectory()) return { path, kind: 'folder', id, ver: 'd' };
+  if (!st.isFile()) return null;
+  const stamp = `${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.ino}`;
+  const hash = knownHash ?? (previous && previous.id === id && previous.stamp === stamp && previous.hash ? previous.hash : await md5File(abs));
+  return { path, kind: 'file', id, ver: hash, hash, size: Number(st.size), stamp };
+}
+
+/** The local folder's tree; `cache` is the previous scan (its hashes are reused by stamp). */
+export async function scanLocal(root: string, ignored: Ignored, cache: Tree = new Map()): Promise<Tree> {
+  const byId = new Map<string, SideEntry>();
+  for (const e of cache.values()) if (e.id && e.hash) byId.set(e.id, e);
+  const tree: Tree = new Map();
+  const walk = async (folder: string) => {
+    const abs = folder === ROOT ? root : join(root, ...folder.split('/').filter(Boolean));
+    const names = (await readdir(abs)).sort();
+    // One folder's entries at once: the file system answers them in parallel.
+    const entries = await Promise.all(
+      names.map(async (name) => {
+        const path = joinPath(folder, name);
+        const st = await lstat(join(abs, name), { bigint: true }).catch(() => null);
+        const kind = !st ? null : st.isDirectory() ? 'folder' : st.isFile() ? 'file' : null;
+        if (!st || !kind || ignored(path, kind)) return null;
+        return localEntry(root, path, byId.get(`${st.dev}:${st.ino}`), undefined, st);
+      }),
+    );
+    for (const e of entries) {
+      if (!e) continue;
+      tree.set(e.path, e);
+      if (e.kind === 'folder') await walk(e.path);
+    }
+  };
+  await walk(ROOT);
+  return tree;
+}
+
+/** The remote side's view of one connector entry, at `path` relative to the pair's root. */
+export function remoteEntry(e: Entry, path: string, seenAt = Date.now()): SideEntry {
+  if (e.kind === 'folder') return { path, kind: 'folder', ver: 'd' };
+  const tag = e.etag ? `${e.etag}|${e.size ?? ''}` : undefined;
+  const md5 = e.hashes?.md5;
+  return {
+    path,
+    kind: 'file',
+    id: tag,
+    ver: tag ?? `t:${e.modified?.getTime() ?? ''}|${e.size ?? ''}`,
+    hash: md5 ? `md5:${md5.toLowerCase()}` : undefined,
+    size: e.size ?? undefined,
+    modified: e.modified?.getTime(),
+    seenAt,
+  };
+}
+
+export const remoteAbs = (root: string, path: string) => (path === ROOT ? root : root === ROOT ? path : `${root}${path}`);
+
+export async function remoteRootPresent(c: StorageConnector, root: string): Promise<boolean> {
+  if (root === ROOT) return true;
+  try {
+    return (await c.stat(root)).kind === 'folder';
+  } catch (e) {
+    if (toServiceError(e).code === 'not_found') return false;
+    throw e;
+  }
+}
+
+/** The remote folder's tree, listing folders a few at a time; a failed listing throws (never "empty"). */
+export async function scanRemote(c: StorageConnector, root: string, ignored: Ignored, concurrency = 4): Promise<Tree> {
+  const tree: Tree = new Map();
+  const queue: string[] = [ROOT];
+  let active = 0;
+  let failure: unknown;
+  await new Promise<void>((resolve) => {
+    const pump = () => {
+      if (failure !== undefined || (queue.length === 0 && active === 0)) return resolve();
+      while (active < concurrency && queue.length) {
+        const folder = queue.shift()!;
+        active++;
+        c.list(remoteAbs(root, folder)).then(
+          (children) => {
+            for (const e of children) {
+              const path = joinPath(folder, e.name);
+              if (ignored(path, e.kind)) continue;
+              tree.set(path, remoteEntry(e, path));
+              if (e.kind === 'folder') queue.push(path);
+            }
+            active--;
+            pump();
+          },
+          (e) => {
+            failure = e;
+            active--;
+            pump();
+          },
+        );
+      }
+    };
+    pump();
+  });
+  if (failure !== undefined) throw new ServiceError(toServiceError(failure).code, `Listing the remote folder failed: ${toServiceError(failure).message}`, {}, { cause: failure });
+  return tree;
+}

@@ -1,0 +1,238 @@
+/**
+ * The sync tables (migration 0630): pairs, the three trees of each pair, the journal of
+ * operations in progress and the conflict copies made.
+ */
+import type Database from 'better-sqlite3';
+import { nowIso, type Db } from '../cache/db';
+import { notFound } from '../errors';
+import type { Op, Side, SideEntry, SyncedEntry, SyncedTree, Tree } from './model';
+
+export type PairState = 'idle' | 'syncing' | 'error' | 'held' | 'refused';
+
+export interface PairRow {
+  id: number;
+  localPath: string;
+  account: number;
+  remotePath: string;
+  excluded: string[];
+  paused: boolean;
+  allowDeletes: boolean;
+  state: PairState;
+  error: string | null;
+  lastSync: string | null;
+  created: string;
+}
+
+export interface JournalRow {
+  id: number;
+  op: Op;
+  stage: 'started' | 'written';
+  temp: string | null;
+  result: SideEntry | null;
+}
+
+interface TreeRow {
+  path: string;
+  kind: 'file' | 'folder';
+  local_id: string | null;
+  local_ver: string | null;
+  remote_id: string | null;
+  remote_ver: string | null;
+  hash: string | null;
+  size: number | null;
+  stamp: string | null;
+}
+
+const u = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
+
+export class SyncStore {
+  private readonly statements = new Map<string, Database.Statement>();
+  constructor(readonly db: Db) {}
+
+  /** Statements are prepared once: a scan of 50,000 entries writes 50,000 rows. */
+  private st(sql: string) {
+    let s = this.statements.get(sql);
+    if (!s) this.statements.set(sql, (s = this.db.prepare(sql)));
+    return s;
+  }
+
+  // ---- pairs -------------------------------------------------------------------------------
+
+  pairs(): PairRow[] {
+    return (this.st('SELECT * FROM sync_pairs ORDER BY id').all() as Record<string, unknown>[]).map(pairOf);
+  }
+
+  pair(id: number): PairRow {
+    const row = this.st('SELECT * FROM sync_pairs WHERE id = ?').get(id) as Record<string, unknown> | undefined;
+    if (!row) throw notFound('This sync pair');
+    return pairOf(row);
+  }
+
+  createPair(p: { localPath: string; account: number; remotePath: string; excluded?: string[] }): PairRow {
+    const r = this.db
+      .prepare('INSERT INTO sync_pairs (local_path, account_id, remote_path, excluded, created) VALUES (?, ?, ?, ?, ?)')
+      .run(p.localPath, p.account, p.remotePath, JSON.stringify(p.excluded ?? []), nowIso());
+    return this.pair(Number(r.lastInsertRowid));
+  }
+
+  removePair(id: number): void {
+    this.st('DELETE FROM sync_pairs WHERE id = ?').run(id);
+  }
+
+  update(id: number, patch: Partial<Pick<PairRow, 'paused' | 'allowDeletes' | 'state' | 'error' | 'lastSync' | 'excluded'>>): void {
+    const cols: Record<string, unknown> = {};
+    if (patch.paused !== undefined) cols.paused = patch.paused ? 1 : 0;
+    if (patch.allowDeletes !== undefined) cols.allow_deletes = patch.allowDeletes ? 1 : 0;
+    if (patch.state !== undefined) cols.state = patch.state;
+    if (patch.error !== undefined) cols.error = patch.error;
+    if (patch.lastSync !== undefined) cols.last_sync = patch.lastSync;
+    if (patch.excluded !== undefined) cols.excluded = JSON.stringify(patch.excluded);
+    const keys = Object.keys(cols);
+    if (!keys.length) return;
+    this.st(`UPDATE sync_pairs SET ${keys.map((k) => `${k} = ?`).join(', ')} WHERE id = ?`).run(...Object.values(cols), id);
+  }
+
+  // ---- trees -------------------------------------------------------------------------------
+
+  /** A side's last scan: also the cache of local content hashes (by inode, size and times). */
+  tree(pair: number, side: Side): Tree {
+    const t: Tree = new Map();
+    for (const r of this.st("SELECT * FROM sync_tree WHERE pair_id = ? AND tree = ?").all(pair, side) as TreeRow[]) {
+      t.set(r.path, { path: r.path, kind: r.kind, id: u(r.local_id), ver: r.local_ver ?? '', hash: u(r.hash), size: u(r.size), stamp: u(r.stamp) });
+    }
+    return t;
+  }
+
+  /** Stores a side's scan; with the previous one, only the rows that changed are written. */
+  saveTree(pair: number, side: Side, tree: Tree, previous?: Tree): void {
+    this.db.transaction(() => {
+      if (!previous) {
+        this.st('DELETE FROM sync_tree WHERE pair_id = ? AND tree = ?').run(pair, side);
+        for (const e of tree.values()) this.insTree(pair, side, e);
+        return;
+      }
+      const del = this.st('DELETE FROM sync_tree WHERE pair_id = ? AND tree = ? AND path = ?');
+      for (const p of previous.keys()) if (!tree.has(p)) del.run(pair, side, p);
+      for (const e of tree.values()) {
+        const o = previous.get(e.path);
+        if (!o || o.kind !== e.kind || o.id !== e.id || o.ver !== e.ver || o.hash !== e.hash || o.size !== e.size || o.stamp !== e.stamp) this.insTree(pair, side, e);
+      }
+    })();
+  }
+
+  /** One entry of a side's stored tree (a file Tributary itself just wrote: its hash is known). */
+  putTreeEntry(pair: number, side: Side, e: SideEntry): void {
+    this.insTree(pair, side, e);
+  }
+
+  private insTree(pair: number, side: Side, e: SideEntry): void {
+    this.db
+      .prepare('INSERT OR REPLACE INTO sync_tree (pair_id, tree, path, kind, local_id, local_ver, hash, size, stamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(pair, side, e.path, e.kind, e.id ?? null, e.ver, e.hash ?? null, e.size ?? null, e.stamp ?? null);
+  }
+
+  synced(pair: number): SyncedTree {
+    const t: SyncedTree = new Map();
+    for (const r of this.st("SELECT * FROM sync_tree WHERE pair_id = ? AND tree = 'synced'").all(pair) as TreeRow[]) {
+      t.set(r.path, { path: r.path, kind: r.kind, localId: u(r.local_id), localVer: u(r.local_ver), remoteId: u(r.remote_id), remoteVer: u(r.remote_ver), hash: u(r.hash) });
+    }
+    return t;
+  }
+
+  putSynced(pair: number, s: SyncedEntry): void {
+    this.db
+      .prepare("INSERT OR REPLACE INTO sync_tree (pair_id, tree, path, kind, local_id, local_ver, remote_id, remote_ver, hash) VALUES (?, 'synced', ?, ?, ?, ?, ?, ?, ?)")
+      .run(pair, s.path, s.kind, s.localId ?? null, s.localVer ?? null, s.remoteId ?? null, s.remoteVer ?? null, s.hash ?? null);
+  }
+
+  getSynced(pair: number, path: string): SyncedEntry | undefined {
+    return this.synced1(pair, path);
+  }
+
+  private synced1(pair: number, path: string): SyncedEntry | undefined {
+    const r = this.st("SELECT * FROM sync_tree WHERE pair_id = ? AND tree = 'synced' AND path = ?").get(pair, path) as TreeRow | undefined;
+    return r && { path: r.path, kind: r.kind, localId: u(r.local_id), localVer: u(r.local_ver), remoteId: u(r.remote_id), remoteVer: u(r.remote_ver), hash: u(r.hash) };
+  }
+
+  forgetSynced(pair: number, path: string): void {
+    this.st("DELETE FROM sync_tree WHERE pair_id = ? AND tree = 'synced' AND path = ?").run(pair, path);
+  }
+
+  /** Renames a synced entry and everything below it. */
+  renameSynced(pair: number, from: string, to: string): void {
+    if (from === to) return;
+    const rows = this.db
+      .prepare("SELECT path FROM sync_tree WHERE pair_id = ? AND tree = 'synced' AND (path = ? OR substr(path, 1, ?) = ?)")
+      .pluck()
+      .all(pair, from, from.length + 1, `${from}/`) as string[];
+    // Through a temporary prefix, so renaming into a place below the old one cannot collide.
+    const move = this.st("UPDATE OR REPLACE sync_tree SET path = ? WHERE pair_id = ? AND tree = 'synced' AND path = ?");
+    for (const p of rows) move.run(`\u0000${p}`, pair, p);
+    for (const p of rows) move.run(to + p.slice(from.length), pair, `\u0000${p}`);
+  }
+
+  // ---- journal -----------------------------------------------------------------------------
+
+  journal(pair: number): JournalRow[] {
+    return (this.st('SELECT * FROM sync_journal WHERE pair_id = ? ORDER BY id').all(pair) as Record<string, unknown>[]).map((r) => ({
+      id: r.id as number,
+      op: JSON.parse(r.op as string) as Op,
+      stage: r.stage as JournalRow['stage'],
+      temp: r.temp as string | null,
+      result: r.result ? (JSON.parse(r.result as string) as SideEntry) : null,
+    }));
+  }
+
+  begin(pair: number, op: Op, temp?: string): number {
+    return Number(this.st("INSERT INTO sync_journal (pair_id, op, stage, temp, created) VALUES (?, ?, 'started', ?, ?)").run(pair, JSON.stringify(op), temp ?? null, nowIso()).lastInsertRowid);
+  }
+
+  written(id: number, result: SideEntry): void {
+    this.st("UPDATE sync_journal SET stage = 'written', result = ? WHERE id = ?").run(JSON.stringify(result), id);
+  }
+
+  /** Ends a journal entry, with the synced-tree changes that complete it, in one transaction. */
+  finish(id: number, apply: () => void = () => {}): void {
+    this.db.transaction(() => {
+      apply();
+      this.st('DELETE FROM sync_journal WHERE id = ?').run(id);
+    })();
+  }
+
+  // ---- conflicts ---------------------------------------------------------------------------
+
+  addConflict(pair: number, path: string, copyPath: string): void {
+    this.st('INSERT INTO sync_conflicts (pair_id, path, copy_path, created) VALUES (?, ?, ?, ?)').run(pair, path, copyPath, nowIso());
+  }
+
+  conflicts(pair?: number): { id: number; pair: number; path: string; copyPath: string; created: string }[] {
+    const rows = (pair === undefined ? this.st('SELECT * FROM sync_conflicts ORDER BY id').all() : this.st('SELECT * FROM sync_conflicts WHERE pair_id = ? ORDER BY id').all(pair)) as Record<string, unknown>[];
+    return rows.map((r) => ({ id: r.id as number, pair: r.pair_id as number, path: r.path as string, copyPath: r.copy_path as string, created: r.created as string }));
+  }
+
+  conflict(id: number) {
+    const c = this.conflicts().find((x) => x.id === id);
+    if (!c) throw notFound('This conflict');
+    return c;
+  }
+
+  removeConflict(id: number): void {
+    this.st('DELETE FROM sync_conflicts WHERE id = ?').run(id);
+  }
+}
+
+function pairOf(r: Record<string, unknown>): PairRow {
+  return {
+    id: r.id as number,
+    localPath: r.local_path as string,
+    account: r.account_id as number,
+    remotePath: r.remote_path as string,
+    excluded: JSON.parse(r.excluded as string) as string[],
+    paused: r.paused === 1,
+    allowDeletes: r.allow_deletes === 1,
+    state: r.state as PairState,
+    error: (r.error as string | null) ?? null,
+    lastSync: (r.last_sync as string | null) ?? null,
+    created: r.created as string,
+  };
+}

@@ -1,0 +1,153 @@
+/**
+ * The Sync view (docs/sync.md): sync pairs with their state (up to date / syncing N / paused /
+ * error / waiting for you / N conflicts), adding a pair, and the conflicts list with Keep mine /
+ * Keep theirs / Keep both.
+ */
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import type { SyncConflict, SyncPair } from '../../../../src-main/contract';
+import { useAccounts, useApi, useConnectors } from '../../api/hooks';
+import { toastError } from '../../stores/ui';
+import './sync.css';
+
+export const syncKeys = { all: ['sync'] as const };
+
+function stateText(p: SyncPair): string {
+  if (p.paused) return 'Paused';
+  switch (p.state) {
+    case 'syncing':
+      return p.pending > 0 ? `Syncing ${p.pending} file${p.pending === 1 ? '' : 's'}` : 'Syncing…';
+    case 'error':
+      return `Error: ${p.error ?? 'unknown'}`;
+    case 'held':
+    case 'refused':
+      return `Waiting for you: ${p.error ?? ''}`;
+    default:
+      return 'Up to date';
+  }
+}
+
+export function SyncView() {
+  const api = useApi();
+  const qc = useQueryClient();
+  const accounts = useAccounts();
+  const connectors = useConnectors();
+  const pairs = useQuery({ queryKey: [...syncKeys.all, 'pairs'], queryFn: () => api.call('sync.pairs.list', {}), refetchInterval: 2000 });
+  const conflicts = useQuery({ queryKey: [...syncKeys.all, 'conflicts'], queryFn: () => api.call('sync.conflicts.list', {}), refetchInterval: 2000 });
+  const storage = (accounts.data ?? []).filter((a) => a.active && connectors.data?.find((c) => c.id === a.service)?.kind === 'storage');
+  const [localPath, setLocalPath] = useState('');
+  const [account, setAccount] = useState<number | ''>('');
+  const [remotePath, setRemotePath] = useState('/');
+  const refresh = () => void qc.invalidateQueries({ queryKey: syncKeys.all });
+  const act = async (what: string, f: () => Promise<unknown>) => {
+    try {
+      await f();
+    } catch (e) {
+      toastError(what, e);
+    }
+    refresh();
+  };
+  const nameOf = (id: number) => accounts.data?.find((a) => a.id === id)?.account ?? `account ${id}`;
+
+  const add = (e: FormEvent) => {
+    e.preventDefault();
+    const acc = account === '' ? storage[0]?.id : account;
+    if (!acc) return;
+    void act('Could not add the pair', async () => {
+      await api.call('sync.pairs.create', { localPath: localPath.trim(), account: acc, remotePath: remotePath.trim() || '/', excluded: [] });
+      setLocalPath('');
+    });
+  };
+
+  return (
+    <section className="sync-view" aria-label="Sync" data-testid="sync-view">
+      <div className="toolbar">
+        <h1 className="dashboard-title">Sync</h1>
+      </div>
+      <form className="sync-add" onSubmit={add} data-testid="sync-add">
+        <label>
+          Folder on this computer
+          <input value={localPath} onChange={(e) => setLocalPath(e.target.value)} placeholder="/home/me/Documents" required data-testid="sync-local" />
+        </label>
+        <label>
+          Account
+          <select value={account === '' ? (storage[0]?.id ?? '') : account} onChange={(e) => setAccount(Number(e.target.value))} data-testid="sync-account">
+            {storage.map((a) => (
+              <option key={a.id} value={a.id}>
+                {a.account}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Folder there
+          <input value={remotePath} onChange={(e) => setRemotePath(e.target.value)} placeholder="/" data-testid="sync-remote" />
+        </label>
+        <button type="submit" className="btn btn-primary" disabled={!storage.length} data-testid="sync-add-submit">
+          Add a pair
+        </button>
+      </form>
+
+      <h2 className="section-title">Pairs</h2>
+      {pairs.data?.length === 0 && <p className="muted">No folder is synced yet.</p>}
+      <ul className="sync-pairs">
+        {pairs.data?.map((p) => (
+          <li key={p.id} className={`sync-pair state-${p.paused ? 'paused' : p.state}`} data-testid={`sync-pair-${p.id}`}>
+            <div className="sync-pair-paths">
+              <strong>{p.localPath}</strong> ⇄ {nameOf(p.account)}: {p.remotePath}
+            </div>
+            <div className="sync-pair-state" data-testid="sync-state">
+              {stateText(p)}
+              {p.conflicts > 0 && <span className="sync-badge" data-testid="sync-conflict-count">{`${p.conflicts} conflict${p.conflicts === 1 ? '' : 's'}`}</span>}
+            </div>
+            <div className="sync-pair-actions">
+              {(p.state === 'held' || p.state === 'refused') && !p.paused && (
+                <button type="button" className="btn" onClick={() => act('Could not confirm', () => api.call('sync.pairs.confirm', { id: p.id }))}>
+                  Confirm
+                </button>
+              )}
+              <button type="button" className="btn" onClick={() => act('Could not sync', () => api.call('sync.pairs.rescan', { id: p.id }))} disabled={p.paused} data-testid="sync-now">
+                Sync now
+              </button>
+              {p.paused ? (
+                <button type="button" className="btn" onClick={() => act('Could not resume', () => api.call('sync.pairs.resume', { id: p.id }))} data-testid="sync-resume">
+                  Resume
+                </button>
+              ) : (
+                <button type="button" className="btn" onClick={() => act('Could not pause', () => api.call('sync.pairs.pause', { id: p.id }))} data-testid="sync-pause">
+                  Pause
+                </button>
+              )}
+              <button type="button" className="btn btn-ghost" onClick={() => act('Could not remove', () => api.call('sync.pairs.remove', { id: p.id }))} data-testid="sync-remove">
+                Remove
+              </button>
+            </div>
+          </li>
+        ))}
+      </ul>
+
+      <h2 className="section-title">Conflicts</h2>
+      {conflicts.data?.length === 0 && <p className="muted">No conflicts.</p>}
+      <ul className="sync-conflicts">
+        {conflicts.data?.map((c: SyncConflict) => (
+          <li key={c.id} className="sync-conflict" data-testid="sync-conflict">
+            <div>
+              <strong>{c.path}</strong> changed on both sides; your version is kept as <em>{c.copyPath}</em>.
+            </div>
+            <div className="sync-pair-actions">
+              <button type="button" className="btn" onClick={() => act('Could not resolve', () => api.call('sync.conflicts.resolve', { id: c.id, keep: 'mine' }))} data-testid="keep-mine">
+                Keep mine
+              </button>
+              <button type="button" className="btn" onClick={() => act('Could not resolve', () => api.call('sync.conflicts.resolve', { id: c.id, keep: 'theirs' }))} data-testid="keep-theirs">
+                Keep theirs
+              </button>
+              <button type="button" className="btn" onClick={() => act('Could not resolve', () => api.call('sync.conflicts.resolve', { id: c.id, keep: 'both' }))} data-testid="keep-both">
+                Keep both
+              </button>
+            </div>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}

@@ -1,0 +1,87 @@
+/**
+ * End to end, in real Chromium against headless mode: the Sync view (docs/sync.md). Add a pair
+ * (a folder ↔ a folder of the first-run local account), see a file appear on the other side,
+ * make a conflict by changing a file on both sides, resolve it with Keep mine. Screenshots of
+ * each state at 1440×900 and 800×600 in test-results/e2e-sync-*.png.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RESULTS, openApp, type OpenApp } from './harness';
+
+async function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('E2E Sync view in Chromium against headless mode', () => {
+  let app: OpenApp;
+  let mine: string;
+  const errors: string[] = [];
+  const shots = async (name: string) => {
+    for (const [w, h] of [
+      [1440, 900],
+      [800, 600],
+    ]) {
+      await app.page.setViewportSize({ width: w, height: h });
+      await app.page.screenshot({ path: join(RESULTS, `e2e-sync-${name}-${w}x${h}.png`) });
+    }
+  };
+
+  beforeAll(async () => {
+    mkdirSync(RESULTS, { recursive: true });
+    app = await openApp('sync');
+    app.page.on('pageerror', (e) => errors.push(e.message));
+    mine = mkdtempSync(join(tmpdir(), 'tributary-e2e-sync-mine-'));
+    mkdirSync(join(app.localFolder, 'Shared'));
+  });
+  afterAll(async () => {
+    await app?.close();
+    if (mine) rmSync(mine, { recursive: true, force: true });
+  });
+
+  it('adds a pair, syncs a file across, and resolves a conflict with Keep mine', async () => {
+    const { page } = app;
+    await page.getByTestId('sync-toggle').click();
+    await page.getByTestId('sync-view').waitFor();
+    await shots('empty');
+
+    await page.getByTestId('sync-local').fill(mine);
+    await page.getByTestId('sync-remote').fill('/Shared');
+    await page.getByTestId('sync-add-submit').click();
+    const pair = page.locator('[data-testid^="sync-pair-"]');
+    await pair.waitFor();
+    writeFileSync(join(mine, 'hello.txt'), 'hello from this folder');
+    const there = join(app.localFolder, 'Shared', 'hello.txt');
+    await until(() => existsSync(there));
+    expect(readFileSync(there, 'utf8')).toBe('hello from this folder');
+    await expect.poll(() => pair.getByTestId('sync-state').textContent(), { timeout: 20_000 }).toContain('Up to date');
+    await shots('up-to-date');
+
+    // Changed on both sides before the engine looks: a conflict, both versions kept.
+    writeFileSync(join(mine, 'notes.txt'), 'v0');
+    await until(() => existsSync(join(app.localFolder, 'Shared', 'notes.txt')));
+    await expect.poll(() => pair.getByTestId('sync-state').textContent(), { timeout: 20_000 }).toContain('Up to date');
+    await page.getByTestId('sync-pause').click();
+    await page.getByTestId('sync-resume').waitFor();
+    writeFileSync(join(mine, 'notes.txt'), 'mine, longer');
+    writeFileSync(join(app.localFolder, 'Shared', 'notes.txt'), 'theirs');
+    await page.getByTestId('sync-resume').click();
+    const conflict = page.getByTestId('sync-conflict');
+    await conflict.waitFor({ timeout: 20_000 });
+    await expect.poll(() => conflict.textContent()).toContain('/notes.txt');
+    await expect.poll(() => pair.getByTestId('sync-conflict-count').textContent(), { timeout: 20_000 }).toBe('1 conflict');
+    await shots('conflict');
+
+    await conflict.getByTestId('keep-mine').click();
+    await until(() => readFileSync(join(app.localFolder, 'Shared', 'notes.txt'), 'utf8') === 'mine, longer');
+    await expect.poll(() => page.getByTestId('sync-conflict').count(), { timeout: 20_000 }).toBe(0);
+    expect(readFileSync(join(mine, 'notes.txt'), 'utf8')).toBe('mine, longer');
+    await shots('resolved');
+    expect(errors).toEqual([]);
+  });
+});

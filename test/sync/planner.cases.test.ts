@@ -1,0 +1,231 @@
+// The ten cases a sync engine must survive (docs/sync.md, "What it survives"), one named test
+// each, at the planner level: the World model stands for both sides, the planner decides.
+import { describe, expect, it } from 'vitest';
+import type { Op } from '../../src-main/sync/model';
+import { conflictName, planSync } from '../../src-main/sync/planner';
+import { World } from './world';
+
+/** A pair already in step: `files` on both sides, synced. */
+function synced(files: Record<string, string>, options: { ci?: boolean; hashes?: boolean } = {}): World {
+  const w = new World(options.ci ?? false, options.hashes ?? true);
+  for (const p of Object.keys(files).sort()) {
+    const parts = p.split('/').slice(1, -1);
+    for (let i = 1; i <= parts.length; i++) {
+      const dir = '/' + parts.slice(0, i).join('/');
+      if (!w.sides.local.has(dir)) w.mkdir('local', dir);
+    }
+    w.put('local', p, files[p]);
+  }
+  expect(w.settle()).toBeGreaterThan(0);
+  expect(w.problems()).toEqual([]);
+  return w;
+}
+
+/** Settles, collecting every operation that ran. */
+function run(w: World): Op[] {
+  const ops: Op[] = [];
+  for (let round = 0; round < 50; round++) {
+    const plan = w.plan();
+    expect(plan.refused).toBeUndefined();
+    if (plan.ops.length === 0) return ops;
+    for (const op of plan.ops) if (w.apply(op)) ops.push(op);
+  }
+  throw new Error('did not settle');
+}
+
+const count = (ops: Op[], type: Op['type']) => ops.filter((o) => o.type === type).length;
+
+describe('sync planner: the ten cases', () => {
+  it('Vanished root or empty listing: refuses to act, and mass deletes wait for the user', () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 20; i++) files[`/f${i}`] = `c${i}`;
+    const w = synced(files);
+    const local = w.scan('local');
+    const remote = w.scan('remote');
+    const base = { now: new Date(0) };
+    // The local folder is gone (an unmounted disk): nothing at all is planned.
+    expect(planSync(new Map(), remote, w.synced, { ...base, rootsPresent: { local: false, remote: true } })).toEqual({ ops: [], refused: { reason: 'root-missing', side: 'local' } });
+    // A failing server answered an empty listing: not "delete everything".
+    expect(planSync(local, new Map(), w.synced, base)).toEqual({ ops: [], refused: { reason: 'empty-side', side: 'remote' } });
+    // 15 of 20 deleted locally: more than half, the deletes wait (other work goes on).
+    for (let i = 0; i < 15; i++) w.remove('local', `/f${i}`);
+    w.put('local', '/new', 'n');
+    const plan = planSync(w.scan('local'), remote, w.synced, base);
+    expect(plan.heldDeletes).toEqual({ count: 15, total: 20 });
+    expect(plan.ops.map((o) => o.type)).toEqual(['copy']);
+    // Confirmed by the user, they go (to the trash).
+    const confirmed = planSync(w.scan('local'), remote, w.synced, { ...base, allowDeletes: true });
+    expect(count(confirmed.ops, 'delete')).toBe(15);
+    // Two of twenty is below the share: no question asked.
+    const w2 = synced(files);
+    w2.remove('local', '/f1');
+    w2.remove('local', '/f2');
+    expect(planSync(w2.scan('local'), w2.scan('remote'), w2.synced, base).ops.filter((o) => o.type === 'delete')).toHaveLength(2);
+  });
+
+  it('True vs false conflicts: equal content is no conflict; different content keeps both', () => {
+    for (const hashes of [true, false]) {
+      const w = synced({ '/same.txt': 'v0', '/diff.txt': 'd0' }, { hashes });
+      w.put('local', '/same.txt', 'v1');
+      w.put('remote', '/same.txt', 'v1');
+      w.put('local', '/diff.txt', 'mine');
+      w.put('remote', '/diff.txt', 'theirs');
+      run(w);
+      expect(w.problems()).toEqual([]);
+      const copy = `/${conflictName('diff.txt', new Date(w.clock))}`;
+      expect(w.conflicts).toHaveLength(1);
+      expect(w.conflicts[0]).toMatch(/^\/diff \(conflict \d{4}-\d\d-\d\d \d{6}\)\.txt$/);
+      expect(w.paths('local')).toEqual(['/diff.txt', w.conflicts[0], '/same.txt'].sort());
+      expect([w.content('local', '/diff.txt'), w.content('local', w.conflicts[0]), w.content('remote', '/same.txt')]).toEqual(['theirs', 'mine', 'v1']);
+      expect(copy.startsWith('/diff (conflict ')).toBe(true);
+      expect(w.trash).toEqual([]);
+    }
+  });
+
+  it('Delete on one side, edit on the other: the edit wins, both ways', () => {
+    const w = synced({ '/a.txt': 'a0', '/b.txt': 'b0', '/dir/c.txt': 'c0' });
+    w.remove('local', '/a.txt');
+    w.put('remote', '/a.txt', 'a1');
+    w.put('local', '/b.txt', 'b1');
+    w.remove('remote', '/b.txt');
+    // A whole folder deleted locally while a file in it was edited remotely: the folder comes back with it.
+    w.remove('local', '/dir');
+    w.put('remote', '/dir/c.txt', 'c1');
+    run(w);
+    expect(w.problems()).toEqual([]);
+    expect(['/a.txt', '/b.txt', '/dir/c.txt'].map((p) => w.content('local', p))).toEqual(['a1', 'b1', 'c1']);
+    expect(w.trash).toEqual([]);
+  });
+
+  it('Folder renames and crossed moves: one server-side move, and a moved into b while b moved into a makes no cycle', () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 10; i++) files[`/photos/${i}.jpg`] = `p${i}`;
+    const w = synced(files);
+    w.move('local', '/photos', '/Pictures');
+    const ops = run(w);
+    expect(w.problems()).toEqual([]);
+    expect(ops.filter((o) => o.type !== 'record')).toEqual([expect.objectContaining({ type: 'move', side: 'remote', from: '/photos', path: '/Pictures' })]);
+
+    const x = synced({ '/a/1.txt': 'one', '/b/2.txt': 'two' });
+    x.move('local', '/a', '/b/a');
+    x.move('remote', '/b', '/a/b');
+    const crossed = run(x);
+    expect(x.problems()).toEqual([]);
+    expect(count(crossed, 'copy') + count(crossed, 'delete')).toBe(0);
+    // One of the two moves is kept, the other given up: a folder holds the other.
+    const l = x.paths('local');
+    expect(l.includes('/b/a/1.txt') || l.includes('/a/b/2.txt')).toBe(true);
+    expect(l.filter((p) => p.endsWith('.txt'))).toHaveLength(2);
+  });
+
+  it('Folder renames and crossed moves: a file moved into a folder that then takes its name', () => {
+    const w = synced({ '/A/A': 'x', '/d': 'y' });
+    w.move('remote', '/d', '/A/d');
+    w.move('remote', '/A', '/d');
+    const ops = run(w);
+    expect(w.problems()).toEqual([]);
+    expect(w.paths('local')).toEqual(['/d', '/d/A', '/d/d']);
+    expect(count(ops, 'copy') + count(ops, 'delete')).toBe(0);
+  });
+
+  it('Folder renames and crossed moves: a file renamed away while a new one takes its old name (no remote hashes)', () => {
+    const w = synced({ '/A': 'a', '/\u00e9': 'e' }, { hashes: false });
+    w.move('remote', '/\u00e9', '/a');
+    w.put('remote', '/\u00e9', 'new');
+    w.remove('local', '/\u00e9');
+    run(w);
+    expect(w.problems()).toEqual([]);
+    expect(w.paths('local')).toEqual(['/A', '/a', '/\u00e9']);
+    expect(w.conflicts).toEqual([]);
+  });
+
+  it('Folder renames and crossed moves: a file moved out of a folder while the remote holds twins of its content', () => {
+    const w = synced({ '/C/b': 'same', '/a': 'a' }, { hashes: false });
+    w.move('local', '/C/b', '/b');
+    w.remove('remote', '/C/b');
+    w.put('remote', '/a', 'same');
+    run(w);
+    expect(w.problems()).toEqual([]);
+    expect(w.paths('remote')).toEqual(['/C', '/a', '/b']);
+    expect(w.conflicts).toEqual([]);
+  });
+
+  it('A crash mid-run: a batch half applied, then planned again, finishes without duplicate work', () => {
+    const w = new World();
+    for (let i = 0; i < 12; i++) w.put('local', `/f${i}`, `c${i}`);
+    const first = w.plan().ops;
+    expect(first).toHaveLength(12);
+    for (const op of first.slice(0, 5)) expect(w.apply(op)).toBe(true);
+    // The process died here: the rest of the batch is gone, the next plan starts from the trees.
+    const rest = run(w);
+    expect(count(rest, 'copy')).toBe(7);
+    expect(w.problems()).toEqual([]);
+  });
+
+  it('A file changing while it is being uploaded: the stale copy is refused and the new version goes', () => {
+    const w = synced({ '/doc.txt': 'v0' });
+    w.put('local', '/doc.txt', 'v1');
+    const [copy] = w.plan().ops;
+    expect(copy).toMatchObject({ type: 'copy', side: 'remote', path: '/doc.txt' });
+    w.put('local', '/doc.txt', 'v2');
+    expect(w.apply(copy)).toBe(false);
+    run(w);
+    expect(w.content('remote', '/doc.txt')).toBe('v2');
+    expect(w.problems()).toEqual([]);
+  });
+
+  it('Case and Unicode normalisation: names that are one name on the other side are both kept, renamed', () => {
+    const w = new World(true);
+    w.put('local', '/Report.txt', 'upper');
+    w.put('local', '/report.txt', 'lower');
+    w.put('local', '/caf\u00e9', 'nfc');
+    w.put('local', '/cafe\u0301', 'nfd');
+    run(w);
+    expect(w.problems()).toEqual([]);
+    const remote = w.paths('remote');
+    expect(remote).toHaveLength(4);
+    expect(remote.filter((p) => p.includes('(conflict '))).toHaveLength(2);
+    expect(new Set(remote.map((p) => w.content('remote', p)))).toEqual(new Set(['upper', 'lower', 'nfc', 'nfd']));
+  });
+
+  it('Untrustworthy times: decisions come from versions and content, never from times', () => {
+    // SideEntry carries no time at all; two scans that differ only in version are a change.
+    const entry = (ver: string) => ({ path: '/x', kind: 'file' as const, id: 'i:1', ver });
+    const s = new Map([['/x', { path: '/x', kind: 'file' as const, localId: 'i:1', localVer: 'v1', remoteId: 'e:1', remoteVer: 'e1' }]]);
+    const remote = new Map([['/x', { path: '/x', kind: 'file' as const, id: 'e:1', ver: 'e1' }]]);
+    expect(planSync(new Map([['/x', entry('v1')]]), remote, s, { now: new Date(0) }).ops).toEqual([]);
+    expect(planSync(new Map([['/x', entry('v2')]]), remote, s, { now: new Date(0) }).ops).toEqual([expect.objectContaining({ type: 'copy', side: 'remote' })]);
+  });
+
+  it('A lost or stale state database: a careful resync, union with conflicts kept, never deletes', () => {
+    const w = synced({ '/a': 'a', '/b': 'b', '/d/c': 'c' });
+    const stale = new Map(w.synced);
+    w.put('local', '/new', 'n');
+    w.remove('local', '/b');
+    run(w);
+    expect(w.trash).toEqual(['b']);
+    // Lost: no synced tree at all.
+    w.synced = new Map();
+    w.put('remote', '/a', 'a-remote');
+    run(w);
+    expect(w.trash).toEqual(['b']);
+    expect(w.problems()).toEqual([]);
+    expect(w.conflicts).toHaveLength(1);
+    // Stale: an old copy of the synced tree comes back.
+    w.synced = stale;
+    const before = w.paths('local');
+    const ops = run(w);
+    expect(count(ops, 'delete')).toBe(0);
+    expect(w.trash).toEqual(['b']);
+    expect(w.paths('local')).toEqual(before);
+    expect(w.problems()).toEqual([]);
+  });
+
+  it('A remote cursor reset: a full rescan of unchanged sides plans nothing', () => {
+    const w = synced({ '/a': 'a', '/d/b': 'b', '/d/e/c': 'c' }, { hashes: false });
+    expect(w.plan().ops).toEqual([]);
+    // The same listing seen again in another order is the same tree.
+    const remote = new Map([...w.scan('remote')].reverse());
+    expect(planSync(w.scan('local'), remote, w.synced, w.options()).ops).toEqual([]);
+  });
+});

@@ -1,0 +1,91 @@
+// The sync procedures (contract/sync.ts, docs/sync.md "From the app"): add a pair, see a file
+// reach the other side, pause and resume, and resolve a conflict with Keep mine / theirs / both.
+// The remote side is a WebDAV account on Apache.
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp, type App } from '../../src-main/app';
+import { createHandlers } from '../../src-main/rpc/handlers';
+import { startApache, type ApacheServer } from '../servers/apache';
+import { scratchDir } from '../servers/util';
+import { textOf } from './scenario';
+
+describe('sync procedures: pairs and conflicts', () => {
+  let server: ApacheServer;
+  let app: App;
+  let account: number;
+  const dir = scratchDir('sync-rpc');
+  const h = () => createHandlers(app, { mode: 'headless', version: 'test' });
+
+  beforeAll(async () => {
+    server = await startApache();
+    app = await createApp({ dataDir: join(dir, 'data'), defaultLocalFolder: false, sync: { manual: true, trashDir: join(dir, 'trash') } });
+    account = (await app.accounts.connect({ service: 'webdav', options: { protocol: 'http', host: server.host, port: server.port, path: '/', username: server.user, password: server.password } })).id;
+  });
+  afterAll(async () => {
+    await app?.close();
+    await server?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('adds a pair, syncs a file across, pauses, and resolves conflicts three ways', async () => {
+    const local = join(dir, 'Mine');
+    mkdirSync(local);
+    const remote = await app.accounts.storage(account);
+    await remote.mkdir('/Shared');
+    writeFileSync(join(local, 'hello.txt'), 'hello');
+    await expect(h()['sync.pairs.create']({ localPath: join(dir, 'missing'), account, remotePath: '/Shared', excluded: [] })).rejects.toMatchObject({ code: 'invalid_parameters' });
+    const pair = await h()['sync.pairs.create']({ localPath: local, account, remotePath: '/Shared', excluded: [] });
+    mkdirSync(join(local, 'inner'));
+    await expect(h()['sync.pairs.create']({ localPath: join(local, 'inner'), account, remotePath: '/Shared', excluded: [] })).rejects.toMatchObject({ code: 'conflict' });
+    await app.sync.run(pair.id);
+    expect(await textOf(remote, '/Shared/hello.txt')).toBe('hello');
+    expect((await h()['sync.pairs.list']({}))[0]).toMatchObject({ id: pair.id, state: 'idle', pending: 0, conflicts: 0, paused: false });
+
+    // Paused: nothing moves.
+    await h()['sync.pairs.pause']({ id: pair.id });
+    writeFileSync(join(local, 'later.txt'), 'later');
+    await app.sync.run(pair.id);
+    await expect(remote.stat('/Shared/later.txt')).rejects.toMatchObject({ code: 'not_found' });
+    await h()['sync.pairs.resume']({ id: pair.id });
+    await app.sync.run(pair.id);
+    expect(await textOf(remote, '/Shared/later.txt')).toBe('later');
+
+    // Three conflicts (document 1 of docs/sync.md: changed on both sides keeps both).
+    for (const n of ['a', 'b', 'c']) writeFileSync(join(local, `${n}.txt`), `${n}0`);
+    await app.sync.run(pair.id);
+    for (const n of ['a', 'b', 'c']) {
+      writeFileSync(join(local, `${n}.txt`), `${n}-mine`);
+      await remote.write(`/Shared/${n}.txt`, Readable.from([Buffer.from(`${n}-theirs!`)]));
+    }
+    await app.sync.run(pair.id);
+    const conflicts = await h()['sync.conflicts.list']({ pair: pair.id });
+    expect(conflicts.map((c) => c.path).sort()).toEqual(['/a.txt', '/b.txt', '/c.txt']);
+    expect((await h()['sync.pairs.list']({}))[0].conflicts).toBe(3);
+    const of = (p: string) => conflicts.find((c) => c.path === p)!;
+    await h()['sync.conflicts.resolve']({ id: of('/a.txt').id, keep: 'mine' });
+    await h()['sync.conflicts.resolve']({ id: of('/b.txt').id, keep: 'theirs' });
+    await h()['sync.conflicts.resolve']({ id: of('/c.txt').id, keep: 'both' });
+    await app.sync.run(pair.id);
+    expect(await h()['sync.conflicts.list']({})).toEqual([]);
+    expect([await textOf(remote, '/Shared/a.txt'), await textOf(remote, '/Shared/b.txt'), await textOf(remote, '/Shared/c.txt')]).toEqual(['a-mine', 'b-theirs!', 'c-theirs!']);
+    expect(readFileSync(join(local, 'a.txt'), 'utf8')).toBe('a-mine');
+    const names = (await remote.list('/Shared')).map((e) => e.name).sort();
+    expect(names.filter((n) => n.includes('(conflict '))).toEqual([expect.stringMatching(/^c \(conflict .*\)\.txt$/)]);
+
+    // A folder deleted here goes on the other side although it holds a file sync ignores there.
+    mkdirSync(join(local, 'old'));
+    writeFileSync(join(local, 'old', 'x.txt'), 'x');
+    await app.sync.run(pair.id);
+    await remote.write('/Shared/old/.DS_Store', Readable.from([Buffer.from('finder')]));
+    rmSync(join(local, 'old'), { recursive: true });
+    await app.sync.run(pair.id);
+    expect((await h()['sync.pairs.list']({}))[0].state).toBe('idle');
+    await expect(remote.stat('/Shared/old')).rejects.toMatchObject({ code: 'not_found' });
+
+    await h()['sync.pairs.remove']({ id: pair.id });
+    expect(await h()['sync.pairs.list']({})).toEqual([]);
+    expect(readFileSync(join(local, 'hello.txt'), 'utf8')).toBe('hello');
+  });
+});

@@ -1,0 +1,41 @@
+// The local scanner (docs/sync.md, "How changes are found" and "What is synced"): the case
+// "untrustworthy times" on a real file system, and the ignore rules.
+import { mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ignoreRules, scanLocal } from '../../src-main/sync/scan';
+import { scratchDir } from '../servers/util';
+
+describe('sync scanner', () => {
+  const dir = scratchDir('sync-scan');
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('Untrustworthy times: an edit with the time set back (1970, the future, the same second) is still a change', async () => {
+    const root = join(dir, 'times');
+    mkdirSync(root);
+    const f = join(root, 'doc.txt');
+    const none = ignoreRules(undefined);
+    for (const when of [new Date(0), new Date('2100-01-01T00:00:00Z'), new Date('2026-11-24T03:15:00Z')]) {
+      writeFileSync(f, 'aaaa');
+      utimesSync(f, when, when);
+      const before = await scanLocal(root, none);
+      writeFileSync(f, 'bbbb'); // same size
+      utimesSync(f, when, when); // same time as before
+      const after = await scanLocal(root, none, before);
+      expect(after.get('/doc.txt')!.ver).not.toBe(before.get('/doc.txt')!.ver);
+      // Only the times touched, content unchanged: no change.
+      utimesSync(f, new Date(), new Date());
+      expect((await scanLocal(root, none, after)).get('/doc.txt')!.ver).toBe(after.get('/doc.txt')!.ver);
+    }
+  });
+
+  it('leaves out clutter, .tributaryignore patterns and excluded folders', async () => {
+    const root = join(dir, 'ignore');
+    for (const d of ['build', 'photos/raw', 'docs']) mkdirSync(join(root, d), { recursive: true });
+    for (const f of ['.DS_Store', 'Thumbs.db', '~$report.docx', 'notes.txt~', '.notes.txt.swp', 'x.tmp', 'build/out.o', 'photos/raw/1.cr2', 'photos/a.jpg', 'docs/a.log', 'docs/keep.md'])
+      writeFileSync(join(root, f), f);
+    const rules = ignoreRules('build/\n*.log\n', ['/photos/raw']);
+    const tree = await scanLocal(root, rules);
+    expect([...tree.keys()].sort()).toEqual(['/docs', '/docs/keep.md', '/photos', '/photos/a.jpg']);
+  });
+});
