@@ -17,7 +17,7 @@ import { pipeline } from 'node:stream/promises';
 import { createApp } from '../../src-main/app';
 import { startApache } from '../servers/apache';
 import { hasBinary, scratchDir } from '../servers/util';
-import { RATIO_LABEL, speedRatio } from './ratio';
+import { RATIO_LABEL, ratioCells, speedRatio, summary } from './ratio';
 
 const SIZE_MB = Number(process.env.BENCH_SIZE_MB ?? 1024);
 const ENTRIES = Number(process.env.BENCH_LIST_ENTRIES ?? 100_000);
@@ -134,6 +134,8 @@ export async function main(): Promise<Row[]> {
     console.log(`\n${RATIO_LABEL}`);
     console.log(`vs rclone: up ${speedRatio(t.uploadMBs, rc.uploadMBs)}, down ${speedRatio(t.downloadMBs, rc.downloadMBs)}, list ${speedRatio(t.listEntriesPerS, rc.listEntriesPerS)}`);
     console.log(`vs curl:   up ${speedRatio(t.uploadMBs, cu.uploadMBs)}, down ${speedRatio(t.downloadMBs, cu.downloadMBs)}, list ${speedRatio(t.listEntriesPerS, cu.listEntriesPerS)}`);
+    const speeds = (r: Row) => ({ upload: r.uploadMBs, download: r.downloadMBs, listing: r.listEntriesPerS });
+    summary([...ratioCells('WebDAV (Apache)', 'rclone', speeds(t), speeds(rc)), ...ratioCells('WebDAV (Apache)', 'curl', speeds(t), speeds(cu))]);
     return rows;
   } finally {
     await app.close();
