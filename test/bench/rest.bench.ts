@@ -128,7 +128,9 @@ export async function main(args: string[]): Promise<number> {
     const [busy, metaUnderLoad] = await Promise.all([load(list, ready.apiKey, 100), load(meta, ready.apiKey, 10)]);
     console.log(`| folder listing, while metadata GETs run | 100 | ${busy.rps.toFixed(0)} | ${busy.mean.toFixed(2)} | ${busy.p99.toFixed(0)} |`);
     console.log(`| metadata GET, while 100 connections list | 10 | ${metaUnderLoad.rps.toFixed(0)} | ${metaUnderLoad.mean.toFixed(2)} | ${metaUnderLoad.p99.toFixed(0)} |`);
-    cells.push({ row: 'REST', column: 'metadata GET p99 while 100 connections list', value: metaUnderLoad.p99, unit: 'ms' });
+    // None answered within the run: the p99 is at least the run's length.
+    const starved = metaUnderLoad.rps === 0;
+    cells.push({ row: 'REST', column: `metadata GET p99 while 100 connections list${starved ? ' (none answered: at least)' : ''}`, value: starved ? SECONDS * 1000 : metaUnderLoad.p99, unit: 'ms' });
     cells.push({ row: 'REST', column: 'folder listing p99 at 100 connections', value: busy.p99, unit: 'ms' });
     // Overhead: sequential time per request through HTTP + REST (1 connection: 1 / throughput,
     // since autocannon's latencies have millisecond resolution) minus the same service call made

@@ -239,7 +239,8 @@ function toParams(accountId: number, parent: string, e: Entry, seen: string) {
 
 /** The columns whose change rewrites a row (`seen_at` and `learned_at` follow them). */
 const COMPARED = ['path', 'name', 'kind', 'size', 'modified', 'created', 'etag', 'mime_type'] as const;
-const rowKey = (r: Record<string, unknown>) => JSON.stringify(COMPARED.map((c) => r[c] ?? null));
+// Every compared value is a string, a number or null, both in parameters and in rows read back.
+const rowKey = (r: Record<string, unknown>) => `${r.path}\0${r.name}\0${r.kind}\0${r.size}\0${r.modified}\0${r.created}\0${r.etag}\0${r.mime_type}`;
 const digestOf = (params: Record<string, unknown>[]) => {
   const h = createHash('sha1');
   for (const p of params) h.update(rowKey(p)).update('\n');
