@@ -1,5 +1,4 @@
 /** A message's bodies as Tributary reads them: parsed once from the source, then cached. */
-import { simpleParser } from 'mailparser';
 import type { AttachmentMeta } from './store';
 
 const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
@@ -13,6 +12,7 @@ function snippetOf(text: string | null, html: string | null): string {
 }
 
 export async function parseBody(raw: Buffer): Promise<{ text: string | null; html: string | null; attachments: AttachmentMeta[]; snippet: string }> {
+  const { simpleParser } = await import('mailparser'); // loaded with the first message parsed
   const p = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true });
   const text = p.text ?? null;
   const html = typeof p.html === 'string' ? p.html : null;

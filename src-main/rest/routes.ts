@@ -5,7 +5,6 @@
  * the services and hand service objects to the version mappers in shapes/storage.ts.
  */
 import { Readable } from 'node:stream';
-import sharp from 'sharp';
 import type { Account, Resource } from '../contract';
 import { connectorDefinition, credentialsOf } from '../connectors/registry';
 import { ServiceError, toServiceError } from '../errors';
@@ -513,6 +512,8 @@ const fileRoutes: Route[] = [
       }
       let image: Buffer;
       try {
+        // libvips (about 10 MB in memory) is loaded with the first thumbnail asked for.
+        const { default: sharp } = await import('sharp');
         const pipeline = sharp({ limitInputPixels: 100_000_000, failOn: 'error' }).rotate().resize(size, size, { fit: 'inside', withoutEnlargement: true });
         const out = format === 'jpeg' ? pipeline.jpeg({ quality: 80 }) : pipeline.png();
         stream.on('error', (e) => out.destroy(e));
