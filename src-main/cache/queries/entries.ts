@@ -78,11 +78,11 @@ export class EntriesTable {
   private write(accountId: number, parent: string, entries: Entry[]): void {
     const key = folderKey(accountId, parent);
     const wasStale = this.stale.get(accountId)?.has(parent) ?? false;
-    const seen = nowIso();
-    const params = entries.map((e) => toParams(accountId, parent, e, seen));
-    const digest = digestOf(params);
+    const digest = digestOf(entries);
     if (!wasStale && this.written.get(key) === digest && this.listed(accountId, parent)) return;
     this.written.delete(key);
+    const seen = nowIso();
+    const params = entries.map((e) => toParams(accountId, parent, e, seen));
     this.bestEffort(accountId, parent, () => {
       this.db.transaction(() => {
         // Listings below a folder marked stale were not dropped when it was marked.
@@ -241,9 +241,12 @@ function toParams(accountId: number, parent: string, e: Entry, seen: string) {
 const COMPARED = ['path', 'name', 'kind', 'size', 'modified', 'created', 'etag', 'mime_type'] as const;
 // Every compared value is a string, a number or null, both in parameters and in rows read back.
 const rowKey = (r: Record<string, unknown>) => `${r.path}\0${r.name}\0${r.kind}\0${r.size}\0${r.modified}\0${r.created}\0${r.etag}\0${r.mime_type}`;
-const digestOf = (params: Record<string, unknown>[]) => {
+/** What a listing holds, as compared (the same fields as COMPARED, without building rows). */
+const digestOf = (entries: Entry[]) => {
   const h = createHash('sha1');
-  for (const p of params) h.update(rowKey(p)).update('\n');
+  for (const e of entries) {
+    h.update(`${e.path}\0${e.name}\0${e.kind}\0${e.size}\0${e.modified?.getTime()}\0${e.created?.getTime()}\0${e.etag}\0${e.mimeType}\n`);
+  }
   return h.digest('base64');
 };
 const folderKey = (accountId: number, folder: string) => `${accountId}:${folder}`;
