@@ -46,6 +46,8 @@ async function child(args: string[]): Promise<number> {
     const existing = app.accounts.list().find((a) => a.service === service);
     const account = existing?.id ?? (await app.accounts.connect({ service, options: JSON.parse(optionsJson) })).id;
     const uploader = new Uploader(app, new MultipartService(app), { concurrency: { [service]: CONCURRENCY } });
+    // The connector (and the SDK it loads on first use) is part of idle, not of the upload.
+    await app.accounts.storage(account);
     const baseRssMb = process.memoryUsage().rss / MiB;
     const t0 = performance.now();
     await uploader.upload({ accountId: account, parentId: 'root', localPath: file, name });
