@@ -140,6 +140,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       await activity.close();
       await mail.close();
       await accounts.close();
+      storage.entries.flush(); // listings not yet written to the cache
       db.close();
     },
   };

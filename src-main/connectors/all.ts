@@ -8,7 +8,17 @@
 import { register } from './registry';
 import type { ConnectorDefinition } from './types';
 
-const loaders = import.meta.glob<{ default: ConnectorDefinition }>('./*/index.ts');
+type Loader = () => Promise<{ default: ConnectorDefinition }>;
+/**
+ * A folder with a `definition.ts` registers that: the definition without the implementation,
+ * whose `create` imports the folder's index.ts (and the SDK behind it) on first use. Others
+ * register their index.ts.
+ */
+const light = import.meta.glob<{ default: ConnectorDefinition }>('./*/definition.ts');
+const loaders: Record<string, Loader> = {};
+for (const [file, load] of Object.entries(import.meta.glob<{ default: ConnectorDefinition }>('./*/index.ts'))) {
+  loaders[file] = light[file.replace(/index\.ts$/, 'definition.ts')] ?? load;
+}
 
 export interface LoadFailure {
   folder: string;

@@ -244,7 +244,11 @@ export interface ConnectorDefinition<K extends keyof ConnectorKinds = keyof Conn
   credentialsOf?(options: O): ImportCredentials;
   /** The `account` display string for a new account (usually user@host). */
   describe(options: O): string;
-  create(options: O, context: ConnectorContext): ConnectorKinds[K];
+  /**
+   * A new instance. May resolve later: a connector whose SDK is heavy loads it (a dynamic import)
+   * only when an account of its kind is first used, so that idle Tributary does not carry it.
+   */
+  create(options: O, context: ConnectorContext): ConnectorKinds[K] | Promise<ConnectorKinds[K]>;
   /**
    * Proves a new instance can reach its server with its credentials ("test connection", and
    * every import). Storage connectors default to listing the root.

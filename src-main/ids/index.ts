@@ -18,12 +18,30 @@ export class IdCodec {
   private readonly encKey: Buffer;
   private readonly macKey: Buffer;
 
+  /**
+   * Ids made or read recently, both ways (encryption is deterministic, so an id never changes):
+   * a listing encodes one id per entry, and the cipher setup costs more than the rest of it.
+   */
+  private readonly encoded = new Map<string, string>();
+  private readonly decoded = new Map<string, string>();
+
   constructor(key: Buffer) {
     this.encKey = createHmac('sha256', key).update('enc').digest();
     this.macKey = createHmac('sha256', key).update('nonce').digest();
   }
 
   encode(accountId: number, upstreamId: string): string {
+    const key = `${accountId}:${upstreamId}`;
+    let id = this.encoded.get(key);
+    if (id === undefined) {
+      id = this.seal(accountId, upstreamId);
+      remember(this.encoded, key, id);
+      remember(this.decoded, id, key);
+    }
+    return id;
+  }
+
+  private seal(accountId: number, upstreamId: string): string {
     const plain = Buffer.concat([Buffer.from([VERSION]), u32(accountId), Buffer.from(upstreamId, 'utf8')]);
     const nonce = createHmac('sha256', this.macKey).update(plain).digest().subarray(0, 12);
     const cipher = createCipheriv('aes-256-gcm', this.encKey, nonce);
@@ -38,6 +56,12 @@ export class IdCodec {
   /** The upstream id inside `id` if it is authentic and belongs to `accountId`; else not_found. */
   decode(accountId: number, id: string): string {
     const fail = () => new ServiceError('not_found', 'No file or folder has this id in this account.');
+    const known = this.decoded.get(id);
+    if (known !== undefined) {
+      const colon = known.indexOf(':');
+      if (known.slice(0, colon) !== String(accountId)) throw fail();
+      return known.slice(colon + 1);
+    }
     if (!isWellFormedId(id)) throw fail();
     const sealed = Buffer.from(id, 'base64url');
     let plain: Buffer;
@@ -49,8 +73,18 @@ export class IdCodec {
       throw fail();
     }
     if (plain[0] !== VERSION || plain.readUInt32BE(1) !== accountId) throw fail();
-    return plain.subarray(5).toString('utf8');
+    const upstreamId = plain.subarray(5).toString('utf8');
+    remember(this.decoded, id, `${accountId}:${upstreamId}`);
+    return upstreamId;
   }
+}
+
+/** Ids held per direction: enough for the pages of a few big folders, a few MB at most. */
+const REMEMBERED = 20_000;
+
+function remember(map: Map<string, string>, key: string, value: string): void {
+  map.set(key, value);
+  if (map.size > REMEMBERED) map.delete(map.keys().next().value!);
 }
 
 export const isSpecialId = (id: string): id is SpecialId => (SPECIAL_IDS as readonly string[]).includes(id);

@@ -4,7 +4,7 @@
  * together), its HTML made safe to quote inside the compose window, the quote itself, and the
  * inline (`cid:`) images a body refers to.
  */
-import { simpleParser, type Attachment } from 'mailparser';
+import type { Attachment } from 'mailparser';
 import { parseDocument } from 'htmlparser2';
 import { render } from 'dom-serializer';
 import type { AnyNode, Element, ParentNode } from 'domhandler';
@@ -22,6 +22,7 @@ function snippetOf(text: string | null, html: string | null): string {
 }
 
 export async function parseBody(raw: Buffer): Promise<{ text: string | null; html: string | null; attachments: AttachmentMeta[]; snippet: string }> {
+  const { simpleParser } = await import('mailparser'); // loaded with the first message parsed
   const p = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true });
   const text = p.text ?? null;
   const html = typeof p.html === 'string' ? p.html : null;
@@ -35,6 +36,7 @@ export async function parseBody(raw: Buffer): Promise<{ text: string | null; htm
 
 /** Every part of a message that is not its text or HTML body, in the order of `attachments`. */
 export async function messageParts(raw: Buffer): Promise<Attachment[]> {
+  const { simpleParser } = await import('mailparser');
   const p = await simpleParser(raw, { skipHtmlToText: true, skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true });
   return p.attachments;
 }

@@ -4,7 +4,6 @@
  * attachments) that storage serves. Answered from the cache the engine keeps current.
  */
 import { Readable } from 'node:stream';
-import { simpleParser } from 'mailparser';
 import type { Db } from '../cache/db';
 import type { MailFile, MailMessage, MailPage, MailPerson } from '../contract/mail';
 import { invalid, notFound } from '../errors';
@@ -286,6 +285,7 @@ export class MailMessages {
     if (ref.kind === 'r') {
       return { file: { id: fileId, name: 'raw_content.rfc822', mimeType: 'message/rfc822', size: body.raw.length }, stream: Readable.from([body.raw]) };
     }
+    const { simpleParser } = await import('mailparser'); // loaded with the first message parsed
     const parsed = await simpleParser(body.raw, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true, skipTextLinks: true });
     const a = parsed.attachments[ref.index];
     if (!a) throw notFound('The file');

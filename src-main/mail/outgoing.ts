@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import MailComposer from 'nodemailer/lib/mail-composer';
+import type MailComposer from 'nodemailer/lib/mail-composer';
 import type { Db } from '../cache/db';
 import type { MailMessage, MailPerson } from '../contract/mail';
 import { ServiceError, invalid } from '../errors';
@@ -294,7 +294,9 @@ export class MailOutgoing {
 }
 
 async function build(mail: ConstructorParameters<typeof MailComposer>[0], keepBcc: boolean): Promise<Buffer> {
-  const node = new MailComposer(mail).compile();
+  // nodemailer is loaded with the first message composed.
+  const { default: Composer } = await import('nodemailer/lib/mail-composer');
+  const node = new Composer(mail).compile();
   (node as unknown as { keepBcc: boolean }).keepBcc = keepBcc;
   return node.build();
 }

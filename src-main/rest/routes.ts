@@ -6,7 +6,6 @@
  */
 import { Readable, Transform } from 'node:stream';
 import { Response } from 'undici';
-import sharp from 'sharp';
 import type { Account, Resource } from '../contract';
 import { connectorDefinition, credentialsOf } from '../connectors/registry';
 import type { Permission, PermissionChanges } from '../connectors/types';
@@ -571,6 +570,8 @@ const fileRoutes: Route[] = [
       }
       let image: Buffer;
       try {
+        // libvips (about 10 MB in memory) is loaded with the first thumbnail asked for.
+        const { default: sharp } = await import('sharp');
         const pipeline = sharp({ limitInputPixels: 100_000_000, failOn: 'error' }).rotate().resize(size, size, { fit: 'inside', withoutEnlargement: true });
         const out = format === 'jpeg' ? pipeline.jpeg({ quality: 80 }) : pipeline.png();
         stream.on('error', (e) => out.destroy(e));

@@ -116,7 +116,7 @@ export class AccountsService {
   private async verified(service: string, rawOptions: unknown, accountId: number) {
     const def = connectorDefinition(service);
     const options = parseOptions(def, rawOptions);
-    const instance = def.create(options, { dataDir: this.dataDir, accountId }) as ConnectorKinds[keyof ConnectorKinds];
+    const instance = (await def.create(options, { dataDir: this.dataDir, accountId })) as ConnectorKinds[keyof ConnectorKinds];
     try {
       if (def.verify) await def.verify(instance as never);
       else await (instance as StorageConnector).list('/');

@@ -218,16 +218,21 @@ export class StorageService {
     } else {
       const key = `${accountId}:${loc.path}`;
       const snapshot = page > 1 ? this.snapshots.get(key) : undefined;
+      // The folder's own metadata is asked for alongside its listing (one round trip, not two);
+      // the listing's failure, when both fail, is the one reported.
+      const selfP = loc.path === ROOT ? Promise.resolve(rootEntry()) : loc.connector.stat(loc.path).catch((e: unknown) => e as Error);
       if (snapshot && Date.now() - snapshot.at < SNAPSHOT_MS) {
         children = snapshot.children;
       } else {
         children = sortListing(await loc.connector.list(loc.path));
-        this.entries.replaceListing(accountId, loc.path, children);
         this.snapshots.delete(key);
         this.snapshots.set(key, { at: Date.now(), children });
         if (this.snapshots.size > MAX_SNAPSHOTS) this.snapshots.delete(this.snapshots.keys().next().value!);
       }
-      const self = loc.path === ROOT ? rootEntry() : await loc.connector.stat(loc.path);
+      const self = await selfP;
+      if (self instanceof Error) throw self;
+      // Written once this answer is on its way (entries.ts), so queued after the last await.
+      if (children !== snapshot?.children) this.entries.replaceListing(accountId, loc.path, children);
       folder = this.toResource(accountId, self, { ancestors: true });
     }
     if (loc.trash) sortListing(children);

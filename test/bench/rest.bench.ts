@@ -15,7 +15,7 @@ import { createApp } from '../../src-main/app';
 import { registerRest, restServices } from '../../src-main/rest';
 import { createHttpServer } from '../../src-main/server/http';
 import { scratchDir } from '../servers/util';
-import { RATIO_LABEL, timeRatio } from './ratio';
+import { RATIO_LABEL, summary, timeRatio, type SummaryCell } from './ratio';
 
 interface CannonResult {
   requests: { average: number };
@@ -114,10 +114,29 @@ export async function main(args: string[]): Promise<number> {
       ['metadata GET', meta, 1],
       ['folder listing (100 of 200)', list, 1],
     ];
+    const cells: SummaryCell[] = [];
     for (const [name, url, connections] of rows) {
       const r = await load(url, ready.apiKey, connections);
       console.log(`| ${name} | ${connections} | ${r.rps.toFixed(0)} | ${r.mean.toFixed(2)} | ${r.p99.toFixed(0)} |`);
+      if (connections === 10) {
+        cells.push({ row: 'REST', column: `${name} at 10 connections`, value: r.rps, unit: 'req/s' });
+        cells.push({ row: 'REST', column: `${name} at 10 connections, p99`, value: r.p99, unit: 'ms' });
+      }
     }
+    // A metadata request's latency while 100 connections keep listing the folder: listings
+    // must not stall the other routes (both loads run at once against the one server). The
+    // metadata connections open first: a saturated Node accepts about one new connection per
+    // event-loop turn, so a request on a connection opened during the listing load measures
+    // the accept queue rather than the route.
+    const metaRun = load(meta, ready.apiKey, 10, SECONDS + 1);
+    await new Promise((r) => setTimeout(r, 500));
+    const [busy, metaUnderLoad] = await Promise.all([load(list, ready.apiKey, 100), metaRun]);
+    console.log(`| folder listing, while metadata GETs run | 100 | ${busy.rps.toFixed(0)} | ${busy.mean.toFixed(2)} | ${busy.p99.toFixed(0)} |`);
+    console.log(`| metadata GET, while 100 connections list | 10 | ${metaUnderLoad.rps.toFixed(0)} | ${metaUnderLoad.mean.toFixed(2)} | ${metaUnderLoad.p99.toFixed(0)} |`);
+    // None answered within the run: the p99 is at least the run's length.
+    const starved = metaUnderLoad.rps === 0;
+    cells.push({ row: 'REST', column: `metadata GET p99 while 100 connections list${starved ? ' (none answered: at least)' : ''}`, value: starved ? SECONDS * 1000 : metaUnderLoad.p99, unit: 'ms' });
+    cells.push({ row: 'REST', column: 'folder listing p99 at 100 connections', value: busy.p99, unit: 'ms' });
     // Overhead: sequential time per request through HTTP + REST (1 connection: 1 / throughput,
     // since autocannon's latencies have millisecond resolution) minus the same service call made
     // directly in the server process. Alternated ROUNDS times, medians, to damp a shared machine.
@@ -140,6 +159,7 @@ export async function main(args: string[]): Promise<number> {
     console.log('|---|---|---|---|---|');
     line('metadata GET', median(directGet), median(restGet));
     line('folder listing (100 of 200)', median(directList), median(restList));
+    summary(cells);
     return 0;
   } finally {
     child.stdin!.end();

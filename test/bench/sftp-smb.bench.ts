@@ -21,7 +21,7 @@ import { createApp, type App } from '../../src-main/app';
 import { startSamba } from '../servers/samba';
 import { startSshd } from '../servers/sshd';
 import { hasBinary, scratchDir } from '../servers/util';
-import { RATIO_LABEL, speedRatio } from './ratio';
+import { RATIO_LABEL, ratioCells, speedRatio, summary } from './ratio';
 
 const SIZE_MB = Number(process.env.BENCH_SIZE_MB ?? 1024);
 const ENTRIES = Number(process.env.BENCH_LIST_ENTRIES ?? 100_000);
@@ -115,6 +115,13 @@ function spawnTimed(cmd: string, args: string[], env: NodeJS.ProcessEnv = proces
   const s = Number(process.hrtime.bigint() - t0) / 1e9;
   onOut?.(out);
   return s;
+}
+
+/** The summary cells of one backend: Tributary (first row) against each peer row. */
+function summarize(backend: string, rows: Row[]): void {
+  const speeds = (r: Row) => ({ upload: r.uploadMBs, download: r.downloadMBs, listing: r.listEntriesPerS });
+  const [ours, ...peers] = rows;
+  summary(peers.flatMap((p) => ratioCells(backend, p.tool, speeds(ours!), speeds(p))));
 }
 
 function print(title: string, rows: Row[]): void {
@@ -240,8 +247,12 @@ export async function main(): Promise<void> {
   try {
     const src = join(work, 'source.bin');
     makeSource(src, bytes);
-    print('SFTP (OpenSSH internal-sftp)', await benchSftp(work, src, bytes));
-    print('SMB (Samba smbd, SMB3)', await benchSmb(work, src, bytes));
+    const sftp = await benchSftp(work, src, bytes);
+    print('SFTP (OpenSSH internal-sftp)', sftp);
+    const smb = await benchSmb(work, src, bytes);
+    print('SMB (Samba smbd, SMB3)', smb);
+    summarize('SFTP (OpenSSH)', sftp);
+    summarize('SMB (Samba)', smb);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

@@ -9,6 +9,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureBuilt, launchChromium, startServe, stopChild } from '../e2e/harness';
+import { summary } from './ratio';
 
 const ENTRIES = Number(process.env.BENCH_ENTRIES ?? 100_000);
 
@@ -52,6 +53,11 @@ export async function main(): Promise<void> {
     console.log(`RSS of serve, idle:             ${rssIdle.toFixed(0)} MB`);
     console.log(`${ENTRIES} entries: first rows ${(tFirst - tOpen).toFixed(0)} ms, all listed in the browser ${(tAll - tOpen).toFixed(0)} ms (for scale: ls -f of the folder ${lsMs.toFixed(0)} ms)`);
     console.log(`RSS of serve after browsing:    ${rssBrowsed.toFixed(0)} MB`);
+    summary([
+      { row: 'memory', column: '`serve` RSS, idle after the first listing', value: rssIdle, unit: 'MB' },
+      { row: 'startup', column: '`serve` → first listing painted', value: tPaint - t0, unit: 'ms' },
+      { row: 'memory', column: `\`serve\` RSS after browsing ${ENTRIES} entries`, value: rssBrowsed, unit: 'MB' },
+    ]);
     await stopChild(serve.child);
   } finally {
     await browser.close();

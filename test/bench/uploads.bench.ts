@@ -21,7 +21,7 @@ import { Uploader } from '../../src-main/uploads/uploader';
 import { startAzurite } from '../servers/azurite';
 import { motoBinary, startMoto, startS3rver, type S3Server } from '../servers/s3';
 import { scratchDir } from '../servers/util';
-import { RATIO_LABEL, timeRatio } from './ratio';
+import { RATIO_LABEL, summary, timeRatio, type SummaryCell } from './ratio';
 
 const MiB = 1024 * 1024;
 const PART = 8 * MiB;
@@ -46,6 +46,8 @@ async function child(args: string[]): Promise<number> {
     const existing = app.accounts.list().find((a) => a.service === service);
     const account = existing?.id ?? (await app.accounts.connect({ service, options: JSON.parse(optionsJson) })).id;
     const uploader = new Uploader(app, new MultipartService(app), { concurrency: { [service]: CONCURRENCY } });
+    // The connector (and the SDK it loads on first use) is part of idle, not of the upload.
+    await app.accounts.storage(account);
     const baseRssMb = process.memoryUsage().rss / MiB;
     const t0 = performance.now();
     await uploader.upload({ accountId: account, parentId: 'root', localPath: file, name });
@@ -177,7 +179,7 @@ export async function main(args: string[] = []): Promise<number> {
         const r = await tributary(join(work, 'data-azure'), 'azure', az.options, file, `trib-${i}.bin`);
         trib.push(r.ms);
         rss.push(r.maxRssMb);
-      baseRss.push(r.baseRssMb);
+        baseRss.push(r.baseRssMb);
         await container.deleteBlob(`trib-${i}.bin`);
         const t0 = performance.now();
         await container.getBlockBlobClient(`sdk-${i}.bin`).uploadFile(file, { blockSize: PART, concurrency: CONCURRENCY });
@@ -212,6 +214,16 @@ export async function main(args: string[] = []): Promise<number> {
       const ratio = row.tool === 'tributary' ? '' : timeRatio(ours, m);
       console.log(`| ${row.target} | ${row.tool} | ${fmt(m)} | ${row.runs.map(fmt).join(', ')} | ${(sizeMb / (m / 1000)).toFixed(0)} | ${ratio} |`);
     }
+    const ROW: Record<string, string> = { s3rver: 'S3 multipart (s3rver)', moto: 'S3 multipart (moto)', azurite: 'Azure (Azurite)', local: 'local' };
+    const PEER: Record<string, string> = { 'aws s3 cp': 'aws cli', 'rclone copyto': 'rclone', 'SDK uploadFile': 'SDK uploadFile', cp: 'cp' };
+    const oursMs = (target: string) => median(rows.find((x) => x.target === target && x.tool === 'tributary')!.runs)!;
+    // Times, so the speed ratio is the peer's time ÷ Tributary's.
+    const cells: SummaryCell[] = rows
+      .filter((r) => r.tool !== 'tributary')
+      .map((r) => ({ row: ROW[r.target] ?? r.target, column: 'upload', peer: PEER[r.tool] ?? r.tool, value: median(r.runs)! / oursMs(r.target) }));
+    const above = rss.map((peak, i) => peak - baseRss[i]!);
+    cells.push({ row: 'memory', column: `uploader peak above idle, ${sizeMb} MiB (max of ${above.length})`, value: Math.max(...above), unit: 'MiB' });
+    summary(cells);
     console.log(
       `\nTributary uploader peak RSS: ${Math.max(...rss).toFixed(0)} MiB (max over ${rss.length} runs); RSS of the same process just before the upload: ${Math.max(...baseRss).toFixed(0)} MiB (app, SDKs and the bench's Vite SSR loader)`,
     );

@@ -7,8 +7,10 @@
  *   npm run bench webdav    (or node scripts/run-ts.mjs test/bench/webdav.bench.ts)
  *   BENCH_SIZE_MB (default 1024), BENCH_LIST_ENTRIES (default 100000), BENCH_READ_RUNS (default 2)
  * Downloads go to a null sink for every tool, so the figures are network + server + client.
+ * Downloads and listings alternate between the tools in each round, best of BENCH_READ_RUNS.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { closeSync, createReadStream, mkdirSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,11 +19,11 @@ import { pipeline } from 'node:stream/promises';
 import { createApp } from '../../src-main/app';
 import { startApache } from '../servers/apache';
 import { hasBinary, scratchDir } from '../servers/util';
-import { RATIO_LABEL, speedRatio } from './ratio';
+import { RATIO_LABEL, ratioCells, speedRatio, summary } from './ratio';
 
 const SIZE_MB = Number(process.env.BENCH_SIZE_MB ?? 1024);
 const ENTRIES = Number(process.env.BENCH_LIST_ENTRIES ?? 100_000);
-/** Downloads and listings are timed best-of-N (BENCH_READ_RUNS, default 2); uploads once. */
+/** Downloads and listings are timed best-of-N (BENCH_READ_RUNS, default 2), tools in turn; uploads once. */
 const READ_RUNS = Number(process.env.BENCH_READ_RUNS ?? 2);
 
 interface Row {
@@ -37,18 +39,19 @@ async function timed(fn: () => unknown | Promise<unknown>): Promise<number> {
   return Number(process.hrtime.bigint() - t0) / 1e9;
 }
 
-/** Best of `runs`: reads repeat cheaply, and the first one pays cold caches and JIT warm-up. */
-async function best(runs: number, fn: () => unknown | Promise<unknown>): Promise<number> {
-  let min = Infinity;
-  for (let i = 0; i < runs; i++) min = Math.min(min, await timed(fn));
-  return min;
-}
-
-function exec(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env, stdoutToNull = true): void {
+/**
+ * Runs a peer tool to its end without blocking the event loop (spawnSync would): Tributary's
+ * pooled connections must see the server's keep-alive closes while the other tools run, as
+ * they would in the app.
+ */
+async function exec(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const devnull = openSync('/dev/null', 'w');
   try {
-    const r = spawnSync(cmd, args, { env, stdio: ['ignore', stdoutToNull ? devnull : 'pipe', 'pipe'], maxBuffer: 1 << 30 });
-    if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}): ${r.stderr}`);
+    const child = spawn(cmd, args, { env, stdio: ['ignore', devnull, 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (d) => (stderr += d));
+    const [code] = (await once(child, 'close')) as [number | null];
+    if (code !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${code}): ${stderr}`);
   } finally {
     closeSync(devnull);
   }
@@ -89,19 +92,6 @@ export async function main(): Promise<Row[]> {
       service: 'webdav',
       options: { protocol: 'http', host: server.host, port: server.port, username: server.user, password: server.password },
     });
-    let fileId = '';
-    const tUp = await timed(async () => {
-      fileId = (await app.storage.upload(acc.id, 'root', 'tributary.bin', createReadStream(file, { highWaterMark: 1 << 20 }), { size: bytes })).id;
-    });
-    const tDown = await best(READ_RUNS, async () => pipeline((await app.storage.download(acc.id, fileId)).stream, nullSink()));
-    const folder = (await app.storage.list(acc.id, 'root')).items.find((i) => i.name === 'listing')!;
-    let listed = 0;
-    const tList = await best(READ_RUNS, async () => {
-      listed = (await app.storage.list(acc.id, folder.id, 1, 1000)).total;
-    });
-    if (listed !== ENTRIES) throw new Error(`Tributary listed ${listed} entries, expected ${ENTRIES}`);
-    rows.push({ tool: 'tributary', uploadMBs: MB / tUp, downloadMBs: MB / tDown, listEntriesPerS: ENTRIES / tList });
-
     // rclone with an environment-only remote (notes/test-servers.md §3/§4: no config file,
     // AWS_CA_BUNDLE unset because rclone 1.60 chokes on it).
     const obscured = spawnSync('rclone', ['obscure', server.password], { encoding: 'utf8' }).stdout.trim();
@@ -115,17 +105,40 @@ export async function main(): Promise<Row[]> {
       RCLONE_CONFIG_DAV_PASS: obscured,
     };
     delete env.AWS_CA_BUNDLE;
-    const rUp = await timed(() => exec('rclone', ['copyto', file, 'dav:rclone.bin'], env));
-    const rDown = await best(READ_RUNS, () => exec('rclone', ['cat', 'dav:rclone.bin'], env));
-    const rList = await best(READ_RUNS, () => exec('rclone', ['lsf', 'dav:listing'], env));
-    rows.push({ tool: 'rclone', uploadMBs: MB / rUp, downloadMBs: MB / rDown, listEntriesPerS: ENTRIES / rList });
-
     // curl: the floor (a single request each, no parsing of the listing).
     const auth = `${server.user}:${server.password}`;
+
+    // Uploads once each, one tool after the other.
+    let fileId = '';
+    const tUp = await timed(async () => {
+      fileId = (await app.storage.upload(acc.id, 'root', 'tributary.bin', createReadStream(file, { highWaterMark: 1 << 20 }), { size: bytes })).id;
+    });
+    const rUp = await timed(() => exec('rclone', ['copyto', file, 'dav:rclone.bin'], env));
     const cUp = await timed(() => exec('curl', ['-sSf', '-u', auth, '-T', file, `${server.url}curl.bin`]));
-    const cDown = await best(READ_RUNS, () => exec('curl', ['-sSf', '-u', auth, '-o', '/dev/null', `${server.url}curl.bin`]));
-    const cList = await best(READ_RUNS, () => exec('curl', ['-sSf', '-u', auth, '-X', 'PROPFIND', '-H', 'Depth: 1', '-o', '/dev/null', `${server.url}listing/`]));
-    rows.push({ tool: 'curl', uploadMBs: MB / cUp, downloadMBs: MB / cDown, listEntriesPerS: ENTRIES / cList });
+
+    // Downloads and listings: the tools take turns within each round (best of READ_RUNS), so a
+    // change in the machine's load falls on all of them rather than on one.
+    const folder = (await app.storage.list(acc.id, 'root')).items.find((i) => i.name === 'listing')!;
+    let listed = 0;
+    const down = { t: Infinity, r: Infinity, c: Infinity };
+    const list = { t: Infinity, r: Infinity, c: Infinity };
+    for (let round = 0; round < READ_RUNS; round++) {
+      down.t = Math.min(down.t, await timed(async () => pipeline((await app.storage.download(acc.id, fileId)).stream, nullSink())));
+      down.r = Math.min(down.r, await timed(() => exec('rclone', ['cat', 'dav:rclone.bin'], env)));
+      down.c = Math.min(down.c, await timed(() => exec('curl', ['-sSf', '-u', auth, '-o', '/dev/null', `${server.url}curl.bin`])));
+      list.t = Math.min(
+        list.t,
+        await timed(async () => {
+          listed = (await app.storage.list(acc.id, folder.id, 1, 1000)).total;
+        }),
+      );
+      list.r = Math.min(list.r, await timed(() => exec('rclone', ['lsf', 'dav:listing'], env)));
+      list.c = Math.min(list.c, await timed(() => exec('curl', ['-sSf', '-u', auth, '-X', 'PROPFIND', '-H', 'Depth: 1', '-o', '/dev/null', `${server.url}listing/`])));
+    }
+    if (listed !== ENTRIES) throw new Error(`Tributary listed ${listed} entries, expected ${ENTRIES}`);
+    rows.push({ tool: 'tributary', uploadMBs: MB / tUp, downloadMBs: MB / down.t, listEntriesPerS: ENTRIES / list.t });
+    rows.push({ tool: 'rclone', uploadMBs: MB / rUp, downloadMBs: MB / down.r, listEntriesPerS: ENTRIES / list.r });
+    rows.push({ tool: 'curl', uploadMBs: MB / cUp, downloadMBs: MB / down.c, listEntriesPerS: ENTRIES / list.c });
 
     const f = (n: number) => n.toFixed(n >= 100 ? 0 : 1).padStart(9);
     console.log(`\n${'tool'.padEnd(10)} ${'up MB/s'.padStart(9)} ${'down MB/s'.padStart(9)} ${'list e/s'.padStart(9)}`);
@@ -134,6 +147,8 @@ export async function main(): Promise<Row[]> {
     console.log(`\n${RATIO_LABEL}`);
     console.log(`vs rclone: up ${speedRatio(t.uploadMBs, rc.uploadMBs)}, down ${speedRatio(t.downloadMBs, rc.downloadMBs)}, list ${speedRatio(t.listEntriesPerS, rc.listEntriesPerS)}`);
     console.log(`vs curl:   up ${speedRatio(t.uploadMBs, cu.uploadMBs)}, down ${speedRatio(t.downloadMBs, cu.downloadMBs)}, list ${speedRatio(t.listEntriesPerS, cu.listEntriesPerS)}`);
+    const speeds = (r: Row) => ({ upload: r.uploadMBs, download: r.downloadMBs, listing: r.listEntriesPerS });
+    summary([...ratioCells('WebDAV (Apache)', 'rclone', speeds(t), speeds(rc)), ...ratioCells('WebDAV (Apache)', 'curl', speeds(t), speeds(cu))]);
     return rows;
   } finally {
     await app.close();

@@ -9,7 +9,7 @@ import type { Entry, StorageConnector } from '../../src-main/connectors/types';
 import { NameReservations } from '../../src-main/services/names';
 
 function store(): StorageConnector {
-  return memory.create({ store: `names-${randomBytes(6).toString('hex')}` }, { dataDir: '/nonexistent', accountId: 1 });
+  return memory.create({ store: `names-${randomBytes(6).toString('hex')}` }, { dataDir: '/nonexistent', accountId: 1 }) as StorageConnector; // memory creates synchronously
 }
 
 /** A connector whose listings answer only when released: a slow server, or a stale listing. */

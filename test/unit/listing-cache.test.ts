@@ -28,6 +28,33 @@ describe('listing cache', () => {
     await app.close();
   });
 
+  it('rewrites only the rows that changed when a folder is listed again', async () => {
+    const app = await createApp({ dataDir: scratchDir('cache'), defaultLocalFolder: false });
+    const account = (await app.accounts.connect({ service: 'memory', options: { store: `changed-${Date.now()}` } })).id;
+    const folder = await app.storage.mkdir(account, 'root', 'Docs');
+    for (let i = 0; i < 50; i++) await app.storage.upload(account, folder.id, `f${i}.txt`, Readable.from([Buffer.from('x')]));
+    const changes = () => (app.db.prepare('SELECT total_changes() AS n').get() as { n: number }).n;
+    await app.storage.list(account, folder.id);
+    app.storage.entries.flush();
+    const before = changes();
+    await app.storage.list(account, folder.id);
+    app.storage.entries.flush();
+    expect(changes() - before).toBe(0); // same listing: nothing written
+
+    // Changed behind Tributary's back (straight on the backend): one row and the listing mark.
+    const connector = await app.accounts.storage(account);
+    await connector.write('/Docs/f7.txt', Readable.from([Buffer.from('longer now')]), { size: 10 });
+    await connector.remove('/Docs/f8.txt', { recursive: false });
+    const mid = changes();
+    await app.storage.list(account, folder.id);
+    // Read right after the listing: the cache already answers with it.
+    const cached = app.storage.listCached(account, folder.id)!;
+    expect(changes() - mid).toBe(3); // f7 updated, f8 deleted, listed_at
+    expect(cached.items).toHaveLength(49);
+    expect(cached.items.find((i) => i.name === 'f7.txt')?.size).toBe(10);
+    await app.close();
+  });
+
   it('pages through one sorted snapshot: every entry once, in order', async () => {
     const app = await createApp({ dataDir: scratchDir('cache'), defaultLocalFolder: false });
     const account = (await app.accounts.connect({ service: 'memory', options: { store: `pages-${Date.now()}` } })).id;

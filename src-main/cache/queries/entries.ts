@@ -5,7 +5,13 @@
  * It is only a cache: a write that fails (the data disk is full) never fails the operation that
  * changed the files. The rows it could not update are dropped, or, when even that cannot be
  * written, remembered as stale in memory and not served until the folder is listed again.
+ *
+ * A fresh listing is written after the request that listed it has been answered (the next turn
+ * of the event loop, the latest listing of a folder winning), and only the rows that changed:
+ * a listing identical to the one last written costs one lookup. Every read or other write here
+ * first writes what is pending, so callers always see their own listings.
  */
+import { createHash } from 'node:crypto';
 import { parentOf } from '../../connectors/shared/paths';
 import type { Entry } from '../../connectors/types';
 import { nowIso, type Db } from '../db';
@@ -39,37 +45,90 @@ export function rowToEntry(r: EntryRow): Entry {
 export class EntriesTable {
   /** Per account, folders whose cached rows (theirs and below) may be stale and are not served. */
   private readonly stale = new Map<number, Set<string>>();
+  /** Listings waiting to be written, by folder; the latest of a folder replaces an older one. */
+  private readonly pending = new Map<string, { accountId: number; parent: string; entries: Entry[] }>();
+  private scheduled: NodeJS.Immediate | undefined;
+  /** Digest of the rows last written per folder (bounded), to skip a listing that changed nothing. */
+  private readonly written = new Map<string, string>();
 
   constructor(private readonly db: Db) {}
 
-  /** Replaces the cached children of `parent` with `entries`, in one transaction. */
+  /**
+   * Replaces the cached children of `parent` with `entries`. Written on the next turn of the
+   * event loop (or by the next read), off the request that listed them.
+   */
   replaceListing(accountId: number, parent: string, entries: Entry[]): void {
-    const seen = nowIso();
-    // Rows are updated in place, so a version Tributary already knew keeps its `learned_at`.
-    const gone = this.db.prepare('DELETE FROM entries WHERE account_id = ? AND parent = ? AND path NOT IN (SELECT value FROM json_each(?))');
-    const ins = this.insertStatement();
-    const mark = this.db.prepare(
-      'INSERT INTO folder_listings (account_id, path, listed_at) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET listed_at = excluded.listed_at',
-    );
+    const key = folderKey(accountId, parent);
+    this.pending.delete(key);
+    this.pending.set(key, { accountId, parent, entries });
+    this.scheduled ??= setImmediate(() => this.flush());
+  }
+
+  /** Writes every pending listing now (before reads, other writes and closing the database). */
+  flush(): void {
+    if (this.scheduled) clearImmediate(this.scheduled);
+    this.scheduled = undefined;
+    if (!this.pending.size) return;
+    const batch = [...this.pending.values()];
+    this.pending.clear();
+    for (const p of batch) this.write(p.accountId, p.parent, p.entries);
+  }
+
+  /** One listing, in one transaction: only new, changed and vanished rows are touched. */
+  private write(accountId: number, parent: string, entries: Entry[]): void {
+    const key = folderKey(accountId, parent);
     const wasStale = this.stale.get(accountId)?.has(parent) ?? false;
+    const digest = digestOf(entries);
+    if (!wasStale && this.written.get(key) === digest && this.listed(accountId, parent)) return;
+    this.written.delete(key);
+    const seen = nowIso();
+    const params = entries.map((e) => toParams(accountId, parent, e, seen));
     this.bestEffort(accountId, parent, () => {
       this.db.transaction(() => {
         // Listings below a folder marked stale were not dropped when it was marked.
         if (wasStale) this.dropListings(accountId, parent);
-        gone.run(accountId, parent, JSON.stringify(entries.map((e) => e.path)));
-        for (const e of entries) ins.run(toParams(accountId, parent, e, seen));
-        mark.run(accountId, parent, seen);
+        const before = new Map<string, string>();
+        const cols = this.db.prepare(`SELECT ${COMPARED.join(', ')} FROM entries WHERE account_id = ? AND parent = ?`);
+        for (const r of cols.iterate(accountId, parent) as Iterable<Record<string, unknown>>) before.set(r.path as string, rowKey(r));
+        // Rows are updated in place, so a version Tributary already knew keeps its `learned_at`.
+        const ins = this.insertStatement();
+        for (const p of params) {
+          if (before.get(p.path) !== rowKey(p)) ins.run(p);
+          before.delete(p.path);
+        }
+        const del = this.db.prepare('DELETE FROM entries WHERE account_id = ? AND path = ?');
+        for (const path of before.keys()) del.run(accountId, path);
+        this.db
+          .prepare('INSERT INTO folder_listings (account_id, path, listed_at) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET listed_at = excluded.listed_at')
+          .run(accountId, parent, seen);
       })();
       this.stale.get(accountId)?.delete(parent);
+      this.written.set(key, digest);
+      if (this.written.size > MAX_DIGESTS) this.written.delete(this.written.keys().next().value!);
     });
   }
 
+  private listed(accountId: number, parent: string): boolean {
+    return this.db.prepare('SELECT 1 FROM folder_listings WHERE account_id = ? AND path = ?').get(accountId, parent) !== undefined;
+  }
+
+  /** Forgets the digests of `folder` and below: their rows were changed another way. */
+  private unwritten(accountId: number, folder: string): void {
+    const prefix = folderKey(accountId, folder === '/' ? '' : folder);
+    for (const key of this.written.keys()) if (key === folderKey(accountId, folder) || key.startsWith(`${prefix}/`)) this.written.delete(key);
+  }
+
   upsert(accountId: number, parent: string, entry: Entry): void {
+    this.flush();
+    this.written.delete(folderKey(accountId, parent));
     this.bestEffort(accountId, parent, () => this.insertStatement().run(toParams(accountId, parent, entry, nowIso())));
   }
 
   /** Forgets an entry and, for a folder, everything below it. */
   forget(accountId: number, path: string): void {
+    this.flush();
+    this.written.delete(folderKey(accountId, parentOf(path)));
+    this.unwritten(accountId, path);
     const below = path === '/' ? '/%' : `${escapeLike(path)}/%`;
     this.bestEffort(accountId, parentOf(path), () =>
       this.db.transaction(() => {
@@ -93,6 +152,7 @@ export class EntriesTable {
     try {
       write();
     } catch (e) {
+      this.unwritten(accountId, folder);
       console.warn(`[cache] could not update the cached listing of ${folder} (account ${accountId}): ${(e as Error)?.message ?? e}`);
       let set = this.stale.get(accountId);
       if (!set) this.stale.set(accountId, (set = new Set()));
@@ -114,6 +174,7 @@ export class EntriesTable {
 
   /** The cached listing, or undefined when the folder was never listed (or may be stale). */
   listing(accountId: number, parent: string): { entries: Entry[]; listedAt: string } | undefined {
+    this.flush();
     if (this.isStale(accountId, parent)) return undefined;
     const mark = this.db.prepare('SELECT listed_at FROM folder_listings WHERE account_id = ? AND path = ?').get(accountId, parent) as
       | { listed_at: string }
@@ -124,6 +185,7 @@ export class EntriesTable {
   }
 
   get(accountId: number, path: string): Entry | undefined {
+    this.flush();
     if (this.isStale(accountId, parentOf(path))) return undefined;
     const row = this.db.prepare('SELECT * FROM entries WHERE account_id = ? AND path = ?').get(accountId, path) as EntryRow | undefined;
     return row && rowToEntry(row);
@@ -136,6 +198,7 @@ export class EntriesTable {
    * order Tributary learned of the changes.
    */
   recent(accountId: number, after: string | null, limit: number, offset: number): { rows: Entry[]; total: number } {
+    this.flush();
     // A whole-second time (…:SS.000Z) learned later within that second reads as the learned time.
     const time = `CASE WHEN substr(modified, 20) = '.000Z' AND learned_at > modified AND substr(learned_at, 1, 19) = substr(modified, 1, 19) THEN learned_at ELSE modified END`;
     const cond = `account_id = ? AND kind = 'file' AND modified IS NOT NULL${after ? ` AND ${time} > ?` : ''}`;
@@ -173,5 +236,20 @@ function toParams(accountId: number, parent: string, e: Entry, seen: string) {
     seen_at: seen,
   };
 }
+
+/** The columns whose change rewrites a row (`seen_at` and `learned_at` follow them). */
+const COMPARED = ['path', 'name', 'kind', 'size', 'modified', 'created', 'etag', 'mime_type'] as const;
+// Every compared value is a string, a number or null, both in parameters and in rows read back.
+const rowKey = (r: Record<string, unknown>) => `${r.path}\0${r.name}\0${r.kind}\0${r.size}\0${r.modified}\0${r.created}\0${r.etag}\0${r.mime_type}`;
+/** What a listing holds, as compared (the same fields as COMPARED, without building rows). */
+const digestOf = (entries: Entry[]) => {
+  const h = createHash('sha1');
+  for (const e of entries) {
+    h.update(`${e.path}\0${e.name}\0${e.kind}\0${e.size}\0${e.modified?.getTime()}\0${e.created?.getTime()}\0${e.etag}\0${e.mimeType}\n`);
+  }
+  return h.digest('base64');
+};
+const folderKey = (accountId: number, folder: string) => `${accountId}:${folder}`;
+const MAX_DIGESTS = 10_000;
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);

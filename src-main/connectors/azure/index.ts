@@ -14,28 +14,16 @@ import {
   type ContainerClient,
   type StoragePipelineOptions,
 } from '@azure/storage-blob';
-import { z } from 'zod';
 import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
+import definition, { type AzureOptions } from './definition';
 import { md5Of } from '../shared/md5';
 import { isUnreachable } from '../shared/net-errors';
 import { contentTypeOf, inParallel, ObjectStoreConnector, uploadPartSize, type StoredObject } from '../shared/object-store';
 import { baseName } from '../shared/paths';
 import type { ChunkWriter, Entry, PartReceipt, ReadOptions, StorageFeatures, WriteOptions } from '../types';
 
-const options = z
-  .object({
-    accountName: z.string().min(1).optional().meta({ title: 'Storage account name' }),
-    accountKey: z.string().min(1).optional().meta({ title: 'Account key', secret: true }),
-    sasToken: z.string().min(1).optional().meta({ title: 'SAS token', secret: true, description: 'Instead of the account key.' }),
-    connectionString: z.string().min(1).optional().meta({ title: 'Connection string', secret: true, description: 'Instead of name and key.' }),
-    endpoint: z.url().optional().meta({ title: 'Blob endpoint', placeholder: 'https://ACCOUNT.blob.core.windows.net' }),
-    container: z.string().min(1).meta({ title: 'Container' }),
-  })
-  .refine((o) => o.connectionString || (o.accountName && (o.accountKey || o.sasToken)), {
-    message: 'Give a connection string, or the account name with its key or a SAS token',
-  });
-type Options = z.infer<typeof options>;
+type Options = AzureOptions;
 
 /** A refused If-None-Match: * commit (409 BlobAlreadyExists or 412): the name is taken. */
 function notReplaced(e: unknown, path: string): unknown {
@@ -273,37 +261,8 @@ export class AzureConnector extends ObjectStoreConnector {
   async close(): Promise<void> {}
 }
 
-const str = (v: unknown) => (typeof v === 'string' && v.length > 0 ? v : undefined);
+/** The whole definition: the registered one (definition.ts) and the constructor. */
+export default defineConnector<'storage', AzureOptions>({ ...definition, create: (o) => new AzureConnector(o) });
 
-export default defineConnector({
-  id: 'azure',
-  name: 'Azure Blob Storage',
-  kind: 'storage',
-  group: 'object_store',
-  options,
-  // spec 1, Import: `token` is the account key, a SAS or a connection string, whichever was given.
-  credentialsOf: (o) => ({ token: o.accountKey ?? o.sasToken ?? o.connectionString }),
-  fromImport: (body) => {
-    const token = str(body.token);
-    const isConnectionString = token !== undefined && /AccountName=|BlobEndpoint=/i.test(token);
-    const isSas = token !== undefined && !isConnectionString && /(^|[?&])sv=/.test(token);
-    return {
-      accountName: str(body.account),
-      accountKey: token && !isSas && !isConnectionString ? token : undefined,
-      sasToken: isSas ? token : undefined,
-      connectionString: isConnectionString ? token : str(body.connection_string),
-      endpoint: str(body.endpoint),
-      container: str(body.container),
-    };
-  },
-  // A connection string names its own BlobEndpoint (or AccountName and EndpointSuffix).
-  endpoint: (o) => {
-    const url = new URL(clientFor(o).service.url);
-    return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
-  },
-  describe: (o) => {
-    const account = o.accountName ?? /AccountName=([^;]+)/i.exec(o.connectionString ?? '')?.[1] ?? 'azure';
-    return `${o.container}@${account}`;
-  },
-  create: (o) => new AzureConnector(o),
-});
+/** The service URL the SDK makes of these options (for the test that keeps definition.ts in step). */
+export const sdkServiceUrl = (o: AzureOptions): string => clientFor(o).service.url;

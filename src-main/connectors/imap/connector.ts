@@ -3,7 +3,7 @@
  * watchers, one shared command client serialized by a queue, and one pooled nodemailer
  * transport. All library errors leave here as ServiceError.
  */
-import { isIP } from 'node:net';
+import { defaultAddress } from './address';
 import { ImapFlow } from 'imapflow';
 import nodemailer, { type Transporter } from 'nodemailer';
 import { ServiceError } from '../../errors';
@@ -27,16 +27,6 @@ export interface ImapOptions {
   name?: string;
   /** Signature the compose window adds to new messages (plain text). */
   signature?: string;
-}
-
-/**
- * The From address when none is set: the user name if it is an address, else user@host, with
- * an IP host as an address literal (`user@[127.0.0.1]`, RFC 5321 4.1.3) that SMTP servers accept.
- */
-export function defaultAddress(user: string, host: string): string {
-  if (user.includes('@')) return user;
-  const literal = isIP(host) === 4 ? `[${host}]` : isIP(host) === 6 ? `[IPv6:${host}]` : host;
-  return `${user}@${literal}`;
 }
 
 export interface MailConnector {

@@ -6,7 +6,8 @@ import { z } from 'zod';
 import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
 import type { ImportBody } from '../types';
-import { ImapConnector, defaultAddress, type ImapOptions, type MailConnector } from './connector';
+import { defaultAddress } from './address';
+import type { ImapOptions, MailConnector } from './connector';
 
 declare module '../types' {
   interface ConnectorKinds {
@@ -59,8 +60,10 @@ export default defineConnector<'mail', ImapOptions>({
     };
   },
   describe: (o) => o.email || defaultAddress(o.user, o.host),
-  create: (o) => new ImapConnector(o),
+  // imapflow and nodemailer (about 35 MB in memory) are loaded with the first mail account used.
+  create: async (o) => new (await import('./connector')).ImapConnector(o),
   async verify(instance) {
+    const { ImapConnector } = await import('./connector');
     if (!(instance instanceof ImapConnector)) throw new ServiceError('internal_error', 'Not an IMAP connector.');
     await instance.verify();
   },

@@ -29,10 +29,10 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { z } from 'zod';
 import { MULTIPART_MIN_SIZE } from '../../contract/limits';
 import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
+import definition, { type S3Options } from './definition';
 import { md5Of } from '../shared/md5';
 import { isUnreachable } from '../shared/net-errors';
 import { contentTypeOf, inParallel, ObjectStoreConnector, uploadPartSize, type StoredObject } from '../shared/object-store';
@@ -88,18 +88,7 @@ function aclPermissions(owner: string | undefined, grants: Grant[]): Permission[
 /** CopyObject copies at most 5 GiB; larger objects are copied part by part (UploadPartCopy). */
 const COPY_OBJECT_LIMIT = 5 * 1024 * MiB;
 
-const bool = z.preprocess((v) => (typeof v === 'string' ? ['1', 'true', 'yes', 'on'].includes(v.toLowerCase()) : v), z.boolean());
-
-const options = z.object({
-  accessKeyId: z.string().min(1).meta({ title: 'Access key id' }),
-  secretAccessKey: z.string().min(1).meta({ title: 'Secret access key', secret: true }),
-  endpoint: z.url().optional().meta({ title: 'Endpoint', description: 'Leave empty for AWS; e.g. https://minio.example.com', placeholder: 'https://s3.amazonaws.com' }),
-  region: z.string().min(1).default('us-east-1').meta({ title: 'Region' }),
-  bucket: z.string().min(1).meta({ title: 'Bucket' }),
-  pathStyle: bool.default(false).meta({ title: 'Path-style addressing', description: 'Needed by most self-hosted servers.' }),
-  prefix: z.string().optional().meta({ title: 'Key prefix', description: 'Use only the keys below this prefix as the account root.' }),
-});
-type Options = z.infer<typeof options>;
+type Options = S3Options;
 
 /** Maps SDK and network failures onto the documented codes. */
 export function s3Error(e: unknown, what: string, bucket: string): ServiceError {
@@ -506,25 +495,5 @@ function abortControllerFor(signal: AbortSignal): AbortController {
   return c;
 }
 
-const str = (v: unknown) => (typeof v === 'string' && v.length > 0 ? v : undefined);
-
-export default defineConnector({
-  id: 's3',
-  name: 'Amazon S3 (and compatible)',
-  kind: 'storage',
-  group: 'object_store',
-  options,
-  // spec 1, Import: `token` is the access key id, `token_secret` the secret access key.
-  credentialsOf: (o) => ({ token: o.accessKeyId, token_secret: o.secretAccessKey }),
-  fromImport: (body) => ({
-    accessKeyId: str(body.token),
-    secretAccessKey: str(body.token_secret),
-    endpoint: str(body.endpoint),
-    region: str(body.region),
-    bucket: str(body.bucket),
-    pathStyle: body.path_style ?? undefined,
-    prefix: str(body.prefix),
-  }),
-  describe: (o) => `${o.bucket}@${o.endpoint ? new URL(o.endpoint).host : `s3.${o.region}.amazonaws.com`}`,
-  create: (o) => new S3Connector(o),
-});
+/** The whole definition: the registered one (definition.ts) and the constructor. */
+export default defineConnector<'storage', S3Options>({ ...definition, create: (o) => new S3Connector(o) });

@@ -13,13 +13,14 @@ import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
 import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
+import definition from './definition';
 import { partSizeFor } from '../shared/parts';
 import { modeAfter, permissionsOfMode } from '../shared/posix-permissions';
 import { assertFree, baseName, joinPath, parentOf, ROOT, TEMP_NAME, tempName } from '../shared/paths';
 import type { ChunkWriter, Entry, NoReplace, PartReceipt, Permission, PermissionChanges, ReadOptions, StorageConnector, StorageFeatures, WriteOptions } from '../types';
 import { mapError, unavailable } from './errors';
-import { call, SftpSessions, unknownHostKey, type Session } from './session';
-import { options, type SftpOptions } from './options';
+import { call, SftpSessions, type Session } from './session';
+import type { SftpOptions } from './options';
 import { pipelinedRead, pipelinedWrite } from './streams';
 
 export class SftpConnector implements StorageConnector {
@@ -411,29 +412,5 @@ export class SftpConnector implements StorageConnector {
   }
 }
 
-export default defineConnector({
-  id: 'sftp',
-  name: 'SFTP',
-  kind: 'storage',
-  group: 'file_store',
-  options,
-  // spec 1, Import: `token` is the password or the private key, `token_secret` the key's passphrase.
-  credentialsOf: (o) => ({ token: o.password ?? o.privateKey, token_secret: o.passphrase }),
-  fromImport: (body) => {
-    const token = typeof body.token === 'string' ? body.token : undefined;
-    const isKey = token?.trimStart().startsWith('-----BEGIN');
-    return {
-      host: body.host ?? body.domain,
-      port: body.port ?? undefined,
-      username: body.account,
-      password: isKey ? undefined : token,
-      privateKey: isKey ? token : undefined,
-      passphrase: isKey && typeof body.token_secret === 'string' ? body.token_secret : undefined,
-      hostKeyFingerprint: body.host_key_fingerprint ?? undefined,
-      root: body.path ?? undefined,
-    };
-  },
-  describe: (o) => `${o.username}@${o.host}${o.port === 22 ? '' : `:${o.port}`}`,
-  create: (o, ctx) => new SftpConnector(o, ctx.dataDir),
-  unconfirmedIdentity: (o, ctx) => unknownHostKey(o, ctx.dataDir),
-});
+/** The whole definition: the registered one (definition.ts) and the constructor. */
+export default defineConnector<'storage', SftpOptions>({ ...definition, create: (o, ctx) => new SftpConnector(o, ctx.dataDir) });

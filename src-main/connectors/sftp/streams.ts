@@ -1,20 +1,26 @@
 /**
  * Pipelined reads and writes on one SFTP handle: ssh2's own streams wait a round trip per
- * block, these keep up to 32 requests in flight.
+ * block, these keep many requests in flight.
  */
 import { Readable, Writable } from 'node:stream';
 import type { ServiceError } from '../../errors';
 import { SFTP } from './errors';
 import type { RawSftp } from './session';
 
-const READ_CHUNK = 64 * 1024;
-const READS_IN_FLIGHT = 32;
-
+const WRITE_CHUNK = 64 * 1024;
 /**
- * Reads [start, end) with up to 32 requests in flight, delivered in order: ssh2's own read
- * stream asks for one block at a time and waits a round trip for each.
+ * Reads ask for as much as the server answers in one reply (OpenSSH announces 255 KiB through
+ * limits@openssh.com, which ssh2 keeps as `_maxReadLen`), at most 256 KiB, 16 at a time: 4 MiB
+ * in flight, twice the SSH channel window, so the window never runs dry. Per request, ssh2
+ * spends as much JavaScript as on the data itself: 4x fewer requests than with 64 KiB reads.
  */
+const MAX_READ_CHUNK = 256 * 1024;
+const READS_IN_FLIGHT = 16;
+
+/** Reads [start, end) with up to 16 requests in flight, delivered in order. */
 export function pipelinedRead(sftp: RawSftp, handle: Buffer, start: number, end: number, mapErr: (e: unknown) => ServiceError): Readable {
+  const announced = (sftp as { _maxReadLen?: number })._maxReadLen;
+  const READ_CHUNK = Math.min(MAX_READ_CHUNK, announced && announced > 0 ? announced : 32 * 1024);
   interface Req {
     offset: number;
     length: number;
@@ -142,7 +148,7 @@ export function pipelinedWrite(sftp: RawSftp, handle: Buffer): Writable {
     highWaterMark: 1 << 20,
     write(chunk: Buffer, _enc, cb) {
       // Split big chunks so that each request fits the server's packet size.
-      for (let i = 0; i < chunk.length; i += READ_CHUNK) send(chunk.subarray(i, i + READ_CHUNK));
+      for (let i = 0; i < chunk.length; i += WRITE_CHUNK) send(chunk.subarray(i, i + WRITE_CHUNK));
       whenBelow(WRITES_IN_FLIGHT, cb);
     },
     final(cb) {

@@ -73,61 +73,85 @@ export class SmbConnector implements StorageConnector {
   }
 
   async read(path: string, opts: ReadOptions = {}): Promise<Readable> {
+    // A whole file needs no `ls` first (one smbclient process less): smbclient reports the
+    // size it got once done, and what it cannot open fails before the first byte.
+    if (opts.start === undefined && opts.end === undefined) return this.pump(path, 0, Infinity, opts.signal);
     const entry = await this.stat(path);
     if (entry.kind !== 'file') throw new ServiceError('invalid_parameters', `"${path}" is a folder.`);
     const size = entry.size ?? 0;
     const start = opts.start ?? 0;
     const end = Math.min(opts.end ?? size - 1, size - 1);
     const want = Math.max(0, end - start + 1);
+    if (want === 0) return Readable.from([]);
+    return this.pump(path, start, want, opts.signal, size);
+  }
+
+  /**
+   * `get` to stdout, bytes [start, start + want) of it (want Infinity: to the end). Resolves at
+   * the first byte, or at a clean end of an empty file; rejects when smbclient fails before.
+   */
+  private pump(path: string, start: number, want: number, signal?: AbortSignal, size?: number): Promise<Readable> {
     const out = new PassThrough({ highWaterMark: 1 << 20 });
-    if (want === 0) {
-      out.end();
-      return out;
-    }
-    {
-      // smbclient has no ranged get: skip to `start` and stop the transfer after `end`.
-      // Not counted in the process limit: the caller's reading pace decides when it ends.
-      const child = this.smb.spawn(['-E']);
-      let log = '';
-      let seen = 0;
-      let delivered = 0;
-      let done = false;
-      // The stream ends only once smbclient has exited cleanly with every wanted byte, so a
-      // server that drops mid-transfer is an error, never a short file that looks complete.
-      const finish = (err?: Error) => {
-        if (done) return;
-        done = true;
-        if (err) out.destroy(err);
-        else out.end();
+    // smbclient has no ranged get: skip to `start` and stop the transfer after `start + want`.
+    // Not counted in the process limit: the caller's reading pace decides when it ends.
+    const child = this.smb.spawn(['-E']);
+    let log = '';
+    let seen = 0;
+    let delivered = 0;
+    let done = false;
+    let settle: ((err?: Error) => void) | undefined;
+    const ready = new Promise<Readable>((resolve, reject) => {
+      settle = (err) => {
+        settle = undefined;
+        if (err) reject(err);
+        else resolve(out);
       };
-      child.stderr!.setEncoding('utf8').on('data', (d: string) => (log += d));
-      const stdout = child.stdout!;
-      stdout.on('data', (chunk: Buffer) => {
-        const from = Math.max(0, start - seen);
-        seen += chunk.length;
-        if (done || from >= chunk.length || delivered >= want) return;
-        const piece = chunk.subarray(from, from + (want - delivered));
-        delivered += piece.length;
-        if (!out.write(piece)) stdout.pause();
-        if (delivered >= want) {
-          child.kill('SIGTERM');
-          finish();
-        }
-      });
-      out.on('drain', () => stdout.resume());
-      child.once('close', () => {
-        if (delivered >= want) return finish();
-        finish(statusError(log, `Reading "${path}"`) ?? unavailable(`Reading "${path}"`, `the transfer stopped after ${start + delivered} of ${size} bytes`));
-      });
-      child.once('error', (e) => finish(spawnError(this.o.smbclient, e)));
-      child.stdin!.on('error', () => {});
-      child.stdin!.end(`get ${q(path)} -\n`);
-      out.once('close', () => {
-        if (child.exitCode === null) child.kill('SIGTERM');
-      });
-      if (opts.signal) opts.signal.addEventListener('abort', () => out.destroy(new ServiceError('request_timeout', 'The download was cancelled.')), { once: true });
-    }
-    return out;
+    });
+    // The stream ends only once smbclient has exited cleanly with every wanted byte, so a
+    // server that drops mid-transfer is an error, never a short file that looks complete.
+    const finish = (err?: Error) => {
+      if (done) return;
+      done = true;
+      if (!err) {
+        out.end();
+        settle?.();
+      } else if (settle) settle(err);
+      else out.destroy(err);
+    };
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (log += d));
+    const stdout = child.stdout!;
+    stdout.on('data', (chunk: Buffer) => {
+      const from = Math.max(0, start - seen);
+      seen += chunk.length;
+      if (done || from >= chunk.length || delivered >= want) return;
+      const piece = chunk.subarray(from, from + (want - delivered));
+      delivered += piece.length;
+      if (!out.write(piece)) stdout.pause();
+      settle?.();
+      if (delivered >= want) {
+        child.kill('SIGTERM');
+        finish();
+      }
+    });
+    out.on('drain', () => stdout.resume());
+    child.once('close', () => {
+      if (delivered >= want) return finish();
+      const failed = statusError(log, `Reading "${path}"`);
+      if (failed) return finish(failed.code === 'invalid_parameters' && /IS_A_DIRECTORY/.test(log) ? new ServiceError('invalid_parameters', `"${path}" is a folder.`) : failed);
+      // A whole file: complete when smbclient says it got as many bytes as it delivered.
+      const got = /getting file .* of size (\d+) as -/.exec(log);
+      if (want === Infinity && got && Number(got[1]) === delivered) return finish();
+      const of = size ?? (got ? Number(got[1]) : undefined);
+      finish(unavailable(`Reading "${path}"`, `the transfer stopped after ${start + delivered}${of === undefined ? '' : ` of ${of}`} bytes`));
+    });
+    child.once('error', (e) => finish(spawnError(this.o.smbclient, e)));
+    child.stdin!.on('error', () => {});
+    child.stdin!.end(`get ${q(path)} -\n`);
+    out.once('close', () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+    });
+    if (signal) signal.addEventListener('abort', () => out.destroy(new ServiceError('request_timeout', 'The download was cancelled.')), { once: true });
+    return ready;
   }
 
   async write(path: string, body: Readable, opts: WriteOptions = {}): Promise<Entry> {
