@@ -1,6 +1,7 @@
 /**
- * Registers every backend Tributary ships: each folder beside this file whose index.ts
- * default-exports a ConnectorDefinition. Adding a connector is adding its folder; nothing else
+ * Registers every backend Tributary ships: each folder beside this file, by the
+ * ConnectorDefinition its definition.ts (SDK loaded on first use) or else its index.ts
+ * default-exports. Adding a connector is adding its folder; nothing else
  * in Tributary names a concrete backend. Loading is isolated per connector: one that fails to
  * load (a broken native dependency, say) is reported and left out instead of taking every
  * other account down with it; test/unit/connectors.test.ts fails on any such failure.

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
-import sftpDefinition from '../../src-main/connectors/sftp';
+import sftpDefinition from '../../src-main/connectors/sftp/definition';
 import type { SftpOptions } from '../../src-main/connectors/sftp/options';
 import { parseOptions } from '../../src-main/connectors/registry';
 import type { StorageConnector } from '../../src-main/connectors/types';

@@ -1,7 +1,8 @@
 // The Azure definition (registered without the SDK) works out the account's endpoint as the SDK
 // does, so that a changed connection string is seen as a move (spec 1, "Update an account").
 import { describe, expect, it } from 'vitest';
-import definition, { type AzureOptions } from '../../src-main/connectors/azure/definition';
+import definition from '../../src-main/connectors/azure/definition';
+import type { AzureOptions } from '../../src-main/connectors/azure/options';
 import { sdkServiceUrl } from '../../src-main/connectors/azure';
 
 const key = Buffer.from('key').toString('base64');

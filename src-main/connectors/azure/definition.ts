@@ -2,23 +2,9 @@
  * `azure` as registered: options, import mapping, description and endpoint, without the Azure
  * SDK, which index.ts imports and `create` loads on first use.
  */
-import { z } from 'zod';
 import { defineConnector } from '../registry';
 import type { StorageConnector } from '../types';
-
-export const options = z
-  .object({
-    accountName: z.string().min(1).optional().meta({ title: 'Storage account name' }),
-    accountKey: z.string().min(1).optional().meta({ title: 'Account key', secret: true }),
-    sasToken: z.string().min(1).optional().meta({ title: 'SAS token', secret: true, description: 'Instead of the account key.' }),
-    connectionString: z.string().min(1).optional().meta({ title: 'Connection string', secret: true, description: 'Instead of name and key.' }),
-    endpoint: z.url().optional().meta({ title: 'Blob endpoint', placeholder: 'https://ACCOUNT.blob.core.windows.net' }),
-    container: z.string().min(1).meta({ title: 'Container' }),
-  })
-  .refine((o) => o.connectionString || (o.accountName && (o.accountKey || o.sasToken)), {
-    message: 'Give a connection string, or the account name with its key or a SAS token',
-  });
-export type AzureOptions = z.infer<typeof options>;
+import { options, type AzureOptions } from './options';
 
 /**
  * The Blob service URL of these options, by the SDK's rules for connection strings

@@ -15,8 +15,7 @@ import {
   type StoragePipelineOptions,
 } from '@azure/storage-blob';
 import { ServiceError } from '../../errors';
-import { defineConnector } from '../registry';
-import definition, { type AzureOptions } from './definition';
+import type { AzureOptions } from './options';
 import { md5Of } from '../shared/md5';
 import { isUnreachable } from '../shared/net-errors';
 import { contentTypeOf, inParallel, ObjectStoreConnector, uploadPartSize, type StoredObject } from '../shared/object-store';
@@ -261,8 +260,6 @@ export class AzureConnector extends ObjectStoreConnector {
   async close(): Promise<void> {}
 }
 
-/** The whole definition: the registered one (definition.ts) and the constructor. */
-export default defineConnector<'storage', AzureOptions>({ ...definition, create: (o) => new AzureConnector(o) });
 
 /** The service URL the SDK makes of these options (for the test that keeps definition.ts in step). */
 export const sdkServiceUrl = (o: AzureOptions): string => clientFor(o).service.url;

@@ -31,8 +31,7 @@ import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { MULTIPART_MIN_SIZE } from '../../contract/limits';
 import { ServiceError } from '../../errors';
-import { defineConnector } from '../registry';
-import definition, { type S3Options } from './definition';
+import type { S3Options } from './options';
 import { md5Of } from '../shared/md5';
 import { isUnreachable } from '../shared/net-errors';
 import { contentTypeOf, inParallel, ObjectStoreConnector, uploadPartSize, type StoredObject } from '../shared/object-store';
@@ -495,5 +494,3 @@ function abortControllerFor(signal: AbortSignal): AbortController {
   return c;
 }
 
-/** The whole definition: the registered one (definition.ts) and the constructor. */
-export default defineConnector<'storage', S3Options>({ ...definition, create: (o) => new S3Connector(o) });

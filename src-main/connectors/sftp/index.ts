@@ -12,8 +12,6 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
 import { ServiceError } from '../../errors';
-import { defineConnector } from '../registry';
-import definition from './definition';
 import { partSizeFor } from '../shared/parts';
 import { modeAfter, permissionsOfMode } from '../shared/posix-permissions';
 import { assertFree, baseName, joinPath, parentOf, ROOT, TEMP_NAME, tempName } from '../shared/paths';
@@ -412,5 +410,3 @@ export class SftpConnector implements StorageConnector {
   }
 }
 
-/** The whole definition: the registered one (definition.ts) and the constructor. */
-export default defineConnector<'storage', SftpOptions>({ ...definition, create: (o, ctx) => new SftpConnector(o, ctx.dataDir) });
