@@ -3,7 +3,8 @@
  * (docs/mail.md, Signatures). The account is connected through the generated form with both; a
  * new message starts with the signature after "-- ", is sent through the SMTP relay into Dovecot,
  * and the delivered message, read from the Maildir, carries the signature and the display name
- * in From. A reply has the signature once, above the quote. Screenshots go to
+ * in From. A reply has the signature once, above the quote. Reconnect (the account's settings
+ * form) changes both. Screenshots go to
  * test-results/e2e-mail-signature-*.png.
  */
 import { type ChildProcess } from 'node:child_process';
@@ -131,6 +132,38 @@ describe('E2E signature and display name in Chromium against headless mode (docs
     // The quoted original's signature is quoted (`> -- `), not a second signature of this reply.
     expect(text.split(`\n-- \n${SIGNATURE}`).length).toBe(2);
     await page.screenshot({ path: join(RESULTS, 'e2e-mail-signature-reply.png') });
+    await compose.getByTestId('compose-close').click();
+    const ask = page.getByTestId('compose-confirm-close');
+    await expect.poll(async () => (await compose.count()) === 0 || (await ask.count()) > 0, { timeout: 15_000 }).toBe(true);
+    if (await ask.count()) await ask.getByTestId('confirm-discard').click();
+    await expect.poll(() => compose.count(), { timeout: 15_000 }).toBe(0);
+  });
+
+  it("the account's Reconnect form edits the display name and signature; new messages use them (saved password kept)", async () => {
+    const item = page.locator('[data-testid=account-item][data-service=imap]');
+    await item.getByTestId('account-menu').click();
+    await item.getByTestId('account-menu-reconnect').click();
+    const dialog = page.getByTestId('reconnect-dialog');
+    await dialog.waitFor();
+    expect(await dialog.getByTestId('field-signature').inputValue()).toBe(SIGNATURE);
+    expect(await dialog.getByTestId('field-name').inputValue()).toBe('Alice Example');
+    await dialog.getByTestId('field-signature').fill('A. E.');
+    await dialog.getByTestId('field-name').fill('Alice E.');
+    await page.screenshot({ path: join(RESULTS, 'e2e-mail-signature-settings.png') });
+    await dialog.getByTestId('reconnect-save').click();
+    await dialog.waitFor({ state: 'detached', timeout: 15_000 });
+    await page.locator('body').press('c');
+    const compose = page.getByTestId('compose-window');
+    await expect.poll(() => compose.getByTestId('compose-body').inputValue(), { timeout: 15_000 }).toBe('\n\n-- \nA. E.');
+    const second = `${subject} again`;
+    await compose.getByTestId('compose-to').fill('alice@example.test');
+    await compose.getByTestId('compose-subject').fill(second);
+    await compose.getByTestId('compose-send').click();
+    await compose.waitFor({ state: 'detached', timeout: 30_000 });
+    await expect.poll(() => delivered(dovecot, second) !== undefined, { timeout: 30_000 }).toBe(true);
+    const m = await simpleParser(delivered(dovecot, second)!);
+    expect(m.from?.value).toEqual([{ name: 'Alice E.', address: 'alice@example.test' }]);
+    expect(m.text?.replace(/\r\n/g, '\n').trimEnd()).toBe('\n\n-- \nA. E.');
     expect(pageErrors).toEqual([]);
   });
 });
