@@ -10,7 +10,7 @@
  */
 import { useEffect, useMemo, useRef, useState, type KeyboardEvent, type RefObject } from 'react';
 import type { ConnectorInfo, ProcedureOutput } from '../../../../src-main/contract';
-import { errorMessage } from '../../api/client';
+import { ApiError, errorMessage } from '../../api/client';
 import { useQueryClient } from '@tanstack/react-query';
 import { keys, useApi, useConnectors } from '../../api/hooks';
 import { Dialog } from '../../components/Dialog';
@@ -104,7 +104,9 @@ function FromAddress({ form, fields }: { form: RefObject<HTMLFormElement | null>
       if (form.current) fillForm(form.current, fields, { ...found.options, ...(password ? { password } : {}) });
       setStatus({ kind: 'ok', message: `Settings found from ${SOURCES[found.source]}. Check them below, then Test connection.` });
     } catch (e) {
-      setStatus({ kind: 'error', message: `No settings found for ${email.trim()}: ${errorMessage(e)} Enter them below.` });
+      // not_found says itself that the servers are to be entered by hand.
+      const notFound = e instanceof ApiError && e.code === 'not_found';
+      setStatus({ kind: 'error', message: notFound ? errorMessage(e) : `Could not look for the settings: ${errorMessage(e)}` });
     }
   };
   const enter = (e: KeyboardEvent) => {
