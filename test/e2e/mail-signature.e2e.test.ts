@@ -4,7 +4,8 @@
  * new message starts with the signature after "-- ", is sent through the SMTP relay into Dovecot,
  * and the delivered message, read from the Maildir, carries the signature and the display name
  * in From. A reply has the signature once, above the quote. Reconnect (the account's settings
- * form) changes both. Screenshots go to
+ * form) changes both. A message queued in a second window shows in this window's outbox from
+ * the pushed `mail.outboxChanged`. Screenshots go to
  * test-results/e2e-mail-signature-*.png.
  */
 import { type ChildProcess } from 'node:child_process';
@@ -165,5 +166,28 @@ describe('E2E signature and display name in Chromium against headless mode (docs
     expect(m.from?.value).toEqual([{ name: 'Alice E.', address: 'alice@example.test' }]);
     expect(m.text?.replace(/\r\n/g, '\n').trimEnd()).toBe('\n\n-- \nA. E.');
     expect(pageErrors).toEqual([]);
+  });
+
+  // docs/mail.md, The outbox: `mail.outboxChanged` refreshes it. A second window queues a message
+  // while SMTP is down; this window's outbox was empty (so not polling) and shows it from the event.
+  it('the outbox of another window shows a queued message from mail.outboxChanged (docs/mail.md, The outbox)', async () => {
+    expect(await page.getByTestId('mail-outbox').count()).toBe(0);
+    await relay.stop();
+    const other = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+    await other.goto(serve.url);
+    await other.locator('[data-testid=account-item][data-service=imap]').click();
+    await other.locator('[data-testid=mail-folder][data-special=inbox]').click();
+    await other.locator('body').press('c');
+    const compose = other.getByTestId('compose-window');
+    await compose.getByTestId('compose-to').fill('bob@example.test');
+    await compose.getByTestId('compose-subject').fill('Queued elsewhere');
+    await compose.getByTestId('compose-send').click();
+    await compose.waitFor({ state: 'detached', timeout: 30_000 });
+    const outbox = page.getByTestId('mail-outbox');
+    await outbox.waitFor({ timeout: 20_000 });
+    await outbox.getByTestId('mail-outbox-toggle').click();
+    await page.locator('[data-testid=mail-outbox-item][data-subject="Queued elsewhere"]').waitFor({ timeout: 10_000 });
+    await page.screenshot({ path: join(RESULTS, 'e2e-mail-signature-outbox-pushed.png') });
+    await other.context().close();
   });
 });
