@@ -168,6 +168,24 @@ describe('E2E signature and display name in Chromium against headless mode (docs
     expect(pageErrors).toEqual([]);
   });
 
+  it('a draft reopened from Drafts keeps its one signature and gets no second one', async () => {
+    await page.locator('body').press('c');
+    const compose = page.getByTestId('compose-window');
+    const body = compose.getByTestId('compose-body');
+    await compose.getByTestId('compose-subject').fill('Signed draft');
+    await body.fill(`Draft words.${await body.inputValue()}`);
+    await compose.getByTestId('compose-save-draft').click();
+    await expect.poll(() => compose.getByTestId('compose-state').innerText(), { timeout: 15_000 }).toBe('Draft saved');
+    await compose.getByTestId('compose-close').click();
+    await expect.poll(() => compose.count(), { timeout: 15_000 }).toBe(0);
+    await page.locator('[data-testid=mail-folder][data-special=drafts]').click();
+    await page.locator('[data-testid=mail-row][data-subject="Signed draft"]').click();
+    await expect.poll(async () => (await body.inputValue()).trim(), { timeout: 15_000 }).toBe('Draft words.\n\n-- \nA. E.');
+    await compose.getByTestId('compose-close').click();
+    await expect.poll(() => compose.count(), { timeout: 15_000 }).toBe(0);
+    await page.locator('[data-testid=mail-folder][data-special=inbox]').click();
+  });
+
   // docs/mail.md, The outbox: `mail.outboxChanged` refreshes it. A second window queues a message
   // while SMTP is down; this window's outbox was empty (so not polling) and shows it from the event.
   it('the outbox of another window shows a queued message from mail.outboxChanged (docs/mail.md, The outbox)', async () => {
