@@ -97,7 +97,8 @@ export const DiscoveredSettings = z.object({
 });
 export type DiscoveredSettings = z.infer<typeof DiscoveredSettings>;
 
-export const MailPage = z.object({ objects: z.array(MailMessage), page: z.string(), nextPage: z.string().nullable() });
+/** `total`: messages in the whole list (all pages), so clients can show it. */
+export const MailPage = z.object({ objects: z.array(MailMessage), page: z.string(), nextPage: z.string().nullable(), total: z.number().int() });
 export type MailPage = z.infer<typeof MailPage>;
 
 export const ListMessagesInput = z.object({

@@ -36,6 +36,27 @@ export interface DiscoverOptions {
   timeoutMs?: number;
 }
 
+/**
+ * Where discovery looks, from the environment, for a private network or a test setup (docs/mail.md,
+ * Setting up from an address): `TRIBUTARY_MAIL_DNS` (DNS servers, `ip[:port]`, comma-separated),
+ * `TRIBUTARY_MAIL_AUTOCONFIG_BASE` (autoconfig URL of a host, `{host}` standing for its name, e.g.
+ * `http://{host}:8080`), `TRIBUTARY_MAIL_ISPDB` (the ISPDB URL, or `off`). Unset: the defaults.
+ */
+export function discoverOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): DiscoverOptions {
+  const o: DiscoverOptions = {};
+  const servers = env.TRIBUTARY_MAIL_DNS?.split(',').map((x) => x.trim()).filter(Boolean);
+  if (servers?.length) {
+    const resolver = new dns.Resolver();
+    resolver.setServers(servers);
+    o.resolver = resolver;
+  }
+  const base = env.TRIBUTARY_MAIL_AUTOCONFIG_BASE?.trim();
+  if (base) o.httpBase = (host) => base.split('{host}').join(host);
+  const ispdb = env.TRIBUTARY_MAIL_ISPDB?.trim();
+  if (ispdb) o.ispdb = ispdb === 'off' ? null : ispdb;
+  return o;
+}
+
 const EMAIL = /^([^\s@<>",;]+)@([A-Za-z0-9.-]+\.[A-Za-z]{2,}|[A-Za-z0-9-]+)$/;
 
 export async function discoverSettings(email: string, o: DiscoverOptions = {}): Promise<DiscoveredSettings> {

@@ -87,7 +87,7 @@ export class MailMessages {
     const before = parseDate(q.before, 'before') ?? Date.now();
     const after = parseDate(q.after, 'after') ?? before - DEFAULT_WINDOW_MS;
     const labels = q.labels === undefined ? [] : Array.isArray(q.labels) ? q.labels : [q.labels];
-    const cursor = decodePage(q.page);
+    const { cursor, offset } = listPage(q.page, pageSize);
     await this.engine.ready(account);
     const where = ['m.account_id = @account', 'm.date_ms >= @after', 'm.date_ms < @before'];
     const params: Record<string, unknown> = { account, after, before, limit: pageSize + 1 };
@@ -103,6 +103,9 @@ export class MailMessages {
       where.push(`EXISTS (SELECT 1 FROM mail_keywords k WHERE k.message = m.id AND k.keyword = @l${i})`);
       params[`l${i}`] = name;
     });
+    // `total` counts the whole filtered list, so it is taken before the cursor narrows it.
+    const { total } = this.db.prepare(`SELECT COUNT(*) AS total FROM mail_messages m WHERE ${where.join(' AND ')}`).get(params) as { total: number };
+    params.offset = offset;
     if (cursor) {
       where.push('(m.date_ms, m.uid, m.id) < (@cd, @cu, @ci)');
       params.cd = cursor[0];
@@ -110,13 +113,13 @@ export class MailMessages {
       params.ci = cursor[2];
     }
     const rows = this.db
-      .prepare(`SELECT m.* FROM mail_messages m WHERE ${where.join(' AND ')} ORDER BY m.date_ms DESC, m.uid DESC, m.id DESC LIMIT @limit`)
+      .prepare(`SELECT m.* FROM mail_messages m WHERE ${where.join(' AND ')} ORDER BY m.date_ms DESC, m.uid DESC, m.id DESC LIMIT @limit OFFSET @offset`)
       .all(params) as MessageRow[];
     const more = rows.length > pageSize;
     const page = rows.slice(0, pageSize);
     const last = page[page.length - 1];
     const next = more && last ? Buffer.from(JSON.stringify([last.date_ms, last.uid, last.id])).toString('base64url') : null;
-    return { objects: await this.toMessages(account, page, q.bodies ?? true), page: q.page ?? '', nextPage: next };
+    return { objects: await this.toMessages(account, page, q.bodies ?? true), page: q.page ?? '', nextPage: next, total };
   }
 
   /**
@@ -128,7 +131,9 @@ export class MailMessages {
     if (typeof q.q !== 'string' || !q.q.trim()) throw invalid('q is required.');
     const pageSize = parsePageSize(q.page_size);
     let offset = 0;
-    if (q.page) {
+    if (q.page && PAGE_NUMBER.test(q.page)) {
+      offset = (Number(q.page) - 1) * pageSize;
+    } else if (q.page) {
       if (!/^o\d{1,9}$/.test(q.page)) throw invalid('page is not a page identifier returned as next_page.');
       offset = Number(q.page.slice(1));
     }
@@ -136,9 +141,12 @@ export class MailMessages {
     if (!match) throw invalid('q has no search terms.');
     await this.engine.ready(account);
     const rows = this.searchRows(account, match, pageSize + 1, offset);
+    const { total } = this.db
+      .prepare('SELECT COUNT(*) AS total FROM mail_messages m WHERE m.id IN (SELECT rowid FROM mail_fts WHERE mail_fts MATCH ?) AND m.account_id = ?')
+      .get(match, account) as { total: number };
     const more = rows.length > pageSize;
     const page = rows.slice(0, pageSize);
-    return { objects: await this.toMessages(account, page, q.bodies ?? true), page: q.page ?? '', nextPage: more ? `o${offset + pageSize}` : null };
+    return { objects: await this.toMessages(account, page, q.bodies ?? true), page: q.page ?? '', nextPage: more ? `o${offset + pageSize}` : null, total };
   }
 
   /** The FTS query itself (also what the benchmark times). */
@@ -292,6 +300,15 @@ export class MailMessages {
     const meta = (JSON.parse(body.attachments) as AttachmentMeta[])[ref.index];
     return { file: { id: fileId, name: meta?.name ?? a.filename ?? 'attachment', mimeType: a.contentType, size: a.content.length }, stream: Readable.from([a.content]) };
   }
+}
+
+/** A page number (`1`, `2`, …) as the other paged lists take it, besides the `next_page` tokens. */
+const PAGE_NUMBER = /^[1-9]\d{0,8}$/;
+
+/** `page` of "List messages": a page number (an offset) or a `next_page` token (a keyset cursor). */
+function listPage(page: string | undefined, pageSize: number): { cursor: [number, number, number] | null; offset: number } {
+  if (page && PAGE_NUMBER.test(page)) return { cursor: null, offset: (Number(page) - 1) * pageSize };
+  return { cursor: decodePage(page), offset: 0 };
 }
 
 function decodePage(page: string | undefined): [number, number, number] | null {

@@ -49,8 +49,21 @@ function labelsParam(ctx: Ctx): string[] | undefined {
   return list as string[];
 }
 
+/**
+ * A page past the end of the list is 404 `not_found` ("Invalid page"), as every other paged list
+ * answers (spec 1, Paging); page 1 of an empty list is an empty 200.
+ */
 function messagePage(ctx: Ctx, account: number, p: MailPage): Json {
+  if (p.page && p.objects.length === 0) throw pastTheEnd(p.page);
   return toV1MessageList({ ...p, page: p.page || '1' }, v1Context(ctx, account));
+}
+
+const pastTheEnd = (page: string) => new ServiceError('not_found', `Invalid page: page ${page} is past the last page.`);
+
+/** Label and folder lists are one page: any other page than the first is past the end. */
+function onePage(ctx: Ctx): void {
+  const page = pageParam(ctx.query.page);
+  if (page !== undefined) throw pastTheEnd(page);
 }
 
 /** `attachments: [{id}]`: storage files of this account (normally `ephemeral` uploads), opened for sending. */
@@ -197,7 +210,9 @@ export const emailRoutes: Route[] = [
     versions: V1,
     summary: 'List labels (spec 2, Labels)',
     async handler(ctx) {
-      const labels = await ctx.app.mail.labels.list(mailAccount(ctx));
+      const account = mailAccount(ctx);
+      onePage(ctx);
+      const labels = await ctx.app.mail.labels.list(account);
       return ok(toV1List(labels, toV1Label, '1', null));
     },
   },
@@ -249,7 +264,9 @@ export const emailRoutes: Route[] = [
     versions: V1,
     summary: 'List folders, every level (spec 2, Folders)',
     async handler(ctx) {
-      const folders = await ctx.app.mail.folders.list(mailAccount(ctx));
+      const account = mailAccount(ctx);
+      onePage(ctx);
+      const folders = await ctx.app.mail.folders.list(account);
       return ok(toV1List(folders, toV1Folder, '1', null));
     },
   },

@@ -5,7 +5,7 @@
 import type { z } from 'zod';
 import type { MailMessage, mailProcedures } from '../contract/mail';
 import type { SettingsStore } from '../cache/queries/settings';
-import { discoverSettings } from '../mail/autoconfig';
+import { discoverOptionsFromEnv, discoverSettings } from '../mail/autoconfig';
 import { composeQuote, withInlineImages } from '../mail/body';
 import type { MailService } from '../mail/service';
 import { DEFAULT_UNDO_SEND_SECONDS, SETTING_UNDO_SEND_SECONDS } from '../services/settings-keys';
@@ -63,6 +63,6 @@ export function mailHandlers(mail: MailService, storage: Pick<StorageService, 'd
       if (seconds !== undefined) settings.set(SETTING_UNDO_SEND_SECONDS, seconds);
       return { seconds: settings.get<number>(SETTING_UNDO_SEND_SECONDS, DEFAULT_UNDO_SEND_SECONDS) };
     },
-    'mail.discover': async ({ email }) => discoverSettings(email),
+    'mail.discover': async ({ email }) => discoverSettings(email, discoverOptionsFromEnv()),
   };
 }

@@ -85,8 +85,8 @@ describe('REST email API v1 on Dovecot + SMTP relay (spec 2)', () => {
       return r.json.objects.length === 2 && r.json.next_page ? r : undefined;
     });
     const n = new Normaliser();
-    expect(Object.keys(first.json).sort()).toEqual(['api', 'count', 'next_page', 'objects', 'page', 'type']);
-    expect({ ...first.json, objects: undefined, next_page: typeof first.json.next_page }).toEqual({ api: 'email', type: 'object_list', count: 2, page: '1', next_page: 'string', objects: undefined });
+    expect(Object.keys(first.json).sort()).toEqual(['api', 'count', 'next_page', 'objects', 'page', 'total', 'type']);
+    expect({ ...first.json, objects: undefined, next_page: typeof first.json.next_page }).toEqual({ api: 'email', type: 'object_list', total: 3, count: 2, page: '1', next_page: 'string', objects: undefined });
     const m = first.json.objects[0];
     expect(Object.keys(m).sort()).toEqual(MESSAGE_KEYS);
     expect(n.value({ type: m.type, api: m.api, subject: m.subject, from: m.from, to: m.to, created: m.created, labels: m.labels })).toEqual({

@@ -31,7 +31,7 @@ export const imapOptions = z
     smtp_port: z.coerce.number().int().min(1).max(65535).optional().meta({ title: 'SMTP port', description: '465 with TLS, 587 with STARTTLS, 25 otherwise' }),
     smtp_tls: security.optional().meta({ title: 'SMTP security', description: 'The IMAP security when omitted' }),
     name: z.string().max(200).optional().meta({ title: 'Display name', description: 'Shown with the address in From' }),
-    signature: z.string().max(10_000).optional().meta({ title: 'Signature', description: 'Added below new messages (plain text)' }),
+    signature: z.string().max(10_000).optional().meta({ title: 'Signature', description: 'Added below new messages and above the quote in replies (plain text)', multiline: true }),
   })
   .refine((o) => o.password || o.accessToken, { message: 'a password or an access token is required', path: ['password'] });
 

@@ -49,8 +49,9 @@ export function toV1Message(m: MailMessage, ctx: V1Context) {
   };
 }
 
-export function toV1List<T, U>(objects: T[], map: (o: T) => U, page: string, nextPage: string | null) {
-  return { count: objects.length, page, next_page: nextPage, objects: objects.map(map), type: 'object_list' as const, api: 'email' as const };
+/** `total`: the whole list's size; label and folder lists are one page, so it is their count. */
+export function toV1List<T, U>(objects: T[], map: (o: T) => U, page: string, nextPage: string | null, total = objects.length) {
+  return { total, count: objects.length, page, next_page: nextPage, objects: objects.map(map), type: 'object_list' as const, api: 'email' as const };
 }
 
-export const toV1MessageList = (p: MailPage, ctx: V1Context) => toV1List(p.objects, (m) => toV1Message(m, ctx), p.page, p.nextPage);
+export const toV1MessageList = (p: MailPage, ctx: V1Context) => toV1List(p.objects, (m) => toV1Message(m, ctx), p.page, p.nextPage, p.total);

@@ -177,6 +177,9 @@ export function useServerEvents(): void {
       } else if (name === 'mail.messages') {
         const p = payload as EventPayload<'mail.messages'>;
         for (const id of p.updated) void qc.invalidateQueries({ queryKey: [...keys.mail(p.account), 'message', id] });
+      } else if (name === 'mail.outboxChanged') {
+        const p = payload as EventPayload<'mail.outboxChanged'>;
+        void qc.invalidateQueries({ queryKey: [...keys.mail(p.account), 'outbox'] });
       } else if (name === 'activity.appended' || name === 'activity.subscriptionsChanged') {
         const p = payload as { account: number };
         void qc.invalidateQueries({ queryKey: keys.activity(p.account) });

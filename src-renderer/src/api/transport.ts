@@ -37,6 +37,7 @@ const EVENT_NAMES: EventName[] = [
   'transfers.updated',
   'mail.changed',
   'mail.messages',
+  'mail.outboxChanged',
   'activity.appended',
   'activity.subscriptionsChanged',
   'activity.followersChanged',

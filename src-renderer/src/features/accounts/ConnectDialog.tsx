@@ -8,16 +8,16 @@
  * Settings found for an address (mail autodiscovery) go into the form with `fillForm`
  * (SchemaForm.tsx), the way Reconnect fills in an account's saved settings.
  */
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, useState, type KeyboardEvent, type RefObject } from 'react';
 import type { ConnectorInfo, ProcedureOutput } from '../../../../src-main/contract';
-import { errorMessage } from '../../api/client';
+import { ApiError, errorMessage } from '../../api/client';
 import { useQueryClient } from '@tanstack/react-query';
 import { keys, useApi, useConnectors } from '../../api/hooks';
 import { Dialog } from '../../components/Dialog';
 import { ServiceIcon } from '../../components/Icons';
 import { useUi } from '../../stores/ui';
 import { fieldsOf } from './schema';
-import { readOptions, SchemaFields } from './SchemaForm';
+import { fillForm, readOptions, SchemaFields } from './SchemaForm';
 import './accounts.css';
 
 type Status = { kind: 'idle' } | { kind: 'busy'; what: string } | { kind: 'ok'; message: string } | { kind: 'error'; message: string };
@@ -77,6 +77,65 @@ function ServicePicker({ connectors, onPick, onCancel }: { connectors: Connector
         </button>
       </div>
     </>
+  );
+}
+
+const SOURCES: Record<ProcedureOutput<'mail.discover'>['source'], string> = {
+  autoconfig: "the provider's configuration file (autoconfig)",
+  srv: "the domain's DNS records (RFC 6186)",
+  guess: 'common server names that answered',
+};
+
+/**
+ * Mail: "Set up from an address". The address and password fill the form: mail.discover finds
+ * the IMAP/SMTP settings (docs/mail.md, Setting up from an address), which stay editable below;
+ * the status says where they came from, or that nothing was found.
+ */
+function FromAddress({ form, fields }: { form: RefObject<HTMLFormElement | null>; fields: ReturnType<typeof fieldsOf> }) {
+  const api = useApi();
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [status, setStatus] = useState<Status>({ kind: 'idle' });
+  const find = async () => {
+    if (!email.trim()) return setStatus({ kind: 'error', message: 'Enter your e-mail address first.' });
+    setStatus({ kind: 'busy', what: 'Looking for the settings…' });
+    try {
+      const found = await api.call('mail.discover', { email: email.trim() });
+      if (form.current) fillForm(form.current, fields, { ...found.options, ...(password ? { password } : {}) });
+      setStatus({ kind: 'ok', message: `Settings found from ${SOURCES[found.source]}. Check them below, then Test connection.` });
+    } catch (e) {
+      // not_found says itself that the servers are to be entered by hand.
+      const notFound = e instanceof ApiError && e.code === 'not_found';
+      setStatus({ kind: 'error', message: notFound ? errorMessage(e) : `Could not look for the settings: ${errorMessage(e)}` });
+    }
+  };
+  const enter = (e: KeyboardEvent) => {
+    if (e.key !== 'Enter') return;
+    e.preventDefault();
+    void find();
+  };
+  return (
+    <fieldset className="from-address" data-testid="from-address">
+      <legend className="field-label">Set up from an address</legend>
+      <div className="field">
+        <label htmlFor="discover-email" className="field-label">
+          E-mail address
+        </label>
+        <input id="discover-email" className="input" type="email" autoComplete="email" value={email} onChange={(e) => setEmail(e.target.value)} onKeyDown={enter} data-testid="discover-email" />
+      </div>
+      <div className="field">
+        <label htmlFor="discover-password" className="field-label">
+          Password
+        </label>
+        <input id="discover-password" className="input" type="password" autoComplete="current-password" value={password} onChange={(e) => setPassword(e.target.value)} onKeyDown={enter} data-testid="discover-password" />
+      </div>
+      <button type="button" className="btn" onClick={() => void find()} disabled={status.kind === 'busy'} data-testid="discover-find">
+        Find settings
+      </button>
+      <div className={`form-status ${status.kind}`} role={status.kind === 'error' ? 'alert' : 'status'} data-testid="discover-status">
+        {status.kind === 'busy' ? status.what : status.kind === 'ok' || status.kind === 'error' ? status.message : ''}
+      </div>
+    </fieldset>
   );
 }
 
@@ -167,6 +226,7 @@ function ConnectForm({ connector, onBack, onDone }: { connector: ConnectorInfo; 
       onInput={() => status.kind !== 'busy' && status.kind !== 'idle' && setStatus({ kind: 'idle' })}
     >
       <div className="dialog-body">
+        {connector.id === 'imap' && <FromAddress form={formRef} fields={fields} />}
         <SchemaFields fields={fields} />
         <div className="field">
           <label htmlFor="field-__account" className="field-label">

@@ -45,6 +45,21 @@ export const AUTOSAVE_MS = 3000;
 const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 const textAsHtml = (t: string) => escapeHtml(t).replace(/\n/g, '<br>');
 
+/**
+ * The account's signature (option `signature`) below the text the user writes: plain text after
+ * the "-- " separator line (RFC 3676), rich text in a signature block. Replies and forwards have
+ * it above the quote; a reopened draft already carries it, so it gets none.
+ */
+export function signatureText(signature: unknown): string {
+  const sig = typeof signature === 'string' ? signature.replace(/\r\n?/g, '\n').trimEnd() : '';
+  return sig ? `\n\n-- \n${sig}` : '';
+}
+
+function signatureHtml(signature: unknown): string {
+  const text = signatureText(signature);
+  return text ? `<p><br></p><div class="compose-signature" data-signature="">${textAsHtml(text.slice(2))}</div>` : '';
+}
+
 function recipients(init: ComposeInit, own: string) {
   const o = init.original;
   if (!o) return { to: '', cc: '', bcc: '' };
@@ -75,7 +90,8 @@ export function Compose(props: { account: Account; init: ComposeInit; onClose():
   const [bcc, setBcc] = useState(start.bcc);
   const [showCc, setShowCc] = useState(!!(start.cc || start.bcc));
   const [subject, setSubject] = useState(() => initialSubject(init));
-  const [body, setBody] = useState('');
+  const signature = props.account.settings.signature;
+  const [body, setBody] = useState(() => (init.mode === 'new' ? signatureText(signature) : ''));
   const [rich, setRich] = useState(false);
   // Rich content lives in the editor's DOM; `richVersion` counts its edits (for autosave and "changed").
   const [richVersion, setRichVersion] = useState(0);
@@ -116,10 +132,14 @@ export function Compose(props: { account: Account; init: ComposeInit; onClose():
         const q = await api.call('mail.quote', { account: props.account.id, id: o.id, mode: init.mode === 'forward' ? 'forward' : init.mode === 'draft' ? 'edit' : 'reply' });
         if (!live) return;
         images.current = q.images;
-        quoteText.current = init.mode === 'draft' ? null : q.text;
-        setBody(q.text);
+        const draft = init.mode === 'draft';
+        // The signature goes above the quote, between the reply and what it answers.
+        const text = draft ? q.text : signatureText(signature) + q.text;
+        quoteText.current = draft ? null : text;
+        setBody(text);
         if (q.rich) {
-          richInit.current = Object.entries(q.images).reduce((h, [cid, url]) => h.split(`cid:${cid}`).join(url), q.html);
+          const html = draft ? q.html : `${signatureHtml(signature)}${q.html}`;
+          richInit.current = Object.entries(q.images).reduce((h, [cid, url]) => h.split(`cid:${cid}`).join(url), html);
           setRich(true);
         }
         setInlineParts(q.parts.filter((p) => p.inline).map((p) => p.index));

@@ -2,8 +2,9 @@
  * The outbox entry of the folder list: shown while messages wait, are being sent, failed, or are
  * sent with their copy to Sent still pending (docs/mail.md, The outbox). Opening it lists them,
  * with the reason of the last failure and the time of the next attempt; a waiting or failed
- * message can be sent now or cancelled. Refreshed with the account's mail lists (mail.changed)
- * and every 2 s while it is not empty.
+ * message can be sent now or cancelled. Refreshed when the outbox changes (mail.outboxChanged),
+ * with the account's mail lists (mail.changed), and every 2 s while it is not empty (the times
+ * of the next attempt).
  */
 import { useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
