@@ -64,7 +64,7 @@ describe('REST email API v1 on Dovecot + SMTP relay (spec 2)', () => {
     aliceToken = restServices(s.app).apiKeys.bearerToken(alice);
     local = (await importLocal(s, 'plain-files')).id;
     const raw = (n: number) =>
-      [`From: Bob <bob@example.test>`, `To: alice@example.test`, `Subject: Greeting ${n}`, `Message-ID: <greet-${n}@example.test>`, `Date: ${new Date(Date.now() - n * 60_000).toUTCString()}`, '', `hello zebra${n} quartz`, ''].join('\r\n');
+      [`From: Bob <bob@example.test>`, `To: alice@example.test`, `Subject: Greeting ${n}`, `Message-ID: <greet-${n}@example.test>`, `Date: ${new Date(Date.now() - (4 - n) * 60_000).toUTCString()}`, '', `hello zebra${n} quartz`, ''].join('\r\n');
     for (const n of [1, 2, 3]) await dovecot.deliver(raw(n), ['alice']);
   }, 60_000);
 
@@ -76,8 +76,8 @@ describe('REST email API v1 on Dovecot + SMTP relay (spec 2)', () => {
 
   const v1 = (account: number, rest: string) => `/v1/accounts/${account}/email/${rest}`;
 
-  // spec 2, Messages: List messages (and the list wrapper). `created` is the server's arrival
-  // time (IMAP INTERNALDATE): the three arrive in order 1, 2, 3, so 3 is the newest.
+  // spec 2, Messages: List messages (and the list wrapper). `created` is the message's Date
+  // header (arrival time when it has none): 1, 2, 3 were written a minute apart, so 3 is the newest.
   it('lists messages newest first, pages with next_page, and has the documented shapes', async () => {
     const first = await until('three messages', async () => {
       const r = await s.call('GET', v1(alice, `messages/?${ALL_TIME}&page_size=2`));
