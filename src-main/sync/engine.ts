@@ -6,9 +6,9 @@
  * demand; one run per pair at a time, a trigger during a run asks for one more.
  */
 import { watch, type FSWatcher } from 'chokidar';
-import { resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { LocalConnector } from '../connectors/local';
-import { ROOT } from '../connectors/shared/paths';
+import { baseName, isInside, parentOf, ROOT } from '../connectors/shared/paths';
 import type { StorageConnector } from '../connectors/types';
 import { ServiceError, toServiceError } from '../errors';
 import type { Op, Plan, Side, Tree } from './model';
@@ -94,6 +94,42 @@ export class SyncEngine {
   status(): PairStatus[] {
     const conflicts = this.store.conflicts();
     return this.store.pairs().map((p) => ({ ...p, pending: this.pending.get(p.id) ?? 0, conflicts: conflicts.filter((c) => c.pair === p.id).length }));
+  }
+
+  /**
+   * The sync state of the entries of a listed folder of `account` (docs/sync.md, *Badges*), by
+   * name, from the stored trees (no scan): the folder is inside a pair's remote folder, or, with
+   * `localFolder` (the account's folder on this computer), inside a pair's local folder. A pair
+   * root listed in its parent gets the pair's state. Names no scan has seen have no state.
+   */
+  fileStates(account: number, folder: string, localFolder?: string): Record<string, FileSyncState> {
+    const out: Record<string, FileSyncState> = {};
+    const abs = localFolder && join(resolve(localFolder), ...folder.split('/').filter(Boolean));
+    const conflicts = this.store.conflicts();
+    for (const p of this.status()) {
+      const rel = (p.account === account ? remoteBelow(p.remotePath, folder) : undefined) ?? (abs ? localBelow(p.localPath, abs) : undefined);
+      if (rel === undefined) {
+        // The pair's root itself, listed in its parent folder.
+        const root = p.account === account && p.remotePath !== ROOT && parentOf(p.remotePath) === folder ? p.remotePath : abs && dirname(p.localPath) === abs ? p.localPath : undefined;
+        if (root !== undefined) out[basename(root)] = p.conflicts > 0 ? 'conflict' : p.state === 'idle' && !p.paused ? 'synced' : 'pending';
+        continue;
+      }
+      const mine = conflicts.filter((c) => c.pair === p.id).flatMap((c) => [c.path, c.copyPath]);
+      const rows = new Map<string, { local?: string | null; remote?: string | null; synced?: { local: string | null; remote: string | null }; kind: string }>();
+      for (const r of this.store.children(p.id, rel)) {
+        const e = rows.get(r.path) ?? { kind: r.kind };
+        if (r.tree === 'synced') e.synced = { local: r.ver, remote: r.remoteVer };
+        else e[r.tree] = r.ver;
+        rows.set(r.path, e);
+      }
+      for (const [path, e] of rows) {
+        if (e.local === undefined && e.remote === undefined) continue;
+        const inConflict = mine.some((c) => c === path || c.startsWith(`${path}/`));
+        const same = !!e.synced && e.local !== undefined && e.remote !== undefined && (e.kind === 'folder' || (e.local === e.synced.local && e.remote === e.synced.remote));
+        out[baseName(path)] = inConflict ? 'conflict' : same ? 'synced' : 'pending';
+      }
+    }
+    return out;
   }
 
   async create(p: { localPath: string; account: number; remotePath: string; excluded?: string[] }): Promise<PairRow> {
@@ -296,6 +332,21 @@ export class SyncEngine {
     for (const id of [...this.watchers.keys()]) await this.unwatch(id);
     await Promise.allSettled(this.running.values());
   }
+}
+
+export type FileSyncState = 'synced' | 'pending' | 'conflict';
+
+/** A remote `path` relative to a pair's remote `root`, when inside it (`/` for the root itself). */
+function remoteBelow(root: string, path: string): string | undefined {
+  if (path === root) return ROOT;
+  return isInside(path, root) ? (root === ROOT ? path : path.slice(root.length)) : undefined;
+}
+
+/** The same for a file-system path and a pair's local folder. */
+function localBelow(root: string, abs: string): string | undefined {
+  const r = relative(root, abs);
+  if (r === '') return ROOT;
+  return r.startsWith('..') || isAbsolute(r) ? undefined : `/${r.split(sep).join('/')}`;
 }
 
 function refusal(plan: Plan): string {
