@@ -29,7 +29,7 @@ export function syncHandlers(engine: SyncEngine, locate: Locate): SyncHandlers {
     'sync.pairs.resume': async ({ id }) => (engine.resume(id), view(id)),
     'sync.pairs.rescan': async ({ id }) => {
       engine.store.pair(id);
-      void engine.run(id).catch(() => {});
+      void engine.rescan(id).catch(() => {});
       return view(id);
     },
     'sync.pairs.confirm': async ({ id }) => {
