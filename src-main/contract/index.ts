@@ -11,7 +11,7 @@ import { isAllowListEntry } from './network';
 import { syncEvents, syncProcedures } from './sync';
 
 export { WS_MAX_MESSAGE_BYTES } from './limits';
-export { SyncConflict, SyncPair } from './sync';
+export { SyncConflict, SyncFileState, SyncPair } from './sync';
 
 const iso = z.string();
 const id = z.string().min(1).max(8192);

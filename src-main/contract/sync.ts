@@ -36,6 +36,9 @@ export const SyncConflict = z.object({
 });
 export type SyncConflict = z.infer<typeof SyncConflict>;
 
+export const SyncFileState = z.enum(['synced', 'pending', 'conflict']);
+export type SyncFileState = z.infer<typeof SyncFileState>;
+
 const folder = z.string().min(1).max(4096);
 
 export const syncProcedures = {
@@ -56,6 +59,15 @@ export const syncProcedures = {
   'sync.conflicts.list': { input: z.object({ pair: pairId.optional() }), output: z.array(SyncConflict) },
   /** mine: the local version takes the name; theirs: the remote one stays; both: keep the two files. */
   'sync.conflicts.resolve': { input: z.object({ id: z.number().int(), keep: z.enum(['mine', 'theirs', 'both']) }), output: z.object({}) },
+  /**
+   * Badges of a listed folder: the sync state of its entries by name (synced, pending, conflict)
+   * when the folder is inside a pair (its remote folder, or for a local account its local
+   * folder). Read from the stored trees; names the engine has not seen are left out.
+   */
+  'sync.files.states': {
+    input: z.object({ account: z.number().int().positive(), folder: z.string().min(1).max(8192) }),
+    output: z.record(z.string(), SyncFileState),
+  },
 } as const;
 
 export const syncEvents = {

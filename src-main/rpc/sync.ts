@@ -4,12 +4,17 @@
  */
 import type { z } from 'zod';
 import type { syncProcedures } from '../contract/sync';
+import { LocalConnector } from '../connectors/local';
+import type { StorageConnector } from '../connectors/types';
 import type { SyncEngine } from '../sync/engine';
 
 type P = typeof syncProcedures;
 export type SyncHandlers = { [K in keyof P]: (input: z.output<P[K]['input']>) => Promise<z.output<P[K]['output']>> };
 
-export function syncHandlers(engine: SyncEngine): SyncHandlers {
+/** Where a resource id of an account points: its connector and path (StorageService.locate). */
+export type Locate = (account: number, id: string) => Promise<{ connector: StorageConnector; path: string; trash?: boolean }>;
+
+export function syncHandlers(engine: SyncEngine, locate: Locate): SyncHandlers {
   const view = (id: number) => {
     const p = engine.status().find((x) => x.id === id);
     if (!p) throw new Error(`sync pair ${id} vanished`);
@@ -24,7 +29,7 @@ export function syncHandlers(engine: SyncEngine): SyncHandlers {
     'sync.pairs.resume': async ({ id }) => (engine.resume(id), view(id)),
     'sync.pairs.rescan': async ({ id }) => {
       engine.store.pair(id);
-      void engine.run(id).catch(() => {});
+      void engine.rescan(id).catch(() => {});
       return view(id);
     },
     'sync.pairs.confirm': async ({ id }) => {
@@ -34,5 +39,10 @@ export function syncHandlers(engine: SyncEngine): SyncHandlers {
     },
     'sync.conflicts.list': async ({ pair }) => engine.store.conflicts(pair),
     'sync.conflicts.resolve': async ({ id, keep }) => (await engine.resolve(id, keep), {}),
+    'sync.files.states': async ({ account, folder }) => {
+      const at = await locate(account, folder);
+      if (at.trash) return {};
+      return engine.fileStates(account, at.path, at.connector instanceof LocalConnector ? at.connector.root : undefined);
+    },
   };
 }

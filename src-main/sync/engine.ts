@@ -6,15 +6,15 @@
  * demand; one run per pair at a time, a trigger during a run asks for one more.
  */
 import { watch, type FSWatcher } from 'chokidar';
-import { resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { LocalConnector } from '../connectors/local';
-import { ROOT } from '../connectors/shared/paths';
+import { baseName, isInside, parentOf, ROOT } from '../connectors/shared/paths';
 import type { StorageConnector } from '../connectors/types';
 import { ServiceError, toServiceError } from '../errors';
 import type { Op, Plan, Side, Tree } from './model';
 import { Executor } from './executor';
 import { planSync } from './planner';
-import { loadIgnore, localRootPresent, remoteRootPresent, scanLocal, scanRemote } from './scan';
+import { IGNORE_FILE, loadIgnore, localRootPresent, remoteRootPresent, scanLocal, scanRemote } from './scan';
 import { SyncStore, type PairRow } from './store';
 
 export interface SyncEngineOptions {
@@ -50,6 +50,13 @@ export class SyncEngine {
   private readonly again = new Set<number>();
   private readonly pending = new Map<number, number>();
   private readonly watchers = new Map<number, FSWatcher>();
+  /**
+   * Per pair with a ready watch: the local folders (pair-relative) the watch saw change since
+   * the last local scan began. Absent: the next scan reads every folder.
+   */
+  private readonly dirty = new Map<number, Set<string>>();
+  private readonly ready = new Set<number>();
+  private readonly fullScanAt = new Map<number, number>();
   private readonly timers = new Map<number, NodeJS.Timeout>();
   private pollTimer?: NodeJS.Timeout;
   private closed = false;
@@ -96,6 +103,42 @@ export class SyncEngine {
     return this.store.pairs().map((p) => ({ ...p, pending: this.pending.get(p.id) ?? 0, conflicts: conflicts.filter((c) => c.pair === p.id).length }));
   }
 
+  /**
+   * The sync state of the entries of a listed folder of `account` (docs/sync.md, *Badges*), by
+   * name, from the stored trees (no scan): the folder is inside a pair's remote folder, or, with
+   * `localFolder` (the account's folder on this computer), inside a pair's local folder. A pair
+   * root listed in its parent gets the pair's state. Names no scan has seen have no state.
+   */
+  fileStates(account: number, folder: string, localFolder?: string): Record<string, FileSyncState> {
+    const out: Record<string, FileSyncState> = {};
+    const abs = localFolder && join(resolve(localFolder), ...folder.split('/').filter(Boolean));
+    const conflicts = this.store.conflicts();
+    for (const p of this.status()) {
+      const rel = (p.account === account ? remoteBelow(p.remotePath, folder) : undefined) ?? (abs ? localBelow(p.localPath, abs) : undefined);
+      if (rel === undefined) {
+        // The pair's root itself, listed in its parent folder.
+        const root = p.account === account && p.remotePath !== ROOT && parentOf(p.remotePath) === folder ? p.remotePath : abs && dirname(p.localPath) === abs ? p.localPath : undefined;
+        if (root !== undefined) out[basename(root)] = p.conflicts > 0 ? 'conflict' : p.state === 'idle' && !p.paused ? 'synced' : 'pending';
+        continue;
+      }
+      const mine = conflicts.filter((c) => c.pair === p.id).flatMap((c) => [c.path, c.copyPath]);
+      const rows = new Map<string, { local?: string | null; remote?: string | null; synced?: { local: string | null; remote: string | null }; kind: string }>();
+      for (const r of this.store.children(p.id, rel)) {
+        const e = rows.get(r.path) ?? { kind: r.kind };
+        if (r.tree === 'synced') e.synced = { local: r.ver, remote: r.remoteVer };
+        else e[r.tree] = r.ver;
+        rows.set(r.path, e);
+      }
+      for (const [path, e] of rows) {
+        if (e.local === undefined && e.remote === undefined) continue;
+        const inConflict = mine.some((c) => c === path || c.startsWith(`${path}/`));
+        const same = !!e.synced && e.local !== undefined && e.remote !== undefined && (e.kind === 'folder' || (e.local === e.synced.local && e.remote === e.synced.remote));
+        out[baseName(path)] = inConflict ? 'conflict' : same ? 'synced' : 'pending';
+      }
+    }
+    return out;
+  }
+
   async create(p: { localPath: string; account: number; remotePath: string; excluded?: string[] }): Promise<PairRow> {
     const localPath = resolve(p.localPath);
     if (!(await localRootPresent(localPath))) throw new ServiceError('invalid_parameters', `${localPath} is not an existing folder.`);
@@ -133,6 +176,12 @@ export class SyncEngine {
     if (!this.options.manual) void this.run(id).catch(() => {});
   }
 
+  /** A run that reads every local folder again, whatever the watch said. */
+  rescan(id: number): Promise<RunResult> {
+    this.dirty.delete(id);
+    return this.run(id);
+  }
+
   /** The user confirmed held deletes (or a suspicious empty side): the next run may go ahead. */
   confirm(id: number): Promise<RunResult> {
     this.store.update(id, { allowDeletes: true });
@@ -167,8 +216,23 @@ export class SyncEngine {
   private watchPair(p: PairRow) {
     if (this.watchers.has(p.id) || this.closed || this.options.manual) return;
     const w = watch(p.localPath, { ignoreInitial: true, persistent: false, awaitWriteFinish: false });
-    w.on('all', () => this.schedule(p.id));
-    w.on('error', () => this.schedule(p.id));
+    w.on('ready', () => this.ready.add(p.id));
+    w.on('all', (event, abs) => {
+      const rel = localBelow(p.localPath, abs);
+      const set = this.dirty.get(p.id);
+      // The ignore rules changed, or a path outside the folder: every folder is read again.
+      if (rel === undefined || rel === ROOT || basename(abs) === IGNORE_FILE) this.dirty.delete(p.id);
+      else if (set) {
+        set.add(parentOf(rel));
+        if (event === 'addDir' || event === 'unlinkDir') set.add(rel);
+      }
+      this.schedule(p.id);
+    });
+    w.on('error', () => {
+      // Events may have been lost: the next scan reads everything.
+      this.dirty.delete(p.id);
+      this.schedule(p.id);
+    });
     this.watchers.set(p.id, w);
   }
 
@@ -177,6 +241,8 @@ export class SyncEngine {
     this.timers.delete(id);
     await this.watchers.get(id)?.close();
     this.watchers.delete(id);
+    this.ready.delete(id);
+    this.dirty.delete(id);
   }
 
   private schedule(id: number) {
@@ -215,7 +281,8 @@ export class SyncEngine {
       for (;;) {
         pair = this.store.pair(id);
         if (pair.paused || this.closed) break;
-        const { plan, trees } = await this.planPair(pair);
+        // Only the first round may trust the watch: later ones follow this run's own writes.
+        const { plan, trees } = await this.planPair(pair, result.rounds === 0);
         result.plan = plan;
         if (plan.refused) {
           this.store.update(id, { state: 'refused', error: refusal(plan) });
@@ -255,14 +322,14 @@ export class SyncEngine {
   }
 
   /** Scans both sides (storing the scans) and plans. */
-  async planPair(pair: PairRow): Promise<{ plan: Plan; trees: Record<Side, Tree> }> {
+  async planPair(pair: PairRow, incremental = false): Promise<{ plan: Plan; trees: Record<Side, Tree> }> {
     const remote = await this.remoteOf(pair.account);
     const roots = { local: await localRootPresent(pair.localPath), remote: await remoteRootPresent(remote, pair.remotePath) };
     const empty: Record<Side, Tree> = { local: new Map(), remote: new Map() };
     if (!roots.local || !roots.remote) return { plan: planSync(new Map(), new Map(), new Map(), { now: new Date(), rootsPresent: roots }), trees: empty };
     const ignored = await loadIgnore(pair.localPath, pair.excluded);
     const before = { local: this.store.tree(pair.id, 'local'), remote: this.store.tree(pair.id, 'remote') };
-    const [local, rtree] = await Promise.all([scanLocal(pair.localPath, ignored, before.local), scanRemote(remote, pair.remotePath, ignored)]);
+    const [local, rtree] = await Promise.all([scanLocal(pair.localPath, ignored, before.local, this.changedFolders(pair.id, incremental)), scanRemote(remote, pair.remotePath, ignored)]);
     this.store.saveTree(pair.id, 'local', local, before.local);
     this.store.saveTree(pair.id, 'remote', rtree, before.remote);
     const plan = planSync(local, rtree, this.store.synced(pair.id), {
@@ -272,6 +339,21 @@ export class SyncEngine {
       allowEmptySide: pair.allowDeletes,
     });
     return { plan, trees: { local, remote: rtree } };
+  }
+
+  /**
+   * Which local folders the coming scan must read: undefined for all of them (no ready watch, a
+   * lost event, the ignore rules changed, not the first round, or the last full read is older
+   * than FULL_SCAN_MS); else the folders the watch saw change. Starts recording anew either way.
+   */
+  private changedFolders(id: number, incremental: boolean): ((folder: string) => boolean) | undefined {
+    const seen = this.dirty.get(id);
+    if (this.ready.has(id)) this.dirty.set(id, new Set());
+    else this.dirty.delete(id);
+    const fresh = Date.now() - (this.fullScanAt.get(id) ?? 0) < FULL_SCAN_MS;
+    if (incremental && seen && fresh) return (folder) => seen.has(folder);
+    this.fullScanAt.set(id, Date.now());
+    return undefined;
   }
 
   private async execute(id: number, x: Executor, ops: Op[], trees: Record<Side, Tree>): Promise<number> {
@@ -296,6 +378,24 @@ export class SyncEngine {
     for (const id of [...this.watchers.keys()]) await this.unwatch(id);
     await Promise.allSettled(this.running.values());
   }
+}
+
+/** A local scan reads every folder at least this often, whatever the watch said. */
+const FULL_SCAN_MS = 10 * 60_000;
+
+export type FileSyncState = 'synced' | 'pending' | 'conflict';
+
+/** A remote `path` relative to a pair's remote `root`, when inside it (`/` for the root itself). */
+function remoteBelow(root: string, path: string): string | undefined {
+  if (path === root) return ROOT;
+  return isInside(path, root) ? (root === ROOT ? path : path.slice(root.length)) : undefined;
+}
+
+/** The same for a file-system path and a pair's local folder. */
+function localBelow(root: string, abs: string): string | undefined {
+  const r = relative(root, abs);
+  if (r === '') return ROOT;
+  return r.startsWith('..') || isAbsolute(r) ? undefined : `/${r.split(sep).join('/')}`;
 }
 
 function refusal(plan: Plan): string {

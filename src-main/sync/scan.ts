@@ -13,7 +13,7 @@ import { createReadStream, type BigIntStats } from 'node:fs';
 import { lstat, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import ignore from 'ignore';
-import { joinPath, ROOT, TEMP_NAME } from '../connectors/shared/paths';
+import { joinPath, parentOf, ROOT, TEMP_NAME } from '../connectors/shared/paths';
 import type { Entry, StorageConnector } from '../connectors/types';
 import { ServiceError, toServiceError } from '../errors';
 import type { SideEntry, Tree } from './model';
@@ -78,12 +78,34 @@ export async function localEntry(root: string, path: string, previous?: SideEntr
   return { path, kind: 'file', id, ver: hash, hash, size: Number(st.size), stamp };
 }
 
-/** The local folder's tree; `cache` is the previous scan (its hashes are reused by stamp). */
-export async function scanLocal(root: string, ignored: Ignored, cache: Tree = new Map()): Promise<Tree> {
+/**
+ * The local folder's tree; `cache` is the previous scan (its hashes are reused by stamp). With
+ * `changed`, a folder of the previous scan for which it answers false (the watch saw nothing in
+ * it) is not read again: its entries are the cached ones, and only its subfolders are walked.
+ */
+export async function scanLocal(root: string, ignored: Ignored, cache: Tree = new Map(), changed?: (folder: string) => boolean): Promise<Tree> {
   const byId = new Map<string, SideEntry>();
   for (const e of cache.values()) if (e.id && e.hash) byId.set(e.id, e);
+  let kids: Map<string, SideEntry[]> | undefined;
+  if (changed) {
+    kids = new Map();
+    for (const e of cache.values()) {
+      const parent = parentOf(e.path);
+      const list = kids.get(parent);
+      if (list) list.push(e);
+      else kids.set(parent, [e]);
+    }
+  }
   const tree: Tree = new Map();
-  const walk = async (folder: string) => {
+  const walk = async (folder: string, known: boolean) => {
+    if (kids && known && !changed!(folder)) {
+      for (const e of (kids.get(folder) ?? []).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))) {
+        if (ignored(e.path, e.kind)) continue;
+        tree.set(e.path, e);
+        if (e.kind === 'folder') await walk(e.path, true);
+      }
+      return;
+    }
     const abs = folder === ROOT ? root : join(root, ...folder.split('/').filter(Boolean));
     const names = (await readdir(abs)).sort();
     // One folder's entries at once: the file system answers them in parallel.
@@ -99,10 +121,11 @@ export async function scanLocal(root: string, ignored: Ignored, cache: Tree = ne
     for (const e of entries) {
       if (!e) continue;
       tree.set(e.path, e);
-      if (e.kind === 'folder') await walk(e.path);
+      // A folder read before under this name and identity: its cached entries are its own.
+      if (e.kind === 'folder') await walk(e.path, cache.get(e.path)?.kind === 'folder' && cache.get(e.path)?.id === e.id);
     }
   };
-  await walk(ROOT);
+  await walk(ROOT, cache.size > 0);
   return tree;
 }
 

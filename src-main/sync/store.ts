@@ -171,6 +171,19 @@ export class SyncStore {
     for (const p of rows) move.run(to + p.slice(from.length), pair, `\u0000${p}`);
   }
 
+  /**
+   * The rows of the three trees directly inside `folder` (a pair-relative path): one range of
+   * the primary key, so answering a listed folder never reads the whole tree.
+   */
+  children(pair: number, folder: string): { tree: Side | 'synced'; path: string; kind: 'file' | 'folder'; ver: string | null; remoteVer: string | null }[] {
+    const prefix = folder === '/' ? '/' : `${folder}/`;
+    // '0' is the character after '/': [prefix, prefix0) is everything below the folder.
+    const end = `${prefix.slice(0, -1)}0`;
+    return this.st(
+      "SELECT tree, path, kind, local_ver AS ver, remote_ver AS remoteVer FROM sync_tree WHERE pair_id = ? AND tree IN ('local', 'remote', 'synced') AND path >= ? AND path < ? AND instr(substr(path, ?), '/') = 0",
+    ).all(pair, prefix, end, prefix.length + 1) as ReturnType<SyncStore['children']>;
+  }
+
   // ---- journal -----------------------------------------------------------------------------
 
   journal(pair: number): JournalRow[] {

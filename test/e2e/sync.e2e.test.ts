@@ -1,7 +1,8 @@
 /**
  * End to end, in real Chromium against headless mode: the Sync view (docs/sync.md). Add a pair
  * (a folder ↔ a folder of the first-run local account), see a file appear on the other side,
- * make a conflict by changing a file on both sides, resolve it with Keep mine. Screenshots of
+ * make a conflict by changing a file on both sides, resolve it with Keep mine; the file browser
+ * badges the synced file "synced" and the conflicted one "conflict". Screenshots of
  * each state at 1440×900 and 800×600 in test-results/e2e-sync-*.png.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -62,6 +63,22 @@ describe('E2E Sync view in Chromium against headless mode', () => {
     await expect.poll(() => pair.getByTestId('sync-state').textContent(), { timeout: 20_000 }).toContain('Up to date');
     await shots('up-to-date');
 
+    // docs/sync.md, "Badges": the pair's remote folder in the file browser.
+    const badge = (name: string) => page.locator(`[data-testid=file-row][data-name="${name}"]`).getByTestId('sync-file-badge');
+    await page.getByTestId('sync-toggle').click();
+    // The root was listed before the test made /Shared.
+    await page.getByTestId('refresh').click();
+    await expect.poll(() => badge('Shared').getAttribute('data-state'), { timeout: 20_000 }).toBe('synced');
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await page.locator('[data-testid=file-row][data-name="Shared"]').click();
+    await page.keyboard.press('Enter');
+    await page.getByTestId('breadcrumbs').getByText('Shared').waitFor();
+    await expect.poll(() => badge('hello.txt').getAttribute('data-state'), { timeout: 20_000 }).toBe('synced');
+    expect(await badge('hello.txt').textContent()).toBe('synced');
+    await shots('badge-synced');
+    await page.getByTestId('sync-toggle').click();
+    await page.getByTestId('sync-view').waitFor();
+
     // Changed on both sides before the engine looks: a conflict, both versions kept.
     writeFileSync(join(mine, 'notes.txt'), 'v0');
     await until(() => existsSync(join(app.localFolder, 'Shared', 'notes.txt')));
@@ -76,6 +93,13 @@ describe('E2E Sync view in Chromium against headless mode', () => {
     await expect.poll(() => conflict.textContent()).toContain('/notes.txt');
     await expect.poll(() => pair.getByTestId('sync-conflict-count').textContent(), { timeout: 20_000 }).toBe('1 conflict');
     await shots('conflict');
+
+    await page.getByTestId('sync-toggle').click();
+    await expect.poll(() => badge('notes.txt').getAttribute('data-state'), { timeout: 20_000 }).toBe('conflict');
+    expect(await badge('hello.txt').getAttribute('data-state')).toBe('synced');
+    await shots('badge-conflict');
+    await page.getByTestId('sync-toggle').click();
+    await page.getByTestId('sync-view').waitFor();
 
     await conflict.getByTestId('keep-mine').click();
     await until(() => readFileSync(join(app.localFolder, 'Shared', 'notes.txt'), 'utf8') === 'mine, longer');

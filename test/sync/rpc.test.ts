@@ -88,4 +88,53 @@ describe('sync procedures: pairs and conflicts', () => {
     expect(await h()['sync.pairs.list']({})).toEqual([]);
     expect(readFileSync(join(local, 'hello.txt'), 'utf8')).toBe('hello');
   });
+
+  // docs/sync.md, "Badges": a listed folder's entries inside a pair, from the remote account and
+  // from a local account holding the pair's local folder.
+  it('answers the badges of a listed folder: synced, pending, conflict', async () => {
+    const home = join(dir, 'home');
+    const docs = join(home, 'Docs');
+    mkdirSync(join(docs, 'sub'), { recursive: true });
+    writeFileSync(join(docs, 'a.txt'), 'a');
+    writeFileSync(join(docs, 'b.txt'), 'b');
+    writeFileSync(join(docs, 'sub', 'x.txt'), 'x');
+    const remote = await app.accounts.storage(account);
+    await remote.mkdir('/Shelf');
+    const disk = (await app.accounts.connect({ service: 'local', options: { path: home } })).id;
+    const pair = await h()['sync.pairs.create']({ localPath: docs, account, remotePath: '/Shelf', excluded: [] });
+    const states = (acc: number, path: string) => h()['sync.files.states']({ account: acc, folder: app.storage.idOf(acc, path) });
+
+    // Before any scan the engine has seen nothing: no badge.
+    expect(await states(account, '/Shelf')).toEqual({});
+    await app.sync.run(pair.id);
+    const synced = { 'a.txt': 'synced', 'b.txt': 'synced', sub: 'synced' };
+    expect(await states(account, '/Shelf')).toEqual(synced);
+    expect(await states(account, '/Shelf/sub')).toEqual({ 'x.txt': 'synced' });
+    expect(await states(disk, '/Docs')).toEqual(synced);
+    expect(await states(disk, '/Docs/sub')).toEqual({ 'x.txt': 'synced' });
+    // The pair's root in its parent folder, on both accounts; folders outside a pair have none.
+    expect(await states(account, '/')).toMatchObject({ Shelf: 'synced' });
+    expect(await states(disk, '/')).toEqual({ Docs: 'synced' });
+
+    // Seen by a scan but not carried over yet: pending (a remote addition, a local edit).
+    await remote.write('/Shelf/c.txt', Readable.from([Buffer.from('c')]));
+    writeFileSync(join(docs, 'a.txt'), 'a, edited');
+    await app.sync.planPair(app.sync.store.pair(pair.id));
+    expect(await states(account, '/Shelf')).toEqual({ ...synced, 'a.txt': 'pending', 'c.txt': 'pending' });
+    expect(await states(disk, '/Docs')).toEqual({ ...synced, 'a.txt': 'pending', 'c.txt': 'pending' });
+    await app.sync.run(pair.id);
+    expect(await states(account, '/Shelf')).toEqual({ ...synced, 'c.txt': 'synced' });
+
+    // Changed on both sides: the name and its conflict copy are badged "conflict".
+    writeFileSync(join(docs, 'b.txt'), 'b-mine');
+    await remote.write('/Shelf/b.txt', Readable.from([Buffer.from('b-theirs!')]));
+    await app.sync.run(pair.id);
+    const [conflict] = await h()['sync.conflicts.list']({ pair: pair.id });
+    const copy = conflict.copyPath.slice(1);
+    expect(await states(account, '/Shelf')).toEqual({ ...synced, 'c.txt': 'synced', 'b.txt': 'conflict', [copy]: 'conflict' });
+    expect(await states(disk, '/Docs')).toMatchObject({ 'b.txt': 'conflict', [copy]: 'conflict' });
+    expect(await states(disk, '/')).toEqual({ Docs: 'conflict' });
+    await h()['sync.pairs.remove']({ id: pair.id });
+    expect(await states(account, '/Shelf')).toEqual({});
+  });
 });

@@ -38,4 +38,25 @@ describe('sync scanner', () => {
     const tree = await scanLocal(root, rules);
     expect([...tree.keys()].sort()).toEqual(['/docs', '/docs/keep.md', '/photos', '/photos/a.jpg']);
   });
+
+  // docs/sync.md, "How changes are found": folders the watch saw no change in are not read again.
+  it('reads again only the folders said to have changed, and folders it has not seen', async () => {
+    const root = join(dir, 'incremental');
+    for (const d of ['a/deep', 'b']) mkdirSync(join(root, d), { recursive: true });
+    for (const f of ['a/x.txt', 'a/deep/d.txt', 'b/y.txt']) writeFileSync(join(root, f), 'one');
+    const none = ignoreRules(undefined);
+    const before = await scanLocal(root, none);
+    for (const f of ['a/x.txt', 'a/deep/d.txt', 'b/y.txt']) writeFileSync(join(root, f), 'two, longer');
+    writeFileSync(join(root, 'b', 'z.txt'), 'new');
+    mkdirSync(join(root, 'b', 'new'));
+    writeFileSync(join(root, 'b', 'new', 'w.txt'), 'new');
+    const after = await scanLocal(root, none, before, (folder) => folder === '/b' || folder === '/a/deep');
+    // /a was not read: its file keeps the cached version; its subfolder /a/deep was.
+    expect(after.get('/a/x.txt')).toEqual(before.get('/a/x.txt'));
+    expect(after.get('/a/deep/d.txt')!.ver).not.toBe(before.get('/a/deep/d.txt')!.ver);
+    expect(after.get('/b/y.txt')!.ver).not.toBe(before.get('/b/y.txt')!.ver);
+    expect([...after.keys()].sort()).toEqual(['/a', '/a/deep', '/a/deep/d.txt', '/a/x.txt', '/b', '/b/new', '/b/new/w.txt', '/b/y.txt', '/b/z.txt']);
+    // Without the hint everything is read.
+    expect((await scanLocal(root, none, after)).get('/a/x.txt')!.ver).not.toBe(before.get('/a/x.txt')!.ver);
+  });
 });

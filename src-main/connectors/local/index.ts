@@ -61,7 +61,8 @@ function localIsoDate(d: Date): string {
 
 export class LocalConnector implements StorageConnector {
   readonly features: StorageFeatures;
-  private readonly root: string;
+  /** The account's folder on this computer. */
+  readonly root: string;
   private realRoot?: string;
   private readonly trashDir: string;
   private readonly watchers = new Set<Watcher>();

@@ -13,6 +13,8 @@ import { useClipboard } from './actions';
 import { hasFiles, hasItems, isCopyGesture, ITEMS_MIME, readItems, type DraggedItems } from './dnd';
 import { droppedItems, type Dropped } from './upload';
 import { listPlaceholder } from '../../components/ListPlaceholder';
+import { SyncBadge, useSyncBadges } from '../sync/badges';
+import type { SyncFileState } from '../../../../src-main/contract';
 import './files.css';
 
 const ROW_HEIGHT = 36;
@@ -57,6 +59,7 @@ export function FileList(props: FileListProps) {
   // Items cut and waiting for Paste are shown faded, as file managers do.
   const clip = useClipboard((s) => s.clip);
   const cut = useMemo(() => (clip?.op === 'move' ? new Set(clip.items.map((i) => i.id)) : null), [clip]);
+  const badges = useSyncBadges(props.account, props.folder);
 
   const virtualizer = useVirtualizer({
     count: items.length,
@@ -353,6 +356,7 @@ export function FileList(props: FileListProps) {
                   renaming={renaming === item.id}
                   dropActive={dropTarget === item.id}
                   cut={cut?.has(item.id) ?? false}
+                  badge={badges[item.name]}
                   actions={actions}
                 />
               );
@@ -405,6 +409,7 @@ interface RowProps {
   renaming: boolean;
   dropActive: boolean;
   cut: boolean;
+  badge?: SyncFileState;
   actions: RefObject<RowActions>;
 }
 
@@ -439,6 +444,7 @@ const Row = memo(function Row(p: RowProps) {
             {item.name}
           </span>
         )}
+        {p.badge && <SyncBadge state={p.badge} />}
       </span>
       <span className="col-size" data-testid="file-size">
         {item.kind === 'file' ? formatBytes(item.size) : '—'}
