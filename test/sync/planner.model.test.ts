@@ -94,7 +94,8 @@ describe('sync planner against a model of both sides (issue cases: crash mid-run
         seen.trashed += w.trash.length;
         seen.files += w.sides.local.size;
       }),
-      { numRuns: Number(process.env.SYNC_MODEL_RUNS ?? 2000) },
+      // SYNC_MODEL_SEED replays a failing run (the seed fast-check printed).
+      { numRuns: Number(process.env.SYNC_MODEL_RUNS ?? 2000), ...(process.env.SYNC_MODEL_SEED ? { seed: Number(process.env.SYNC_MODEL_SEED) } : {}) },
     );
     // The runs did exercise the interesting paths (a generator that makes none would pass vacuously).
     expect(seen.conflicts).toBeGreaterThan(0);
