@@ -2,6 +2,7 @@
 import { useEffect, useState } from 'react';
 import { useAccounts, useConnectors, useServerEvents } from './api/hooks';
 import { ActivityIcon, LogoIcon, SettingsIcon } from './components/Icons';
+import { PaneSplitter } from './components/PaneSplitter';
 import { Toasts } from './components/Toasts';
 import { AccountProblem } from './features/accounts/AccountProblem';
 import { Sidebar } from './features/accounts/Sidebar';
@@ -15,7 +16,7 @@ import { useUnreadTitle } from './features/mailbox/unread';
 import { TransferNotices } from './features/transfers/notices';
 import { TransfersButton, TransfersPanel } from './features/transfers/TransfersPanel';
 import { followAddress, onHistory, startNavigation, useNav, useUi } from './stores/ui';
-import { PANE_MAX, PANE_MIN, usePanes } from './stores/panes';
+import { usePanes } from './stores/panes';
 
 export function App() {
   useServerEvents();
@@ -28,7 +29,8 @@ export function App() {
   const view = useUi((s) => s.view);
   const [settingsOpen, setSettingsOpen] = useState(false);
   const nav = useNav();
-  const panes = usePanes();
+  const sideWidth = usePanes((s) => s.width.accounts);
+  const sideHidden = usePanes((s) => s.collapsed.accounts);
 
   // The address is the place: Back/Forward, a reload and a pasted link land where they point.
   useEffect(() => {
@@ -91,10 +93,10 @@ export function App() {
           <button
             type="button"
             className="btn btn-ghost"
-            aria-label={panes.collapsed ? 'Show the accounts pane' : 'Hide the accounts pane'}
-            aria-expanded={!panes.collapsed}
+            aria-label={sideHidden ? 'Show the accounts pane' : 'Hide the accounts pane'}
+            aria-expanded={!sideHidden}
             aria-controls="accounts-pane"
-            onClick={() => panes.set({ collapsed: !panes.collapsed })}
+            onClick={() => usePanes.getState().collapse('accounts', !sideHidden)}
             data-testid="pane-toggle"
           >
             ☰
@@ -137,12 +139,12 @@ export function App() {
       </header>
       {settingsOpen && <SettingsDialog onClose={() => setSettingsOpen(false)} />}
       <div className="workspace">
-        {!panes.collapsed && (
+        {!sideHidden && (
           <>
-            <div id="accounts-pane" className="pane-side" style={{ width: panes.side }} data-testid="accounts-pane">
+            <div id="accounts-pane" className="pane-side" style={{ width: sideWidth }} data-testid="accounts-pane">
               <Sidebar />
             </div>
-            <PaneSplitter />
+            <PaneSplitter pane="accounts" label="Resize the accounts pane" controls="accounts-pane" testId="pane-splitter" />
           </>
         )}
         <main className="content">
@@ -174,44 +176,5 @@ export function App() {
       <ConflictDialog />
       <Toasts />
     </div>
-  );
-}
-
-/** The handle between the accounts pane and the content: drag it, or focus it and use ←/→. */
-function PaneSplitter() {
-  const panes = usePanes();
-  return (
-    <div
-      className="pane-splitter"
-      role="separator"
-      aria-orientation="vertical"
-      aria-label="Resize the accounts pane"
-      aria-controls="accounts-pane"
-      aria-valuenow={panes.side}
-      aria-valuemin={PANE_MIN}
-      aria-valuemax={PANE_MAX}
-      tabIndex={0}
-      data-testid="pane-splitter"
-      onKeyDown={(e) => {
-        const step = e.key === 'ArrowLeft' ? -16 : e.key === 'ArrowRight' ? 16 : 0;
-        if (!step) return;
-        e.preventDefault();
-        panes.set({ side: panes.side + step });
-      }}
-      onPointerDown={(e) => {
-        e.preventDefault();
-        const startX = e.clientX;
-        const startWidth = panes.side;
-        const el = e.currentTarget;
-        el.setPointerCapture(e.pointerId);
-        const moveTo = (ev: PointerEvent) => panes.set({ side: startWidth + ev.clientX - startX });
-        const stop = () => {
-          el.removeEventListener('pointermove', moveTo);
-          el.removeEventListener('pointerup', stop);
-        };
-        el.addEventListener('pointermove', moveTo);
-        el.addEventListener('pointerup', stop);
-      }}
-    />
   );
 }

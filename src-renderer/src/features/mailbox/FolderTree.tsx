@@ -27,7 +27,7 @@ export function FolderTree(props: {
     return [...special.map((f) => ({ f, depth: 0 })), ...other.map((f) => ({ f, depth: depth(f) }))];
   }, [props.folders]);
   return (
-    <nav className="mail-folders" aria-label="Folders" data-testid="mail-folders">
+    <nav id="mail-folders" className="mail-folders" aria-label="Folders" data-testid="mail-folders">
       {props.loading && <div className="sidebar-note">Loading folders…</div>}
       {props.error && (
         <div className="sidebar-note error" role="alert">

@@ -5,12 +5,14 @@
  * (which a message of Drafts reopens); the keyboard shortcuts. New mail appears live:
  * `mail.changed` events refetch the lists.
  */
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, useState, type CSSProperties } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import type { Account } from '../../../../src-main/contract';
 import type { MailFolder, MailMessage } from '../../../../src-main/contract/mail';
 import { keys, useApi } from '../../api/hooks';
-import { PenIcon } from '../../components/Icons';
+import { PenIcon, SmallFolderIcon } from '../../components/Icons';
+import { PaneSplitter } from '../../components/PaneSplitter';
+import { usePanes } from '../../stores/panes';
 import { toastError, useUi } from '../../stores/ui';
 import { Compose, type ComposeInit } from './Compose';
 import { FolderTree } from './FolderTree';
@@ -37,6 +39,8 @@ export function Mailbox({ account }: { account: Account }) {
   /** A message's own account: in the unified inbox it may be another than this mailbox's. */
   const accountOf = (m: MailMessage) => mailAccounts.find((a) => a.id === m.account) ?? account;
   const searchRef = useRef<HTMLInputElement>(null);
+  const paneWidth = usePanes((s) => s.width);
+  const foldersHidden = usePanes((s) => s.collapsed.mailFolders);
   const listRef = useRef<HTMLDivElement>(null);
 
   const sorted = useMemo(() => (folders.data ?? []).slice().sort((a, b) => folderOrder(a) - folderOrder(b) || a.name.localeCompare(b.name)), [folders.data]);
@@ -143,6 +147,18 @@ export function Mailbox({ account }: { account: Account }) {
     // Narrow windows show the list or the message, not both ("reading"; mailbox.css).
     <section className={`mailbox${current ? ' reading' : ''}`} aria-label="Mailbox" data-testid="mailbox">
       <div className="toolbar">
+        <button
+          type="button"
+          className={`btn btn-ghost${foldersHidden ? '' : ' pressed'}`}
+          aria-label={foldersHidden ? 'Show the folder pane' : 'Hide the folder pane'}
+          title={foldersHidden ? 'Show the folder pane' : 'Hide the folder pane'}
+          aria-expanded={!foldersHidden}
+          aria-controls="mail-folders"
+          onClick={() => usePanes.getState().collapse('mailFolders', !foldersHidden)}
+          data-testid="mail-folders-toggle"
+        >
+          <SmallFolderIcon />
+        </button>
         <form
           className="mail-search"
           role="search"
@@ -182,39 +198,45 @@ export function Mailbox({ account }: { account: Account }) {
           </button>
         </div>
       </div>
-      <div className="mail-panes">
-        <FolderTree
-          folders={sorted}
-          labels={labels.data?.map((l) => l.name) ?? []}
-          loading={folders.isLoading}
-          error={folders.error?.message ?? null}
-          current={search || label || unified ? null : folderId}
-          currentLabel={search || unified ? null : label}
-          unified={mailAccounts.length > 1 ? { active: unified, unread: all.unread } : null}
-          onOpenUnified={() => {
-            setUnified(true);
-            setLabel(null);
-            setSearch('');
-            setSearchInput('');
-            setSelectedId(null);
-          }}
-          onOpen={(id) => {
-            setUnified(false);
-            setFolderId(id);
-            setLabel(null);
-            setSearch('');
-            setSearchInput('');
-            setSelectedId(null);
-          }}
-          onOpenLabel={(name) => {
-            setUnified(false);
-            setLabel(name);
-            setSearch('');
-            setSearchInput('');
-            setSelectedId(null);
-          }}
-          footer={<OutboxEntry account={account.id} />}
-        />
+      {/* The widths go in as variables: narrow windows lay the panes out by their own rules (mailbox.css). */}
+      <div className="mail-panes" style={{ '--mail-folders-width': `${paneWidth.mailFolders}px`, '--mail-list-width': `${paneWidth.mailList}px` } as CSSProperties}>
+        {!foldersHidden && (
+          <>
+            <FolderTree
+              folders={sorted}
+              labels={labels.data?.map((l) => l.name) ?? []}
+              loading={folders.isLoading}
+              error={folders.error?.message ?? null}
+              current={search || label || unified ? null : folderId}
+              currentLabel={search || unified ? null : label}
+              unified={mailAccounts.length > 1 ? { active: unified, unread: all.unread } : null}
+              onOpenUnified={() => {
+                setUnified(true);
+                setLabel(null);
+                setSearch('');
+                setSearchInput('');
+                setSelectedId(null);
+              }}
+              onOpen={(id) => {
+                setUnified(false);
+                setFolderId(id);
+                setLabel(null);
+                setSearch('');
+                setSearchInput('');
+                setSelectedId(null);
+              }}
+              onOpenLabel={(name) => {
+                setUnified(false);
+                setLabel(name);
+                setSearch('');
+                setSearchInput('');
+                setSelectedId(null);
+              }}
+              footer={<OutboxEntry account={account.id} />}
+            />
+            <PaneSplitter pane="mailFolders" label="Resize the folder pane" controls="mail-folders" className="mail-splitter" testId="mail-folders-splitter" />
+          </>
+        )}
         <ThreadList
           threads={threads}
           loading={unified ? all.loading : query.isLoading}
@@ -231,6 +253,7 @@ export function Mailbox({ account }: { account: Account }) {
           own={own}
           recipientsFirst={!search && !label && (folder?.specialUse === 'sent' || folder?.specialUse === 'drafts')}
         />
+        <PaneSplitter pane="mailList" label="Resize the message list" controls="mail-list-pane" className="mail-splitter" testId="mail-list-splitter" />
         <div className="mail-reader-pane">
           {current ? (
             <Reader

@@ -40,7 +40,7 @@ export function ThreadList(props: {
   }, [selIndex, virtualizer]);
 
   return (
-    <div className="mail-list-wrap">
+    <div id="mail-list-pane" className="mail-list-wrap" data-testid="mail-list-pane">
       <div className="mail-list-title">{props.title}</div>
       <div ref={props.listRef} className="mail-list" role="listbox" aria-label="Messages" tabIndex={0} data-testid="mail-list" aria-busy={props.loading}>
         {listPlaceholder({ loading: props.loading, error: props.error, empty: threads.length === 0, emptyTestId: 'mail-empty', whenEmpty: 'No messages' }) ?? (
