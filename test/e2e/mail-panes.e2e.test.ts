@@ -160,6 +160,20 @@ describe('E2E: the mailbox panes resize and collapse, and stay so (docs/ui.md, M
     await page.setViewportSize({ width: 1440, height: 900 });
   });
 
+  it('an accounts pane width kept by an earlier version ({side, collapsed}) still opens at that width', async () => {
+    await page.evaluate(() => localStorage.setItem('tributary.panes', JSON.stringify({ side: 300, collapsed: false })));
+    await page.reload();
+    await expect.poll(() => width(page.getByTestId('accounts-pane')), { timeout: 20_000 }).toBe(300);
+    // The mailbox panes start at their first widths, and the next change is kept in the new shape.
+    await expect.poll(() => page.getByTestId('mail-folders-splitter').getAttribute('aria-valuenow')).toBe('180');
+    await page.getByTestId('mail-folders-splitter').focus();
+    await page.keyboard.press('ArrowLeft');
+    await expect.poll(() => page.evaluate(() => JSON.parse(localStorage.getItem('tributary.panes') ?? '{}'))).toEqual({
+      width: { accounts: 300, mailFolders: 164, mailList: 340 },
+      collapsed: { accounts: false, mailFolders: false, mailList: false },
+    });
+  });
+
   it('raised no page errors', () => {
     expect(pageErrors).toEqual([]);
   });
