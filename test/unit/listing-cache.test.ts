@@ -72,3 +72,24 @@ describe('listing cache', () => {
     await app.close();
   });
 });
+
+// spec 1, Recent files: `after` on a backend that keeps whole seconds (S3).
+describe('recent files on whole-second times', () => {
+  it('a file Tributary learned of only after its second ended still counts as inside that second', async () => {
+    const app = await createApp({ dataDir: scratchDir('cache-recent'), defaultLocalFolder: false });
+    const account = (await app.accounts.connect({ service: 'memory', options: { store: `recent-${Date.now()}` } })).id;
+    const row = app.db.prepare(
+      "INSERT INTO entries (account_id, path, parent, name, kind, size, modified, seen_at, learned_at) VALUES (?, ?, '/', ?, 'file', 1, ?, ?, ?)",
+    );
+    // Both made in second :10 of the bucket's clock; the second one was learned of at :11.050 (a slow answer).
+    row.run(account, '/first.txt', 'first.txt', '2026-01-01T00:00:10.000Z', '2026-01-01T00:00:10.950Z', '2026-01-01T00:00:10.950Z');
+    row.run(account, '/second.txt', 'second.txt', '2026-01-01T00:00:10.000Z', '2026-01-01T00:00:11.050Z', '2026-01-01T00:00:11.050Z');
+    row.run(account, '/later.txt', 'later.txt', '2026-01-01T00:00:11.000Z', '2026-01-01T00:00:11.060Z', '2026-01-01T00:00:11.060Z');
+    const names = (after: string | null) => app.storage.entries.recent(account, after, 10, 0).rows.map((e) => e.name);
+    expect(names('2026-01-01T00:00:10.000Z')).toEqual(['later.txt', 'second.txt', 'first.txt']);
+    expect(names('2026-01-01T00:00:10.960Z')).toEqual(['later.txt', 'second.txt']);
+    // Never later than its own second: a file of :11 stays after it.
+    expect(names('2026-01-01T00:00:10.999Z')).toEqual(['later.txt']);
+    await app.close();
+  });
+});

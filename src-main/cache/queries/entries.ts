@@ -46,7 +46,7 @@ export class EntriesTable {
   /** Per account, folders whose cached rows (theirs and below) may be stale and are not served. */
   private readonly stale = new Map<number, Set<string>>();
   /** Listings waiting to be written, by folder; the latest of a folder replaces an older one. */
-  private readonly pending = new Map<string, { accountId: number; parent: string; entries: Entry[] }>();
+  private readonly pending = new Map<string, { accountId: number; parent: string; entries: Entry[]; seen: string }>();
   private scheduled: NodeJS.Immediate | undefined;
   /** Digest of the rows last written per folder (bounded), to skip a listing that changed nothing. */
   private readonly written = new Map<string, string>();
@@ -60,7 +60,7 @@ export class EntriesTable {
   replaceListing(accountId: number, parent: string, entries: Entry[]): void {
     const key = folderKey(accountId, parent);
     this.pending.delete(key);
-    this.pending.set(key, { accountId, parent, entries });
+    this.pending.set(key, { accountId, parent, entries, seen: nowIso() });
     this.scheduled ??= setImmediate(() => this.flush());
   }
 
@@ -71,17 +71,16 @@ export class EntriesTable {
     if (!this.pending.size) return;
     const batch = [...this.pending.values()];
     this.pending.clear();
-    for (const p of batch) this.write(p.accountId, p.parent, p.entries);
+    for (const p of batch) this.write(p.accountId, p.parent, p.entries, p.seen);
   }
 
   /** One listing, in one transaction: only new, changed and vanished rows are touched. */
-  private write(accountId: number, parent: string, entries: Entry[]): void {
+  private write(accountId: number, parent: string, entries: Entry[], seen: string): void {
     const key = folderKey(accountId, parent);
     const wasStale = this.stale.get(accountId)?.has(parent) ?? false;
     const digest = digestOf(entries);
     if (!wasStale && this.written.get(key) === digest && this.listed(accountId, parent)) return;
     this.written.delete(key);
-    const seen = nowIso();
     const params = entries.map((e) => toParams(accountId, parent, e, seen));
     this.bestEffort(accountId, parent, () => {
       this.db.transaction(() => {
@@ -199,8 +198,12 @@ export class EntriesTable {
    */
   recent(accountId: number, after: string | null, limit: number, offset: number): { rows: Entry[]; total: number } {
     this.flush();
-    // A whole-second time (…:SS.000Z) learned later within that second reads as the learned time.
-    const time = `CASE WHEN substr(modified, 20) = '.000Z' AND learned_at > modified AND substr(learned_at, 1, 19) = substr(modified, 1, 19) THEN learned_at ELSE modified END`;
+    // A whole-second time (…:SS.000Z) learned later reads as the learned time within that second,
+    // or as the second's last millisecond when Tributary learned of it only after the second ended
+    // (a slow answer): never later than the second the backend gave, never earlier than it.
+    const time = `CASE WHEN substr(modified, 20) = '.000Z' AND learned_at > modified
+      THEN CASE WHEN substr(learned_at, 1, 19) = substr(modified, 1, 19) THEN learned_at ELSE substr(modified, 1, 19) || '.999Z' END
+      ELSE modified END`;
     const cond = `account_id = ? AND kind = 'file' AND modified IS NOT NULL${after ? ` AND ${time} > ?` : ''}`;
     const params: unknown[] = after ? [accountId, after] : [accountId];
     const total = (this.db.prepare(`SELECT count(*) AS n FROM entries WHERE ${cond}`).get(...params) as { n: number }).n;
