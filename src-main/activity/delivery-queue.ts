@@ -6,6 +6,7 @@
  * after 24 h of continuous failure a row waits for new activity.
  */
 import type { Db } from '../cache/db';
+import type { AppendedInfo } from './log';
 import type { Clock } from './types';
 import { systemClock } from './types';
 
@@ -70,7 +71,7 @@ export class DeliveryQueue<Q extends QueueRowBase> {
    * Queues the subscription for the target, due now; a row already waiting keeps its schedule, one
    * that had nothing pending starts afresh. `extra` are further columns set only on insert.
    */
-  enqueue(target: number, accountId: number, subscriptionId: number, extra: Record<string, number> = {}): void {
+  private enqueue(target: number, accountId: number, subscriptionId: number, extra: Record<string, number> = {}): void {
     const columns = [this.targetColumn, 'account_id', 'subscription_id', ...Object.keys(extra), 'attempts', 'next_attempt_at'];
     this.db
       .prepare(
@@ -80,6 +81,22 @@ export class DeliveryQueue<Q extends QueueRowBase> {
            next_attempt_at = CASE WHEN next_attempt_at = ${NEVER} THEN excluded.next_attempt_at ELSE next_attempt_at END`,
       )
       .run(target, accountId, subscriptionId, ...Object.values(extra), this.clock());
+  }
+
+  /**
+   * New activity: queued for every target in `targets` that follows its account (or every
+   * account), each after `prepare(target)`, in one transaction; then the timer is re-armed.
+   */
+  enqueueActivity(targets: string, info: AppendedInfo, prepare: (target: number) => void, extra: Record<string, number> = {}): void {
+    const rows = this.db.prepare(`SELECT id FROM ${targets} WHERE account_id IS NULL OR account_id = ?`).all(info.accountId) as { id: number }[];
+    if (!rows.length) return;
+    this.db.transaction(() => {
+      for (const r of rows) {
+        prepare(r.id);
+        this.enqueue(r.id, info.accountId, info.subscriptionId, extra);
+      }
+    })();
+    this.arm();
   }
 
   /** Whether the target has a delivery pending (not given up). */

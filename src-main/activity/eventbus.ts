@@ -159,16 +159,11 @@ export class EventBusDelivery {
 
   /** New activity: each matching bus gets it from where its delivery of that subscription stands. */
   private enqueue(info: AppendedInfo): void {
-    const buses = this.db.prepare('SELECT id FROM activity_event_buses WHERE account_id IS NULL OR account_id = ?').all(info.accountId) as { id: number }[];
-    if (!buses.length) return;
-    this.db.transaction(() => {
-      for (const b of buses) {
-        // A bus that gave up (nothing pending) starts counting its failures afresh.
-        if (!this.queue.hasPending(b.id)) this.db.prepare('UPDATE activity_event_buses SET failing_since = NULL WHERE id = ?').run(b.id);
-        this.queue.enqueue(b.id, info.accountId, info.subscriptionId, { delivered_seq: info.firstSeq - 1 });
-      }
-    })();
-    this.queue.arm();
+    const prepare = (bus: number) => {
+      // A bus that gave up (nothing pending) starts counting its failures afresh.
+      if (!this.queue.hasPending(bus)) this.db.prepare('UPDATE activity_event_buses SET failing_since = NULL WHERE id = ?').run(bus);
+    };
+    this.queue.enqueueActivity('activity_event_buses', info, prepare, { delivered_seq: info.firstSeq - 1 });
   }
 
   /** Delivers everything due by the clock now; resolves when it has all been attempted. */

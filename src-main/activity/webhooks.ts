@@ -163,15 +163,9 @@ export class WebhooksService {
 
   /** New activity: queue a notification for each matching webhook; re-arms paused ones. */
   private enqueue(info: AppendedInfo): void {
-    const hooks = this.db.prepare('SELECT id FROM activity_webhooks WHERE account_id IS NULL OR account_id = ?').all(info.accountId) as { id: number }[];
-    if (!hooks.length) return;
-    this.db.transaction(() => {
-      for (const h of hooks) {
-        this.queue.enqueue(h.id, info.accountId, info.subscriptionId);
-        this.db.prepare('UPDATE activity_webhooks SET paused = 0, failing_since = CASE WHEN paused = 1 THEN NULL ELSE failing_since END WHERE id = ?').run(h.id);
-      }
-    })();
-    this.queue.arm();
+    this.queue.enqueueActivity('activity_webhooks', info, (hook) => {
+      this.db.prepare('UPDATE activity_webhooks SET paused = 0, failing_since = CASE WHEN paused = 1 THEN NULL ELSE failing_since END WHERE id = ?').run(hook);
+    });
   }
 
   /** Delivers every notification due by the clock now; resolves when they are all attempted. */
