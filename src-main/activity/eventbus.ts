@@ -16,8 +16,8 @@ import { ServiceError } from '../errors';
 import type { Keyring } from '../secrets';
 import type { ActivityLog, AppendedInfo } from './log';
 import { eventBusEntry } from './notifications';
-import { systemClock, type ActivityRecord, type Clock } from './types';
-import { BACKOFF, backoffMs, type Timers } from './webhooks';
+import { DeliveryQueue, NEVER, type DeliveryOptions, type QueueRowBase } from './delivery-queue';
+import type { ActivityRecord, Clock } from './types';
 
 export interface EventBus {
   id: number;
@@ -62,32 +62,16 @@ interface BusRow {
   last_error: string | null;
   created: string;
 }
-interface QueueRow {
+interface QueueRow extends QueueRowBase {
   bus_id: number;
-  account_id: number;
-  subscription_id: number;
   delivered_seq: number;
-  attempts: number;
-  next_attempt_at: number;
 }
 
-const NEVER = Number.MAX_SAFE_INTEGER;
 const REGION = /^[a-z]{2}(-[a-z]+)+-\d$/;
-
-const realTimers: Timers = {
-  setTimeout: (fn, ms) => {
-    const t = setTimeout(fn, ms);
-    t.unref?.();
-    return t;
-  },
-  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
-};
 
 export class EventBusDelivery {
   private readonly clients = new Map<number, EventBridgeClient>();
-  private timer: unknown = null;
-  private pumping: Promise<void> | null = null;
-  private closed = false;
+  private readonly queue: DeliveryQueue<QueueRow>;
   private readonly off: () => void;
 
   constructor(
@@ -98,17 +82,15 @@ export class EventBusDelivery {
     private readonly renderV1: (r: ActivityRecord) => Record<string, unknown>,
     /** The default `source`: a namespace, then partner id and api id (spec 3). */
     private readonly defaultSource: () => string,
-    private readonly options: { clock?: Clock; timers?: Timers; autoDeliver?: boolean } = {},
+    options: DeliveryOptions = {},
   ) {
+    this.queue = new DeliveryQueue(db, 'activity_event_bus_queue', 'bus_id', (q) => this.deliver(q), options);
     this.off = log.onAppended((info) => this.enqueue(info));
-    if (options.autoDeliver !== false) this.arm();
+    this.queue.arm();
   }
 
   private get clock(): Clock {
-    return this.options.clock ?? systemClock;
-  }
-  private get timers(): Timers {
-    return this.options.timers ?? realTimers;
+    return this.queue.clock;
   }
 
   list(): EventBus[] {
@@ -177,39 +159,16 @@ export class EventBusDelivery {
 
   /** New activity: each matching bus gets it from where its delivery of that subscription stands. */
   private enqueue(info: AppendedInfo): void {
-    const buses = this.db.prepare('SELECT id FROM activity_event_buses WHERE account_id IS NULL OR account_id = ?').all(info.accountId) as { id: number }[];
-    if (!buses.length) return;
-    const now = this.clock();
-    this.db.transaction(() => {
-      for (const b of buses) {
-        // A bus that gave up (nothing pending) starts counting its failures afresh.
-        this.db.prepare(`UPDATE activity_event_buses SET failing_since = NULL WHERE id = ? AND NOT EXISTS (SELECT 1 FROM activity_event_bus_queue WHERE bus_id = ? AND next_attempt_at < ${NEVER})`).run(b.id, b.id);
-        this.db
-          .prepare(
-            `INSERT INTO activity_event_bus_queue (bus_id, account_id, subscription_id, delivered_seq, attempts, next_attempt_at) VALUES (?, ?, ?, ?, 0, ?)
-             ON CONFLICT (bus_id, subscription_id) DO UPDATE SET
-               attempts = CASE WHEN next_attempt_at = ${NEVER} THEN 0 ELSE attempts END,
-               next_attempt_at = CASE WHEN next_attempt_at = ${NEVER} THEN excluded.next_attempt_at ELSE next_attempt_at END`,
-          )
-          .run(b.id, info.accountId, info.subscriptionId, info.firstSeq - 1, now);
-      }
-    })();
-    this.arm();
+    const prepare = (bus: number) => {
+      // A bus that gave up (nothing pending) starts counting its failures afresh.
+      if (!this.queue.hasPending(bus)) this.db.prepare('UPDATE activity_event_buses SET failing_since = NULL WHERE id = ?').run(bus);
+    };
+    this.queue.enqueueActivity('activity_event_buses', info, prepare, { delivered_seq: info.firstSeq - 1 });
   }
 
   /** Delivers everything due by the clock now; resolves when it has all been attempted. */
   runDue(): Promise<void> {
-    if (!this.pumping) this.pumping = this.pump().finally(() => (this.pumping = null));
-    return this.pumping;
-  }
-
-  private async pump(): Promise<void> {
-    for (;;) {
-      const due = this.db.prepare('SELECT * FROM activity_event_bus_queue WHERE next_attempt_at <= ? ORDER BY next_attempt_at LIMIT 50').all(this.clock()) as QueueRow[];
-      if (!due.length || this.closed) break;
-      await Promise.all(due.map((q) => this.deliver(q)));
-    }
-    this.arm();
+    return this.queue.runDue();
   }
 
   private async deliver(q: QueueRow): Promise<void> {
@@ -236,7 +195,6 @@ export class EventBusDelivery {
     } catch (e) {
       error = awsMessage(e);
     }
-    const now = this.clock();
     this.db.transaction(() => {
       if (error === null) {
         // Done unless new activity arrived meanwhile (enqueue only moves a row that is waiting).
@@ -244,10 +202,7 @@ export class EventBusDelivery {
         this.db.prepare('UPDATE activity_event_buses SET failing_since = NULL, last_error = NULL WHERE id = ?').run(bus.id);
         return;
       }
-      const failingSince = bus.failing_since ?? new Date(now).toISOString();
-      const attempts = q.attempts + 1;
-      const giveUp = now - Date.parse(failingSince) >= BACKOFF.giveUpAfterMs;
-      this.db.prepare('UPDATE activity_event_bus_queue SET attempts = ?, next_attempt_at = ? WHERE bus_id = ? AND subscription_id = ?').run(attempts, giveUp ? NEVER : now + backoffMs(attempts), q.bus_id, q.subscription_id);
+      const { failingSince } = this.queue.failed(bus.id, q, bus.failing_since);
       this.db.prepare('UPDATE activity_event_buses SET failing_since = ?, last_error = ? WHERE id = ?').run(failingSince, error, bus.id);
     })();
   }
@@ -285,16 +240,6 @@ export class EventBusDelivery {
     return client;
   }
 
-  /** Sets a timer for the earliest pending delivery. */
-  private arm(): void {
-    if (this.closed || this.options.autoDeliver === false) return;
-    if (this.timer) this.timers.clearTimeout(this.timer);
-    this.timer = null;
-    const next = this.db.prepare(`SELECT MIN(next_attempt_at) AS t FROM activity_event_bus_queue WHERE next_attempt_at < ${NEVER}`).get() as { t: number | null };
-    if (next.t === null) return;
-    this.timer = this.timers.setTimeout(() => void this.runDue(), Math.max(0, next.t - this.clock()));
-  }
-
   /** Pending deliveries, for the dashboard and the API. */
   pending(busId: number): { account: number; subscription: number; deliveredSeq: number; attempts: number; nextAttemptAt: number | null }[] {
     return (this.db.prepare('SELECT * FROM activity_event_bus_queue WHERE bus_id = ? ORDER BY subscription_id').all(busId) as QueueRow[]).map((q) => ({
@@ -307,10 +252,8 @@ export class EventBusDelivery {
   }
 
   async close(): Promise<void> {
-    this.closed = true;
     this.off();
-    if (this.timer) this.timers.clearTimeout(this.timer);
-    await this.pumping;
+    await this.queue.close();
     for (const c of this.clients.values()) c.destroy();
     this.clients.clear();
   }

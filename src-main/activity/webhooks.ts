@@ -18,14 +18,14 @@ import type { Db } from '../cache/db';
 import type { SettingsStore } from '../cache/queries/settings';
 import { ServiceError } from '../errors';
 import { guardedAgent, outboundPolicy, readCapped, refusedReason, UNREACHABLE } from '../services/outbound';
+import { DeliveryQueue, NEVER, type DeliveryOptions, type QueueRowBase } from './delivery-queue';
 import type { AppendedInfo, ActivityLog } from './log';
 import { webhookBody } from './notifications';
-import { systemClock, type Clock } from './types';
+import type { Clock } from './types';
 
 export const APPLICATION_ID = 'activity.applicationId';
 export const USER_AGENT = 'service-webhook/2.0';
 export const TIMEOUTS = { connectMs: 3050, readMs: 27_000 };
-export const BACKOFF = { firstMs: 1000, maxMs: 15 * 60_000, giveUpAfterMs: 24 * 3600_000 };
 /** Bytes of a receiver's answer read (the test needs only the application id); the rest is never read. */
 export const MAX_ANSWER_BYTES = 4096;
 
@@ -54,24 +54,6 @@ export interface DeliveryAttempt {
   nextAttemptAt: string | null;
 }
 
-export interface Timers {
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-const realTimers: Timers = {
-  setTimeout: (fn, ms) => {
-    const t = setTimeout(fn, ms);
-    t.unref?.();
-    return t;
-  },
-  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
-};
-
-/** Back-off before retry number `attempt` (1-based): 1 s, 2 s, 4 s … capped at 15 min. */
-export function backoffMs(attempt: number): number {
-  return Math.min(BACKOFF.firstMs * 2 ** Math.max(0, attempt - 1), BACKOFF.maxMs);
-}
-
 export function sign(key: string, body: string): string {
   return createHmac('sha256', key).update(body, 'utf8').digest('base64');
 }
@@ -85,22 +67,14 @@ interface HookRow {
   paused: number;
   created: string;
 }
-interface QueueRow {
+interface QueueRow extends QueueRowBase {
   webhook_id: number;
-  account_id: number;
-  subscription_id: number;
-  attempts: number;
-  next_attempt_at: number;
 }
-
-const NEVER = Number.MAX_SAFE_INTEGER;
 
 export class WebhooksService {
   // Receivers are reached only where Settings → Network allows (private addresses are not by default).
   private readonly agent = guardedAgent(() => outboundPolicy(this.settings), { connectTimeoutMs: TIMEOUTS.connectMs, headersTimeoutMs: TIMEOUTS.readMs, bodyTimeoutMs: TIMEOUTS.readMs });
-  private timer: unknown = null;
-  private pumping: Promise<void> | null = null;
-  private closed = false;
+  private readonly queue: DeliveryQueue<QueueRow>;
   private readonly off: () => void;
 
   constructor(
@@ -109,17 +83,15 @@ export class WebhooksService {
     private readonly settings: SettingsStore,
     /** The oldest active API key (src-main/services/api-keys.ts), null when there is none. */
     private readonly signingKey: () => string | null,
-    private readonly options: { clock?: Clock; timers?: Timers; autoDeliver?: boolean } = {},
+    options: DeliveryOptions = {},
   ) {
+    this.queue = new DeliveryQueue(db, 'activity_webhook_queue', 'webhook_id', (q) => this.deliver(q), options);
     this.off = log.onAppended((info) => this.enqueue(info));
-    if (options.autoDeliver !== false) this.arm();
+    this.queue.arm();
   }
 
   private get clock(): Clock {
-    return this.options.clock ?? systemClock;
-  }
-  private get timers(): Timers {
-    return this.options.timers ?? realTimers;
+    return this.queue.clock;
   }
 
   /** The application id receivers must echo on the creation test (a setting, made once). */
@@ -191,38 +163,14 @@ export class WebhooksService {
 
   /** New activity: queue a notification for each matching webhook; re-arms paused ones. */
   private enqueue(info: AppendedInfo): void {
-    const now = this.clock();
-    const hooks = this.db.prepare('SELECT id FROM activity_webhooks WHERE account_id IS NULL OR account_id = ?').all(info.accountId) as { id: number }[];
-    if (!hooks.length) return;
-    this.db.transaction(() => {
-      for (const h of hooks) {
-        this.db
-          .prepare(
-            `INSERT INTO activity_webhook_queue (webhook_id, account_id, subscription_id, attempts, next_attempt_at) VALUES (?, ?, ?, 0, ?)
-             ON CONFLICT (webhook_id, subscription_id) DO UPDATE SET
-               attempts = CASE WHEN next_attempt_at = ${NEVER} THEN 0 ELSE attempts END,
-               next_attempt_at = CASE WHEN next_attempt_at = ${NEVER} THEN excluded.next_attempt_at ELSE next_attempt_at END`,
-          )
-          .run(h.id, info.accountId, info.subscriptionId, now);
-        this.db.prepare('UPDATE activity_webhooks SET paused = 0, failing_since = CASE WHEN paused = 1 THEN NULL ELSE failing_since END WHERE id = ?').run(h.id);
-      }
-    })();
-    this.arm();
+    this.queue.enqueueActivity('activity_webhooks', info, (hook) => {
+      this.db.prepare('UPDATE activity_webhooks SET paused = 0, failing_since = CASE WHEN paused = 1 THEN NULL ELSE failing_since END WHERE id = ?').run(hook);
+    });
   }
 
   /** Delivers every notification due by the clock now; resolves when they are all attempted. */
   runDue(): Promise<void> {
-    if (!this.pumping) this.pumping = this.pump().finally(() => (this.pumping = null));
-    return this.pumping;
-  }
-
-  private async pump(): Promise<void> {
-    for (;;) {
-      const due = this.db.prepare('SELECT * FROM activity_webhook_queue WHERE next_attempt_at <= ? ORDER BY next_attempt_at LIMIT 50').all(this.clock()) as QueueRow[];
-      if (!due.length || this.closed) break;
-      await Promise.all(due.map((q) => this.deliver(q)));
-    }
-    this.arm();
+    return this.queue.runDue();
   }
 
   private async deliver(q: QueueRow): Promise<void> {
@@ -231,7 +179,6 @@ export class WebhooksService {
     const payload = webhookBody(q.account_id, q.subscription_id);
     const body = hook.format === 'json' ? JSON.stringify(payload) : new URLSearchParams({ account: String(payload.account), subscription: String(payload.subscription) }).toString();
     const r = await this.post(hook.url, hook.format, body);
-    const now = this.clock();
     this.db.transaction(() => {
       if (r.ok) {
         this.db.prepare('DELETE FROM activity_webhook_queue WHERE webhook_id = ? AND subscription_id = ? AND next_attempt_at <= ?').run(q.webhook_id, q.subscription_id, q.next_attempt_at);
@@ -239,11 +186,7 @@ export class WebhooksService {
         this.record(hook.id, q.account_id, q.subscription_id, 'notify', r, null);
         return;
       }
-      const failingSince = hook.failing_since ?? new Date(now).toISOString();
-      const attempts = q.attempts + 1;
-      const giveUp = now - Date.parse(failingSince) >= BACKOFF.giveUpAfterMs;
-      const next = giveUp ? NEVER : now + backoffMs(attempts);
-      this.db.prepare('UPDATE activity_webhook_queue SET attempts = ?, next_attempt_at = ? WHERE webhook_id = ? AND subscription_id = ?').run(attempts, next, q.webhook_id, q.subscription_id);
+      const { failingSince, giveUp, next } = this.queue.failed(hook.id, q, hook.failing_since);
       this.db.prepare('UPDATE activity_webhooks SET failing_since = ?, paused = ? WHERE id = ?').run(failingSince, giveUp ? 1 : 0, hook.id);
       this.record(hook.id, q.account_id, q.subscription_id, 'notify', r, giveUp ? null : new Date(next).toISOString());
     })();
@@ -275,21 +218,9 @@ export class WebhooksService {
     }
   }
 
-  /** Sets a timer for the earliest pending notification (real timers or the injected ones). */
-  private arm(): void {
-    if (this.closed || this.options.autoDeliver === false) return;
-    if (this.timer) this.timers.clearTimeout(this.timer);
-    this.timer = null;
-    const next = this.db.prepare(`SELECT MIN(next_attempt_at) AS t FROM activity_webhook_queue WHERE next_attempt_at < ${NEVER}`).get() as { t: number | null };
-    if (next.t === null) return;
-    this.timer = this.timers.setTimeout(() => void this.runDue(), Math.max(0, next.t - this.clock()));
-  }
-
   async close(): Promise<void> {
-    this.closed = true;
     this.off();
-    if (this.timer) this.timers.clearTimeout(this.timer);
-    await this.pumping;
+    await this.queue.close();
     await this.agent.close();
   }
 }

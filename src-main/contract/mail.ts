@@ -127,6 +127,22 @@ export const MailQuote = z.object({
 });
 export type MailQuote = z.infer<typeof MailQuote>;
 
+/** A message as written: what `mail.send`, `mail.queue` and `mail.saveDraft` take, each extending it. */
+const ComposeInput = z.object({
+  account: accountId,
+  to: z.array(MailPerson).min(1),
+  cc: z.array(MailPerson).optional(),
+  bcc: z.array(MailPerson).optional(),
+  subject: z.string().max(10_000),
+  textBody: z.string().optional(),
+  htmlBody: z.string().optional(),
+  replyTo: id.optional(),
+  /** Storage file ids (any account of the user) attached to the message. */
+  attachments: z.array(z.object({ account: accountId, id })).optional(),
+});
+/** Attaches parts of a message of this account (all, or those indexes), inline images with their Content-ID: forwarding, a reopened draft. */
+const attachFrom = AttachFrom.optional();
+
 export const mailProcedures = {
   'mail.folders': { input: z.object({ account: accountId }), output: z.array(MailFolder) },
   'mail.createFolder': { input: z.object({ account: accountId, name: z.string().min(1).max(1000) }), output: MailFolder },
@@ -143,39 +159,11 @@ export const mailProcedures = {
   'mail.move': { input: z.object({ account: accountId, id, folderId: id }), output: z.object({}) },
   /** Moves to Trash; deletes for good when already in Trash (or no Trash exists). */
   'mail.delete': { input: z.object({ account: accountId, id }), output: z.object({}) },
-  'mail.send': {
-    input: z.object({
-      account: accountId,
-      to: z.array(MailPerson).min(1),
-      cc: z.array(MailPerson).optional(),
-      bcc: z.array(MailPerson).optional(),
-      subject: z.string().max(10_000),
-      textBody: z.string().optional(),
-      htmlBody: z.string().optional(),
-      replyTo: id.optional(),
-      /** Storage file ids (any account of the user) attached to the message. */
-      attachments: z.array(z.object({ account: accountId, id })).optional(),
-      /** Attaches parts of a message of this account (all, or those indexes), inline images with their Content-ID: forwarding, a reopened draft. */
-      attachFrom: AttachFrom.optional(),
-    }),
-    output: MailMessage,
-  },
+  'mail.send': { input: ComposeInput.extend({ attachFrom }), output: MailMessage },
   /** Saves the compose window to Drafts; `replaces` is the previous save of the same draft. */
   'mail.saveDraft': {
-    input: z.object({
-      account: accountId,
-      to: z.array(MailPerson).optional(),
-      cc: z.array(MailPerson).optional(),
-      bcc: z.array(MailPerson).optional(),
-      subject: z.string().max(10_000).optional(),
-      textBody: z.string().optional(),
-      htmlBody: z.string().optional(),
-      replyTo: id.optional(),
-      attachments: z.array(z.object({ account: accountId, id })).optional(),
-      /** Attaches parts of a message of this account (all, or those indexes), inline images with their Content-ID: forwarding, a reopened draft. */
-      attachFrom: AttachFrom.optional(),
-      replaces: id.optional(),
-    }),
+    // A draft may lack recipients and a subject.
+    input: ComposeInput.extend({ to: z.array(MailPerson).optional(), subject: z.string().max(10_000).optional(), attachFrom, replaces: id.optional() }),
     output: MailMessage,
   },
   /** Syncs now (all folders, or one) instead of waiting for IDLE. */
@@ -190,21 +178,7 @@ export const mailProcedures = {
    * Sends through the outbox after the undo-send delay, or at `sendAt` (send later); `mail.send`
    * sends at once. The answer is the outbox entry (`mail.cancelQueued` takes it back).
    */
-  'mail.queue': {
-    input: z.object({
-      account: accountId,
-      to: z.array(MailPerson).min(1),
-      cc: z.array(MailPerson).optional(),
-      bcc: z.array(MailPerson).optional(),
-      subject: z.string().max(10_000),
-      textBody: z.string().optional(),
-      htmlBody: z.string().optional(),
-      replyTo: id.optional(),
-      attachments: z.array(z.object({ account: accountId, id })).optional(),
-      sendAt: iso.optional(),
-    }),
-    output: OutboxItem,
-  },
+  'mail.queue': { input: ComposeInput.extend({ sendAt: iso.optional() }), output: OutboxItem },
   'mail.outbox': { input: z.object({ account: accountId }), output: z.array(OutboxItem) },
   /** Undo send, or cancel a scheduled message: only while it waits. */
   'mail.cancelQueued': { input: z.object({ account: accountId, id: z.number().int() }), output: OutboxItem },

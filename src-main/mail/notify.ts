@@ -5,8 +5,8 @@
  * a safety net; without it the interval pass is how mail in other folders, and new folders,
  * arrive. IDLE on the inbox and the open folder (sync.ts) stays: it is the fastest path there.
  */
-import type { ImapFlow } from 'imapflow';
 import type { MailConnector } from '../connectors/imap/connector';
+import { KeptConnection } from './kept-connection';
 
 /** The parts of imapflow used for NOTIFY, which it has no method for. */
 interface RawClient {
@@ -35,10 +35,7 @@ export interface FollowOptions {
  * Keeps every folder of one account current: NOTIFY events and the interval both call
  * `refresh` (debounced; one pass at a time, and one more if something came in during it).
  */
-export class FolderFollower {
-  private client: ImapFlow | null = null;
-  private stopped = false;
-  private loop: Promise<void> | null = null;
+export class FolderFollower extends KeptConnection {
   private timer: NodeJS.Timeout | null = null;
   private debounce: NodeJS.Timeout | null = null;
   private running: Promise<unknown> | null = null;
@@ -47,16 +44,11 @@ export class FolderFollower {
   notifying = false;
 
   constructor(
-    private readonly connector: MailConnector,
+    connector: MailConnector,
     private readonly refresh: () => Promise<unknown>,
     private readonly options: FollowOptions,
-  ) {}
-
-  /** Resolves once NOTIFY is set up, or known to be unavailable (the interval pass runs either way). */
-  start(): Promise<void> {
-    return new Promise((ready) => {
-      this.loop = this.run(ready);
-    });
+  ) {
+    super(connector);
   }
 
   /** A pass now (or right after the running one). */
@@ -94,18 +86,17 @@ export class FolderFollower {
     );
   }
 
-  private async run(ready: () => void): Promise<void> {
-    let delay = 1000;
+  /** Resolves `ready` once NOTIFY is set up, or known to be unavailable (the interval pass runs either way). */
+  protected async run(ready: () => void): Promise<void> {
     this.schedule();
     if (!this.options.notify) return ready();
-    while (!this.stopped) {
-      try {
-        const client = await this.connector.connect();
-        this.client = client;
+    await this.reconnecting(
+      ready,
+      async (client, connected) => {
         if (!client.capabilities.has('NOTIFY')) {
           this.notifying = false;
           ready();
-          break;
+          return 'stop';
         }
         const raw = client as unknown as RawClient;
         const poke = () => this.poke();
@@ -117,7 +108,7 @@ export class FolderFollower {
           // The server advertised NOTIFY but refused the request: the interval pass does the work.
           this.notifying = false;
           ready();
-          break;
+          return 'stop';
         }
         // IDLE needs a selected mailbox (imapflow); the inbox's own changes come as EXISTS and the like.
         await client.mailboxOpen('INBOX', { readOnly: true });
@@ -126,39 +117,19 @@ export class FolderFollower {
         client.on('flags', poke);
         this.notifying = true;
         this.schedule();
-        delay = 1000;
+        connected();
         // What changed while this connection was being set up.
         this.poke();
-        let first = true;
-        while (!this.stopped && client.usable && client.mailbox) {
-          const idling = client.idle();
-          if (first) {
-            first = false;
-            setTimeout(ready, 100);
-          }
-          await idling;
-        }
-      } catch {
-        ready();
-        if (this.stopped) break;
-        this.notifying = false;
-        await new Promise((r) => setTimeout(r, delay));
-        delay = Math.min(delay * 2, 60_000);
-      } finally {
-        const c = this.client;
-        this.client = null;
-        if (c) await c.logout().catch(() => c.close());
-      }
-    }
+        await this.idle(client, ready, () => Boolean(client.mailbox));
+      },
+      () => (this.notifying = false),
+    );
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     if (this.debounce) clearTimeout(this.debounce);
-    const c = this.client;
-    if (c) await c.logout().catch(() => c.close());
-    await this.loop?.catch(() => {});
+    await this.closeConnection();
     await this.running;
   }
 }

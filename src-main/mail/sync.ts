@@ -15,6 +15,7 @@
 import { createHash } from 'node:crypto';
 import type { FetchMessageObject, FetchQueryObject, ImapFlow, ListResponse, MessageStructureObject } from 'imapflow';
 import type { MailConnector } from '../connectors/imap/connector';
+import { KeptConnection } from './kept-connection';
 import type { HeaderInput, MailStore, Person } from './store';
 
 export type ChangeKind = 'messages' | 'folders';
@@ -369,72 +370,39 @@ export class MailSync {
 }
 
 /** One IDLE connection on one folder; reconnects with backoff; debounces bursts of events. */
-class IdleWatcher {
-  private client: ImapFlow | null = null;
-  private stopped = false;
+class IdleWatcher extends KeptConnection {
   private timer: NodeJS.Timeout | null = null;
-  private loop: Promise<void> | null = null;
 
   constructor(
-    private readonly connector: MailConnector,
+    connector: MailConnector,
     private readonly path: string,
     private readonly changed: () => void,
-  ) {}
+  ) {
+    super(connector);
+  }
 
-  /** Resolves once IDLE is established (or the first attempt failed; it keeps retrying). */
-  start(): Promise<void> {
-    return new Promise((ready) => {
-      this.loop = this.run(ready);
+  protected run(ready: () => void): Promise<void> {
+    return this.reconnecting(ready, async (client, connected) => {
+      const poke = () => {
+        if (this.timer) return;
+        this.timer = setTimeout(() => {
+          this.timer = null;
+          this.changed();
+        }, 50);
+      };
+      client.on('exists', poke);
+      client.on('expunge', poke);
+      client.on('flags', poke);
+      await client.mailboxOpen(this.path, { readOnly: true });
+      connected();
+      // Changes between the last sync and IDLE would otherwise wait for the next event.
+      poke();
+      await this.idle(client, ready);
     });
   }
 
-  private async run(ready: () => void): Promise<void> {
-    let delay = 1000;
-    while (!this.stopped) {
-      try {
-        const client = await this.connector.connect();
-        this.client = client;
-        const poke = () => {
-          if (this.timer) return;
-          this.timer = setTimeout(() => {
-            this.timer = null;
-            this.changed();
-          }, 50);
-        };
-        client.on('exists', poke);
-        client.on('expunge', poke);
-        client.on('flags', poke);
-        await client.mailboxOpen(this.path, { readOnly: true });
-        delay = 1000;
-        // Changes between the last sync and IDLE would otherwise wait for the next event.
-        poke();
-        let first = true;
-        while (!this.stopped && client.usable) {
-          const idling = client.idle();
-          if (first) {
-            first = false;
-            setTimeout(ready, 100);
-          }
-          await idling;
-        }
-      } catch {
-        ready();
-        if (this.stopped) break;
-        await new Promise((r) => setTimeout(r, delay));
-        delay = Math.min(delay * 2, 60_000);
-      } finally {
-        const c = this.client;
-        this.client = null;
-        if (c) await c.logout().catch(() => c.close());
-      }
-    }
-  }
-
   async stop(): Promise<void> {
-    this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    const c = this.client;
-    if (c) await c.logout().catch(() => c.close());
-    await this.loop?.catch(() => {});
+    await this.closeConnection();
   }
 }

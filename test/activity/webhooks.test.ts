@@ -6,7 +6,7 @@
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BACKOFF } from '../../src-main/activity/webhooks';
+import { BACKOFF } from '../../src-main/activity/delivery-queue';
 import { SETTING_OUTBOUND_ALLOW_PRIVATE } from '../../src-main/services/settings-keys';
 import { freePort } from '../servers/util';
 import { generated, makeHarness, until, type Harness } from './helpers';

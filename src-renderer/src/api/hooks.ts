@@ -49,6 +49,13 @@ export function useConnectors() {
   return useQuery({ queryKey: keys.connectors, queryFn: () => api.call('connectors.list', {}), staleTime: Infinity });
 }
 
+/** The active accounts of storage services (what files can be moved to or synced with). */
+export function useStorageAccounts(): Account[] {
+  const accounts = useAccounts();
+  const connectors = useConnectors();
+  return (accounts.data ?? []).filter((a) => a.active && connectors.data?.find((c) => c.id === a.service)?.kind === 'storage');
+}
+
 export function useQuota(account: Account) {
   const api = useApi();
   return useQuery({

@@ -78,7 +78,7 @@ export function ContextMenu(props: { x: number; y: number; items: MenuItem[]; la
   };
 
   return (
-    <div ref={ref} className="context-menu" role="menu" aria-label={props.label} style={pos} onKeyDown={onKeyDown} onContextMenu={(e) => e.preventDefault()} data-testid="context-menu">
+    <div ref={ref} className="context-menu popup-panel" role="menu" aria-label={props.label} style={pos} onKeyDown={onKeyDown} onContextMenu={(e) => e.preventDefault()} data-testid="context-menu">
       {props.items.map((item) => (
         <div key={item.id} role="none">
           {item.separator && <div className="menu-separator" role="separator" />}

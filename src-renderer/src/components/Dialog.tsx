@@ -39,25 +39,40 @@ export function ConfirmDialog(props: { title: string; message: ReactNode; confir
   return (
     <Dialog title={props.title} onClose={props.onClose} testId={props.testId}>
       <div className="dialog-body">{props.message}</div>
-      <div className="dialog-actions">
-        <button type="button" className="btn" onClick={props.onClose}>
-          Cancel
-        </button>
-        <button
-          type="button"
-          className={props.danger ? 'btn btn-danger' : 'btn btn-primary'}
-          data-testid="confirm-ok"
-          // Destructive confirmations start on Cancel, so a stray Enter deletes nothing.
-          data-autofocus={props.danger ? undefined : true}
-          onClick={() => {
-            props.onConfirm();
-            props.onClose();
-          }}
-        >
-          {props.confirm}
-        </button>
-      </div>
+      <DialogActions
+        confirm={props.confirm}
+        danger={props.danger}
+        testId="confirm-ok"
+        // Destructive confirmations start on Cancel, so a stray Enter deletes nothing.
+        autofocus={!props.danger}
+        onConfirm={props.onConfirm}
+        onClose={props.onClose}
+      />
     </Dialog>
+  );
+}
+
+/** Cancel, then the confirming button: it runs `onConfirm`, then closes the dialog. */
+export function DialogActions(props: { confirm: ReactNode; onConfirm(): void; onClose(): void; testId: string; danger?: boolean; disabled?: boolean; autofocus?: boolean }) {
+  return (
+    <div className="dialog-actions">
+      <button type="button" className="btn" onClick={props.onClose}>
+        Cancel
+      </button>
+      <button
+        type="button"
+        className={props.danger ? 'btn btn-danger' : 'btn btn-primary'}
+        disabled={props.disabled}
+        data-testid={props.testId}
+        data-autofocus={props.autofocus ? true : undefined}
+        onClick={() => {
+          props.onConfirm();
+          props.onClose();
+        }}
+      >
+        {props.confirm}
+      </button>
+    </div>
   );
 }
 

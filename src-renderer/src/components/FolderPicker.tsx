@@ -5,8 +5,9 @@
  */
 import { useEffect, useState } from 'react';
 import type { Resource } from '../../../src-main/contract';
-import { useAccounts, useApi, useConnectors } from '../api/hooks';
-import { Dialog } from './Dialog';
+import { useApi, useStorageAccounts } from '../api/hooks';
+import { AccountOptions } from './AccountOptions';
+import { Dialog, DialogActions } from './Dialog';
 import { FolderIcon } from './Icons';
 import './context-menu.css';
 
@@ -18,11 +19,9 @@ export interface PickedFolder {
 
 export function FolderPicker(props: { title: string; confirm: string; start: { account: number; folder: string }; onPick(to: PickedFolder): void; onClose(): void }) {
   const api = useApi();
-  const accounts = useAccounts();
-  const connectors = useConnectors();
   const [at, setAt] = useState(props.start);
   const [state, setState] = useState<{ folder: Resource | null; folders: Resource[]; error: string | null; loading: boolean }>({ folder: null, folders: [], error: null, loading: true });
-  const storage = (accounts.data ?? []).filter((a) => a.active && connectors.data?.find((c) => c.id === a.service)?.kind === 'storage');
+  const storage = useStorageAccounts();
   const accountName = storage.find((a) => a.id === at.account)?.account ?? '';
 
   useEffect(() => {
@@ -50,11 +49,7 @@ export function FolderPicker(props: { title: string; confirm: string; start: { a
               data-testid="picker-account"
               onChange={(e) => setAt({ account: Number(e.currentTarget.value), folder: 'root' })}
             >
-              {storage.map((a) => (
-                <option key={a.id} value={a.id}>
-                  {a.account}
-                </option>
-              ))}
+              <AccountOptions accounts={storage} />
             </select>
           </label>
           <button type="button" className="btn" disabled={!state.folder?.parent} onClick={() => state.folder?.parent && setAt({ account: at.account, folder: state.folder.parent.id })} data-testid="picker-up">
@@ -74,23 +69,13 @@ export function FolderPicker(props: { title: string; confirm: string; start: { a
           ))}
         </ul>
       </div>
-      <div className="dialog-actions">
-        <button type="button" className="btn" onClick={props.onClose}>
-          Cancel
-        </button>
-        <button
-          type="button"
-          className="btn btn-primary"
-          disabled={!state.folder || state.loading || !state.folder.canUploadFiles}
-          data-testid="picker-ok"
-          onClick={() => {
-            props.onPick({ account: at.account, folder: at.folder, folderName: here });
-            props.onClose();
-          }}
-        >
-          {props.confirm} “{here}”
-        </button>
-      </div>
+      <DialogActions
+        confirm={`${props.confirm} “${here}”`}
+        disabled={!state.folder || state.loading || !state.folder.canUploadFiles}
+        testId="picker-ok"
+        onConfirm={() => props.onPick({ account: at.account, folder: at.folder, folderName: here })}
+        onClose={props.onClose}
+      />
     </Dialog>
   );
 }

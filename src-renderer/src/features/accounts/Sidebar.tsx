@@ -157,7 +157,7 @@ function AccountItem({ account, group, active, unread }: { account: Account; gro
         </button>
         {menu && (
           <div
-            className="menu"
+            className="menu popup-panel"
             role="menu"
             onKeyDown={(e) => {
               if (e.key === 'Escape') setMenu(false);

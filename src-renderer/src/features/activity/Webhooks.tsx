@@ -4,6 +4,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import type { Account } from '../../../../src-main/contract';
 import { errorMessage } from '../../api/client';
 import { keys, useApi } from '../../api/hooks';
+import { AccountOptions } from '../../components/AccountOptions';
 import { formatDate } from '../../components/format';
 import { toastError } from '../../stores/ui';
 import './activity.css';
@@ -46,11 +47,7 @@ export function Webhooks({ applicationId, accounts }: { applicationId: string; a
         </select>
         <select className="input input-small" value={scope} onChange={(e) => setScope(e.target.value)} aria-label="Accounts">
           <option value="">All accounts</option>
-          {accounts.map((a) => (
-            <option key={a.id} value={a.id}>
-              {a.account}
-            </option>
-          ))}
+          <AccountOptions accounts={accounts} />
         </select>
         <button type="submit" className="btn btn-small btn-primary" disabled={status.kind === 'busy'} data-testid="webhook-create">
           {status.kind === 'busy' ? 'Testing…' : 'Add'}

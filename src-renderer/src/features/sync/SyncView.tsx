@@ -6,7 +6,8 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import type { SyncConflict, SyncPair } from '../../../../src-main/contract';
-import { useAccounts, useApi, useConnectors } from '../../api/hooks';
+import { useAccounts, useApi, useStorageAccounts } from '../../api/hooks';
+import { AccountOptions } from '../../components/AccountOptions';
 import { toastError } from '../../stores/ui';
 import './sync.css';
 
@@ -31,10 +32,9 @@ export function SyncView() {
   const api = useApi();
   const qc = useQueryClient();
   const accounts = useAccounts();
-  const connectors = useConnectors();
   const pairs = useQuery({ queryKey: [...syncKeys.all, 'pairs'], queryFn: () => api.call('sync.pairs.list', {}), refetchInterval: 2000 });
   const conflicts = useQuery({ queryKey: [...syncKeys.all, 'conflicts'], queryFn: () => api.call('sync.conflicts.list', {}), refetchInterval: 2000 });
-  const storage = (accounts.data ?? []).filter((a) => a.active && connectors.data?.find((c) => c.id === a.service)?.kind === 'storage');
+  const storage = useStorageAccounts();
   const [localPath, setLocalPath] = useState('');
   const [account, setAccount] = useState<number | ''>('');
   const [remotePath, setRemotePath] = useState('/');
@@ -72,11 +72,7 @@ export function SyncView() {
         <label>
           Account
           <select value={account === '' ? (storage[0]?.id ?? '') : account} onChange={(e) => setAccount(Number(e.target.value))} data-testid="sync-account">
-            {storage.map((a) => (
-              <option key={a.id} value={a.id}>
-                {a.account}
-              </option>
-            ))}
+            <AccountOptions accounts={storage} />
           </select>
         </label>
         <label>

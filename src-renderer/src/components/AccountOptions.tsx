@@ -1,0 +1,14 @@
+import type { Account } from '../../../src-main/contract';
+
+/** The `<option>`s of an account `<select>`: value the account id, label its name. */
+export function AccountOptions(props: { accounts: Account[] }) {
+  return (
+    <>
+      {props.accounts.map((a) => (
+        <option key={a.id} value={a.id}>
+          {a.account}
+        </option>
+      ))}
+    </>
+  );
+}
