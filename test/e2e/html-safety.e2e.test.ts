@@ -22,6 +22,7 @@ import { startDovecot, type DovecotServer } from '../servers/dovecot';
 import { startSmtpRelay, type SmtpRelay } from '../servers/smtp-relay';
 import { freePort } from '../servers/util';
 import { RESULTS, ensureBuilt, launchChromium, startServe, stopChild } from './harness';
+import { connectImap, mailRow } from './mail-helpers';
 
 const BLOCKED_CSP = "default-src 'none'; img-src data: cid:; style-src 'unsafe-inline'";
 
@@ -109,26 +110,13 @@ describe('HTML safety of message rendering, in Chromium (docs/ui.md: Message HTM
     const mail = page.locator('[data-testid=account-item][data-service=imap]');
     await mail.waitFor();
     if (!(await mail.locator('[aria-current=true]').count())) await mail.locator('.account-main').click();
-    await page.locator(`[data-testid=mail-row][data-subject="${subject}"]`).click();
+    await mailRow(page, subject).click();
     await page.getByTestId('mail-frame').waitFor();
     await expect.poll(() => page.frameLocator('[data-testid=mail-frame]').locator('#hello').innerText()).toBe('Hello from the test');
   }
 
   it('connects the mailbox and opens the hostile message: sandboxed srcdoc frame, CSP meta first, nothing runs, no request (HTML safety)', async () => {
-    await page.locator('[data-testid=account-item][data-service=local]').waitFor();
-    await page.getByTestId('connect-account').click();
-    await page.getByTestId('connector-imap').click();
-    const form = page.getByTestId('connect-dialog');
-    await form.getByTestId('field-host').fill(dovecot.host);
-    await form.getByTestId('field-port').fill(String(dovecot.imapPort));
-    await form.getByTestId('field-tls').selectOption('none');
-    await form.getByTestId('field-user').fill('alice');
-    await form.getByTestId('field-password').fill('secret');
-    // Connecting checks the SMTP server too (nothing is sent in this test).
-    await form.getByTestId('field-smtp_host').fill(relay.host);
-    await form.getByTestId('field-smtp_port').fill(String(relay.port));
-    await form.getByTestId('field-smtp_tls').selectOption('none');
-    await form.getByTestId('connect-submit').click();
+    await connectImap(page, { host: dovecot.host, port: dovecot.imapPort }, relay);
     await page.getByTestId('mailbox').waitFor();
     await openMessage();
 

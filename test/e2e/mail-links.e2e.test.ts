@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDovecot, type DovecotServer } from '../servers/dovecot';
 import { startSmtpRelay, type SmtpRelay } from '../servers/smtp-relay';
 import { RESULTS, ensureBuilt, launchChromium, startServe, stopChild } from './harness';
+import { connectImap, mailRow } from './mail-helpers';
 
 let scratch: string;
 let serve: { child: ChildProcess; url: string };
@@ -21,7 +22,7 @@ let relay: SmtpRelay;
 let browser: Browser;
 let page: Page;
 
-const mailRow = (subject: string) => page.locator(`[data-testid=mail-row][data-subject="${subject}"]`);
+const row = (subject: string) => mailRow(page, subject);
 const readerSubject = () => page.getByTestId('reader-subject').innerText();
 
 beforeAll(async () => {
@@ -52,28 +53,14 @@ afterAll(async () => {
 
 describe('deep links to a message (spec 2, Messages: retrieve; docs/ui.md, Files: actions and navigation)', () => {
   it('the address names the message; a reload, Back/Forward and a pasted link land on it', async () => {
-    await page.locator('[data-testid=account-item][data-service=local]').waitFor();
-    await page.getByTestId('connect-account').click();
-    await page.getByTestId('connector-imap').click();
-    const form = page.getByTestId('connect-dialog');
-    await form.getByTestId('field-host').fill(dovecot.host);
-    await form.getByTestId('field-port').fill(String(dovecot.imapPort));
-    await form.getByTestId('field-tls').selectOption('none');
-    await form.getByTestId('field-user').fill('alice');
-    await form.getByTestId('field-password').fill('secret');
-    await form.getByTestId('field-email').fill('alice@example.test');
-    await form.getByTestId('field-smtp_host').fill(relay.host);
-    await form.getByTestId('field-smtp_port').fill(String(relay.port));
-    await form.getByTestId('field-smtp_tls').selectOption('none');
-    await form.getByTestId('field-account-name').fill('Alice mail');
-    await form.getByTestId('connect-submit').click();
-    await mailRow('First note').waitFor({ timeout: 20_000 });
+    await connectImap(page, { host: dovecot.host, port: dovecot.imapPort }, relay, { accountName: 'Alice mail' });
+    await row('First note').waitFor({ timeout: 20_000 });
 
-    await mailRow('First note').click();
+    await row('First note').click();
     await expect.poll(readerSubject).toBe('First note');
     await expect.poll(() => new URL(page.url()).hash).toMatch(/^#\/account\/\d+\/folder\/[^/]+\/message\/[^/]+$/);
     const firstLink = page.url();
-    await mailRow('Second note').click();
+    await row('Second note').click();
     await expect.poll(readerSubject).toBe('Second note');
 
     await page.reload();

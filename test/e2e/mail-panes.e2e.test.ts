@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDovecot, type DovecotServer } from '../servers/dovecot';
 import { startSmtpRelay, type SmtpRelay } from '../servers/smtp-relay';
 import { RESULTS, ensureBuilt, launchChromium, startServe, stopChild } from './harness';
+import { connectImap, mailRow } from './mail-helpers';
 
 let scratch: string;
 let serve: { child: ChildProcess; url: string };
@@ -71,22 +72,8 @@ afterAll(async () => {
 
 describe('E2E: the mailbox panes resize and collapse, and stay so (docs/ui.md, Mail)', () => {
   it('connects a mail account and reads a message beside the panes', async () => {
-    await page.locator('[data-testid=account-item][data-service=local]').waitFor();
-    await page.getByTestId('connect-account').click();
-    await page.getByTestId('connector-imap').click();
-    const form = page.getByTestId('connect-dialog');
-    await form.getByTestId('field-host').fill(dovecot.host);
-    await form.getByTestId('field-port').fill(String(dovecot.imapPort));
-    await form.getByTestId('field-tls').selectOption('none');
-    await form.getByTestId('field-user').fill('alice');
-    await form.getByTestId('field-password').fill('secret');
-    await form.getByTestId('field-email').fill('alice@example.test');
-    await form.getByTestId('field-smtp_host').fill(relay.host);
-    await form.getByTestId('field-smtp_port').fill(String(relay.port));
-    await form.getByTestId('field-smtp_tls').selectOption('none');
-    await form.getByTestId('field-account-name').fill('Alice mail');
-    await form.getByTestId('connect-submit').click();
-    const row = page.locator('[data-testid=mail-row][data-subject="Pane note"]');
+    await connectImap(page, { host: dovecot.host, port: dovecot.imapPort }, relay, { accountName: 'Alice mail' });
+    const row = mailRow(page, 'Pane note');
     await row.waitFor({ timeout: 20_000 });
     await row.click();
     await expect.poll(() => page.getByTestId('reader-subject').innerText()).toBe('Pane note');

@@ -19,6 +19,7 @@ import { startDovecot, type DovecotServer } from '../servers/dovecot';
 import { startSmtpRelay, type SmtpRelay } from '../servers/smtp-relay';
 import { freePort } from '../servers/util';
 import { RESULTS, ensureBuilt, launchChromium, startServe, stopChild } from './harness';
+import { openMailPage, submitConnect } from './mail-helpers';
 
 const xml = (imapPort: number, smtpPort: number) => `<?xml version="1.0" encoding="UTF-8"?>
 <clientConfig version="1.1">
@@ -42,7 +43,7 @@ describe('E2E set up from an address in Chromium (docs/mail.md, Setting up from 
   let http: Server;
   let browser: Browser;
   let page: Page;
-  const pageErrors: string[] = [];
+  let pageErrors: string[] = [];
   const saved = { ...process.env };
 
   beforeAll(async () => {
@@ -67,11 +68,7 @@ describe('E2E set up from an address in Chromium (docs/mail.md, Setting up from 
     scratch = mkdtempSync(join(tmpdir(), 'tributary-e2e-setup-'));
     serve = await startServe(join(scratch, 'data'), join(scratch, 'home'));
     browser = await launchChromium();
-    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-    page = await context.newPage();
-    page.on('pageerror', (e) => pageErrors.push(e.message));
-    page.on('console', (m) => m.type() === 'error' && pageErrors.push(m.text()));
-    await page.goto(serve.url);
+    ({ page, pageErrors } = await openMailPage(browser, serve.url, { viewport: { width: 1440, height: 900 } }));
   });
 
   afterAll(async () => {
@@ -120,10 +117,7 @@ describe('E2E set up from an address in Chromium (docs/mail.md, Setting up from 
     await page.setViewportSize({ width: 1440, height: 900 });
     // Still the user's to change: a display name typed after discovery is kept and used.
     await form.getByTestId('field-name').fill('Alice Found');
-    await form.getByTestId('test-connection').click();
-    await expect.poll(() => form.getByTestId('connect-status').innerText(), { timeout: 15_000 }).toBe('Connection works.');
-    await form.getByTestId('connect-submit').click();
-    await form.waitFor({ state: 'detached', timeout: 15_000 });
+    await submitConnect(form, { test: true });
     await page.locator('[data-testid=mail-folder][data-special=inbox]').waitFor({ timeout: 15_000 });
     expect(pageErrors).toEqual([]);
   });
