@@ -9,19 +9,17 @@
  * arrives (the window's own CSP admits http(s) images for this; docs/ui.md,
  * "Message HTML"); "Always from this sender" survives a reload.
  */
-import { type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import MailComposer from 'nodemailer/lib/mail-composer';
-import { type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDovecot, type DovecotServer } from '../servers/dovecot';
 import { startSmtpRelay, type SmtpRelay } from '../servers/smtp-relay';
 import { freePort } from '../servers/util';
-import { RESULTS, ensureBuilt, launchChromium, startServe, stopChild } from './harness';
+import { RESULTS, openApp, type OpenApp } from './harness';
 import { connectImap, mailRow } from './mail-helpers';
 
 const BLOCKED_CSP = "default-src 'none'; img-src data: cid:; style-src 'unsafe-inline'";
@@ -54,11 +52,9 @@ function hostileHtml(base: string): string {
 }
 
 describe('HTML safety of message rendering, in Chromium (docs/ui.md: Message HTML)', () => {
-  let scratch: string;
-  let serve: { child: ChildProcess; url: string };
+  let app: OpenApp;
   let dovecot: DovecotServer;
   let relay: SmtpRelay;
-  let browser: Browser;
   let page: Page;
   let trap: Server;
   let base: string;
@@ -68,7 +64,6 @@ describe('HTML safety of message rendering, in Chromium (docs/ui.md: Message HTM
   const subject = 'Totally harmless newsletter';
 
   beforeAll(async () => {
-    ensureBuilt();
     mkdirSync(RESULTS, { recursive: true });
     // The "remote" server: it records every request a message manages to make.
     trap = createServer((req, res) => {
@@ -83,26 +78,23 @@ describe('HTML safety of message rendering, in Chromium (docs/ui.md: Message HTM
     relay = await startSmtpRelay({ lmtpPort: dovecot.lmtpPort, users: dovecot.users });
     const raw = await new MailComposer({ from: 'Newsletter <news@evil.test>', to: 'alice@example.test', subject, html: hostileHtml(base), text: 'plain part' }).compile().build();
     await dovecot.deliver(raw, ['alice'], 'news@evil.test');
-    scratch = mkdtempSync(join(tmpdir(), 'tributary-e2e-html-'));
-    serve = await startServe(join(scratch, 'data'), join(scratch, 'home'));
-    browser = await launchChromium();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    page = await context.newPage();
-    page.on('console', (m) => consoleMessages.push({ text: m.text(), url: m.location().url }));
-    page.on('dialog', (d) => {
-      dialogs.push(d.message());
-      void d.dismiss();
+    app = await openApp('html', {
+      onPage: (p) => {
+        p.on('console', (m) => consoleMessages.push({ text: m.text(), url: m.location().url }));
+        p.on('dialog', (d) => {
+          dialogs.push(d.message());
+          void d.dismiss();
+        });
+      },
     });
-    await page.goto(serve.url);
+    page = app.page;
   });
 
   afterAll(async () => {
-    await browser?.close();
-    if (serve) await stopChild(serve.child);
+    await app?.close();
     await relay?.stop();
     await dovecot?.stop();
     await new Promise<void>((r) => (trap ? trap.close(() => r()) : r()));
-    if (scratch) rmSync(scratch, { recursive: true, force: true });
   });
 
   async function openMessage() {

@@ -1,32 +1,15 @@
 /**
- * What the mailbox end-to-end tests share: a page that collects its errors, connecting an IMAP
+ * What the mailbox end-to-end tests share: connecting an IMAP
  * account (Dovecot, with an SMTP relay or Postfix) through the generated form (spec 2, Accounts:
  * connect), finding a message row, and clearing toasts before screenshots.
  */
-import type { Browser, BrowserContextOptions, Locator, Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { expect } from 'vitest';
 
 /** A server the form points at: Dovecot's IMAP side is `{ host, port: imapPort }`. */
 export interface Endpoint {
   host: string;
   port: number;
-}
-
-/**
- * A new page on `url` whose uncaught errors and console errors land in `pageErrors`. The message
- * frame inherits the window's CSP, which may refuse the message's inline styles (docs/ui.md,
- * "Message HTML"); html-safety.e2e covers the frame, so those are left out.
- */
-export async function openMailPage(browser: Browser, url: string, options: BrowserContextOptions): Promise<{ page: Page; pageErrors: string[] }> {
-  const page = await (await browser.newContext(options)).newPage();
-  const pageErrors: string[] = [];
-  page.on('pageerror', (e) => pageErrors.push(e.message));
-  page.on('console', (m) => {
-    if (m.location().url === 'about:srcdoc' && m.text().startsWith('Applying inline style violates')) return;
-    if (m.type() === 'error') pageErrors.push(m.text());
-  });
-  await page.goto(url);
-  return { page, pageErrors };
 }
 
 /**

@@ -8,19 +8,17 @@
  * the title; the conversation view; the unified inbox; address suggestions from the keyboard.
  * Screenshots go to test-results/e2e-mail-rw-*.png, at 1440×900 and 800×600.
  */
-import { type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import MailComposer from 'nodemailer/lib/mail-composer';
-import { type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDovecot, type DovecotServer } from '../servers/dovecot';
 import { startPostfix, type PostfixServer } from '../servers/postfix';
 import { freePort } from '../servers/util';
-import { RESULTS, ensureBuilt, launchChromium, startServe, stopChild } from './harness';
-import { connectImap, dismissToasts, mailRow, openMailPage } from './mail-helpers';
+import { RESULTS, openApp, type OpenApp } from './harness';
+import { connectImap, dismissToasts, mailRow } from './mail-helpers';
 
 const LOGO = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 const PDF = Buffer.from('%PDF-1.4\n% invoice 42\n%%EOF\n');
@@ -40,11 +38,9 @@ async function shoot(page: Page, name: string): Promise<void> {
 }
 
 describe('E2E: writing and reading mail in Chromium, Dovecot + Postfix (spec 2; docs/ui.md, Mail)', () => {
-  let scratch: string;
-  let serve: { child: ChildProcess; url: string };
+  let app: OpenApp;
   let dovecot: DovecotServer;
   let postfix: PostfixServer;
-  let browser: Browser;
   let context: BrowserContext;
   let page: Page;
   let site: Server;
@@ -53,7 +49,6 @@ describe('E2E: writing and reading mail in Chromium, Dovecot + Postfix (spec 2; 
   let pageErrors: string[] = [];
 
   beforeAll(async () => {
-    ensureBuilt();
     mkdirSync(RESULTS, { recursive: true });
     // The web page a link in the invoice leads to.
     site = createServer((req, res) => {
@@ -101,20 +96,16 @@ describe('E2E: writing and reading mail in Chromium, Dovecot + Postfix (spec 2; 
     await dovecot.deliver(invoice, ['alice'], 'billing@example.test');
     const hello = await new MailComposer({ from: 'Carol <carol@example.test>', to: 'bob@example.test', subject: 'Hello Bob', text: 'Hi Bob!', messageId: '<hello-bob@example.test>' }).compile().build();
     await dovecot.deliver(hello, ['bob'], 'carol@example.test');
-    scratch = mkdtempSync(join(tmpdir(), 'tributary-e2e-mail-rw-'));
-    serve = await startServe(join(scratch, 'data'), join(scratch, 'home'));
-    browser = await launchChromium();
-    ({ page, pageErrors } = await openMailPage(browser, serve.url, { acceptDownloads: true, viewport: { width: 1440, height: 900 } }));
+    app = await openApp('mail-rw', { context: { acceptDownloads: true, viewport: { width: 1440, height: 900 } } });
+    ({ page, pageErrors } = app);
     context = page.context();
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
-    if (serve) await stopChild(serve.child);
+    await app?.close();
     await postfix?.stop().catch(() => {});
     await dovecot?.stop();
     await new Promise<void>((r) => (site ? site.close(() => r()) : r()));
-    if (scratch) rmSync(scratch, { recursive: true, force: true });
   });
 
   async function connect(user: string, name: string) {

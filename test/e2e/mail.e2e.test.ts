@@ -6,19 +6,17 @@
  * → the list refetches) without a reload. A send while SMTP is down waits in the outbox, with
  * the error shown. Screenshots go to test-results/e2e-mail-*.png.
  */
-import { type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chownSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import MailComposer from 'nodemailer/lib/mail-composer';
-import { type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDovecot, type DovecotServer } from '../servers/dovecot';
 import { startSmtpRelay, type SmtpRelay } from '../servers/smtp-relay';
-import { RESULTS, dropFile, ensureBuilt, launchChromium, startServe, stopChild } from './harness';
-import { connectImap, dismissToasts, mailRow, openMailPage } from './mail-helpers';
+import { RESULTS, dropFile, openApp, type OpenApp } from './harness';
+import { connectImap, dismissToasts, mailRow } from './mail-helpers';
 
 /** Closes the compose window; a changed message asks first (docs/ui.md, "Mail"): `choice` answers. */
 async function closeCompose(page: Page, choice: 'confirm-discard' | 'confirm-save' = 'confirm-discard'): Promise<void> {
@@ -35,17 +33,14 @@ async function closeCompose(page: Page, choice: 'confirm-discard' | 'confirm-sav
 const BULK = 260;
 
 describe('E2E mailbox in Chromium against headless mode (spec 2; docs/ui.md, Mailbox)', () => {
-  let scratch: string;
-  let serve: { child: ChildProcess; url: string };
+  let app: OpenApp;
   let dovecot: DovecotServer;
   let relay: SmtpRelay;
-  let browser: Browser;
   let page: Page;
   let pageErrors: string[] = [];
   const subject = `Quarterly numbers ${randomBytes(3).toString('hex')}`;
 
   beforeAll(async () => {
-    ensureBuilt();
     mkdirSync(RESULTS, { recursive: true });
     dovecot = await startDovecot();
     relay = await startSmtpRelay({ lmtpPort: dovecot.lmtpPort, users: dovecot.users });
@@ -66,18 +61,14 @@ describe('E2E mailbox in Chromium against headless mode (spec 2; docs/ui.md, Mai
       utimesSync(file, new Date(Date.UTC(2026, 0, 1, 0, i)), new Date(Date.UTC(2026, 0, 1, 0, i)));
     }
     for (const p of [dovecot.maildir('alice'), bulk, ...['cur', 'new', 'tmp'].map((s) => join(bulk, s)), ...readdirSync(join(bulk, 'new')).map((f) => join(bulk, 'new', f))]) chownSync(p, 65534, 65534);
-    scratch = mkdtempSync(join(tmpdir(), 'tributary-e2e-mail-'));
-    serve = await startServe(join(scratch, 'data'), join(scratch, 'home'));
-    browser = await launchChromium();
-    ({ page, pageErrors } = await openMailPage(browser, serve.url, { acceptDownloads: true, viewport: { width: 1280, height: 800 } }));
+    app = await openApp('mail', { context: { acceptDownloads: true, viewport: { width: 1280, height: 800 } } });
+    ({ page, pageErrors } = app);
   });
 
   afterAll(async () => {
-    await browser?.close();
-    if (serve) await stopChild(serve.child);
+    await app?.close();
     await relay?.stop().catch(() => {});
     await dovecot?.stop();
-    if (scratch) rmSync(scratch, { recursive: true, force: true });
   });
 
   it('connects the Dovecot account through the generated form and shows the inbox (spec 2, Accounts: connect; Messages: list)', async () => {
