@@ -5,7 +5,7 @@
  * Against a real Dovecot and an SMTP relay that delivers into it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDovecot, type DovecotServer } from '../servers/dovecot';
+import { imapOptions, startDovecot, type DovecotServer } from '../servers/dovecot';
 import { startSmtpRelay, type SmtpRelay } from '../servers/smtp-relay';
 import { startRest, type RestServer } from '../rest/harness';
 
@@ -19,12 +19,7 @@ beforeAll(async () => {
   smtp = await startSmtpRelay({ lmtpPort: dovecot.lmtpPort, users: dovecot.users });
   s = await startRest();
   s.app.settings.set('mail.trackingBaseUrl', s.url);
-  alice = (
-    await s.app.accounts.connect({
-      service: 'imap',
-      options: { host: dovecot.host, port: dovecot.imapPort, tls: 'none', user: 'alice', password: 'secret', email: 'alice@example.test', smtp_host: smtp.host, smtp_port: smtp.port, smtp_tls: 'none' },
-    })
-  ).id;
+  alice = (await s.app.accounts.connect({ service: 'imap', options: imapOptions(dovecot, smtp) })).id;
 }, 60_000);
 
 afterAll(async () => {

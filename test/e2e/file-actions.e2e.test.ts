@@ -17,6 +17,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApache, type ApacheServer } from '../servers/apache';
 import { RESULTS, openApp, type OpenApp } from './harness';
+import { connectWebdav } from './live-helpers';
 
 let app: OpenApp;
 let page: Page;
@@ -56,19 +57,7 @@ beforeAll(async () => {
   await row('a.txt').waitFor();
 
   // The WebDAV account, through the generated form.
-  await page.getByTestId('connect-account').click();
-  await page.getByTestId('connector-webdav').click();
-  const form = page.getByTestId('connect-dialog');
-  const u = new URL(apache.url);
-  await form.getByTestId('field-protocol').selectOption('http');
-  await form.getByTestId('field-host').fill(u.hostname);
-  await form.getByTestId('field-port').fill(u.port);
-  await form.getByTestId('field-path').fill(u.pathname);
-  await form.getByTestId('field-username').fill(apache.user);
-  await form.getByTestId('field-password').fill(apache.password);
-  await form.getByTestId('field-account-name').fill('Team');
-  await form.getByTestId('connect-submit').click();
-  await davAccount().locator('[aria-current=true]').waitFor();
+  await connectWebdav(page, apache, 'Team');
   await localAccount().locator('button').first().click();
   await row('a.txt').waitFor();
 }, 120_000);

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 
 export const ROOT = join(import.meta.dirname, '../..');
 export const RESULTS = join(ROOT, 'test-results');
@@ -119,6 +119,8 @@ export interface OpenApp {
   localFolder: string;
   browser: Browser;
   page: Page;
+  /** The page's uncaught errors and console errors, but for the message frame's refused inline styles (docs/ui.md, "Message HTML"). */
+  pageErrors: string[];
   close(): Promise<void>;
 }
 
@@ -126,13 +128,23 @@ export interface OpenApp {
  * The app as a user first sees it: `serve` on a fresh data folder and local folder, Chromium
  * on the printed URL, the first listing painted.
  */
-export async function openApp(label: string): Promise<OpenApp> {
+export async function openApp(label: string, options: { context?: BrowserContextOptions; onPage?: (page: Page) => void } = {}): Promise<OpenApp> {
   ensureBuilt();
   const dataDir = mkdtempSync(join(tmpdir(), `tributary-e2e-${label}-`));
   const local = mkdtempSync(join(tmpdir(), `tributary-e2e-${label}-local-`));
   const serve = await startServe(dataDir, local);
   const browser = await launchChromium();
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 }, ...options.context })).newPage();
+  const pageErrors: string[] = [];
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  page.on('console', (m) => {
+    // The message frame inherits the window's CSP, which may refuse a message's inline styles;
+    // html-safety.e2e covers the frame.
+    if (m.location().url === 'about:srcdoc' && m.text().startsWith('Applying inline style violates')) return;
+    if (m.type() === 'error') pageErrors.push(m.text());
+  });
+  // Before the first load, so a listener sees everything.
+  options.onPage?.(page);
   await page.goto(serve.url);
   await page.getByTestId('file-list').waitFor();
   return {
@@ -141,6 +153,7 @@ export async function openApp(label: string): Promise<OpenApp> {
     localFolder: local,
     browser,
     page,
+    pageErrors,
     async close() {
       await browser.close();
       await stopChild(serve.child);

@@ -9,19 +9,18 @@
  * arrives (the window's own CSP admits http(s) images for this; docs/ui.md,
  * "Message HTML"); "Always from this sender" survives a reload.
  */
-import { type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import MailComposer from 'nodemailer/lib/mail-composer';
-import { type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDovecot, type DovecotServer } from '../servers/dovecot';
 import { startSmtpRelay, type SmtpRelay } from '../servers/smtp-relay';
 import { freePort } from '../servers/util';
-import { RESULTS, ensureBuilt, launchChromium, startServe, stopChild } from './harness';
+import { RESULTS, openApp, type OpenApp } from './harness';
+import { connectImap, mailRow } from './mail-helpers';
 
 const BLOCKED_CSP = "default-src 'none'; img-src data: cid:; style-src 'unsafe-inline'";
 
@@ -53,11 +52,9 @@ function hostileHtml(base: string): string {
 }
 
 describe('HTML safety of message rendering, in Chromium (docs/ui.md: Message HTML)', () => {
-  let scratch: string;
-  let serve: { child: ChildProcess; url: string };
+  let app: OpenApp;
   let dovecot: DovecotServer;
   let relay: SmtpRelay;
-  let browser: Browser;
   let page: Page;
   let trap: Server;
   let base: string;
@@ -67,7 +64,6 @@ describe('HTML safety of message rendering, in Chromium (docs/ui.md: Message HTM
   const subject = 'Totally harmless newsletter';
 
   beforeAll(async () => {
-    ensureBuilt();
     mkdirSync(RESULTS, { recursive: true });
     // The "remote" server: it records every request a message manages to make.
     trap = createServer((req, res) => {
@@ -82,26 +78,23 @@ describe('HTML safety of message rendering, in Chromium (docs/ui.md: Message HTM
     relay = await startSmtpRelay({ lmtpPort: dovecot.lmtpPort, users: dovecot.users });
     const raw = await new MailComposer({ from: 'Newsletter <news@evil.test>', to: 'alice@example.test', subject, html: hostileHtml(base), text: 'plain part' }).compile().build();
     await dovecot.deliver(raw, ['alice'], 'news@evil.test');
-    scratch = mkdtempSync(join(tmpdir(), 'tributary-e2e-html-'));
-    serve = await startServe(join(scratch, 'data'), join(scratch, 'home'));
-    browser = await launchChromium();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    page = await context.newPage();
-    page.on('console', (m) => consoleMessages.push({ text: m.text(), url: m.location().url }));
-    page.on('dialog', (d) => {
-      dialogs.push(d.message());
-      void d.dismiss();
+    app = await openApp('html', {
+      onPage: (p) => {
+        p.on('console', (m) => consoleMessages.push({ text: m.text(), url: m.location().url }));
+        p.on('dialog', (d) => {
+          dialogs.push(d.message());
+          void d.dismiss();
+        });
+      },
     });
-    await page.goto(serve.url);
+    page = app.page;
   });
 
   afterAll(async () => {
-    await browser?.close();
-    if (serve) await stopChild(serve.child);
+    await app?.close();
     await relay?.stop();
     await dovecot?.stop();
     await new Promise<void>((r) => (trap ? trap.close(() => r()) : r()));
-    if (scratch) rmSync(scratch, { recursive: true, force: true });
   });
 
   async function openMessage() {
@@ -109,26 +102,13 @@ describe('HTML safety of message rendering, in Chromium (docs/ui.md: Message HTM
     const mail = page.locator('[data-testid=account-item][data-service=imap]');
     await mail.waitFor();
     if (!(await mail.locator('[aria-current=true]').count())) await mail.locator('.account-main').click();
-    await page.locator(`[data-testid=mail-row][data-subject="${subject}"]`).click();
+    await mailRow(page, subject).click();
     await page.getByTestId('mail-frame').waitFor();
     await expect.poll(() => page.frameLocator('[data-testid=mail-frame]').locator('#hello').innerText()).toBe('Hello from the test');
   }
 
   it('connects the mailbox and opens the hostile message: sandboxed srcdoc frame, CSP meta first, nothing runs, no request (HTML safety)', async () => {
-    await page.locator('[data-testid=account-item][data-service=local]').waitFor();
-    await page.getByTestId('connect-account').click();
-    await page.getByTestId('connector-imap').click();
-    const form = page.getByTestId('connect-dialog');
-    await form.getByTestId('field-host').fill(dovecot.host);
-    await form.getByTestId('field-port').fill(String(dovecot.imapPort));
-    await form.getByTestId('field-tls').selectOption('none');
-    await form.getByTestId('field-user').fill('alice');
-    await form.getByTestId('field-password').fill('secret');
-    // Connecting checks the SMTP server too (nothing is sent in this test).
-    await form.getByTestId('field-smtp_host').fill(relay.host);
-    await form.getByTestId('field-smtp_port').fill(String(relay.port));
-    await form.getByTestId('field-smtp_tls').selectOption('none');
-    await form.getByTestId('connect-submit').click();
+    await connectImap(page, { host: dovecot.host, port: dovecot.imapPort }, relay);
     await page.getByTestId('mailbox').waitFor();
     await openMessage();
 

@@ -3,29 +3,25 @@
  * and a real Dovecot: the open folder and message are in the address, a reload and a pasted link
  * land on the same message, and Back/Forward (Alt+←/→) step between the messages read.
  */
-import { type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+
 import { join } from 'node:path';
 import MailComposer from 'nodemailer/lib/mail-composer';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDovecot, type DovecotServer } from '../servers/dovecot';
 import { startSmtpRelay, type SmtpRelay } from '../servers/smtp-relay';
-import { RESULTS, ensureBuilt, launchChromium, startServe, stopChild } from './harness';
+import { RESULTS, openApp, type OpenApp } from './harness';
+import { connectImap, mailRow } from './mail-helpers';
 
-let scratch: string;
-let serve: { child: ChildProcess; url: string };
+let app: OpenApp;
 let dovecot: DovecotServer;
 let relay: SmtpRelay;
-let browser: Browser;
 let page: Page;
 
-const mailRow = (subject: string) => page.locator(`[data-testid=mail-row][data-subject="${subject}"]`);
+const row = (subject: string) => mailRow(page, subject);
 const readerSubject = () => page.getByTestId('reader-subject').innerText();
 
 beforeAll(async () => {
-  ensureBuilt();
   dovecot = await startDovecot();
   relay = await startSmtpRelay({ lmtpPort: dovecot.lmtpPort, users: dovecot.users });
   for (const [subject, minutesAgo] of [
@@ -35,45 +31,26 @@ beforeAll(async () => {
     const raw = await new MailComposer({ from: 'Bob <bob@example.test>', to: 'alice@example.test', subject, text: `${subject} body`, date: new Date(Date.now() - minutesAgo * 60_000) }).compile().build();
     await dovecot.deliver(raw, ['alice'], 'bob@example.test');
   }
-  scratch = mkdtempSync(join(tmpdir(), 'tributary-e2e-mail-links-'));
-  serve = await startServe(join(scratch, 'data'), join(scratch, 'home'));
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  await page.goto(serve.url);
+  app = await openApp('mail-links');
+  page = app.page;
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
-  if (serve) await stopChild(serve.child);
+  await app?.close();
   await relay?.stop().catch(() => {});
   await dovecot?.stop();
-  if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
 
 describe('deep links to a message (spec 2, Messages: retrieve; docs/ui.md, Files: actions and navigation)', () => {
   it('the address names the message; a reload, Back/Forward and a pasted link land on it', async () => {
-    await page.locator('[data-testid=account-item][data-service=local]').waitFor();
-    await page.getByTestId('connect-account').click();
-    await page.getByTestId('connector-imap').click();
-    const form = page.getByTestId('connect-dialog');
-    await form.getByTestId('field-host').fill(dovecot.host);
-    await form.getByTestId('field-port').fill(String(dovecot.imapPort));
-    await form.getByTestId('field-tls').selectOption('none');
-    await form.getByTestId('field-user').fill('alice');
-    await form.getByTestId('field-password').fill('secret');
-    await form.getByTestId('field-email').fill('alice@example.test');
-    await form.getByTestId('field-smtp_host').fill(relay.host);
-    await form.getByTestId('field-smtp_port').fill(String(relay.port));
-    await form.getByTestId('field-smtp_tls').selectOption('none');
-    await form.getByTestId('field-account-name').fill('Alice mail');
-    await form.getByTestId('connect-submit').click();
-    await mailRow('First note').waitFor({ timeout: 20_000 });
+    await connectImap(page, { host: dovecot.host, port: dovecot.imapPort }, relay, { accountName: 'Alice mail' });
+    await row('First note').waitFor({ timeout: 20_000 });
 
-    await mailRow('First note').click();
+    await row('First note').click();
     await expect.poll(readerSubject).toBe('First note');
     await expect.poll(() => new URL(page.url()).hash).toMatch(/^#\/account\/\d+\/folder\/[^/]+\/message\/[^/]+$/);
     const firstLink = page.url();
-    await mailRow('Second note').click();
+    await row('Second note').click();
     await expect.poll(readerSubject).toBe('Second note');
 
     await page.reload();

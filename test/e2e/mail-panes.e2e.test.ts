@@ -4,24 +4,21 @@
  * pane collapses, and a reload keeps both; the narrow layout (800×600) stays as it was.
  * Screenshots go to test-results/e2e-mail-panes-*.png, at 1440×900 and 800×600.
  */
-import { type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import MailComposer from 'nodemailer/lib/mail-composer';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDovecot, type DovecotServer } from '../servers/dovecot';
 import { startSmtpRelay, type SmtpRelay } from '../servers/smtp-relay';
-import { RESULTS, ensureBuilt, launchChromium, startServe, stopChild } from './harness';
+import { RESULTS, openApp, type OpenApp } from './harness';
+import { connectImap, mailRow } from './mail-helpers';
 
-let scratch: string;
-let serve: { child: ChildProcess; url: string };
+let app: OpenApp;
 let dovecot: DovecotServer;
 let relay: SmtpRelay;
-let browser: Browser;
 let page: Page;
-const pageErrors: string[] = [];
+let pageErrors: string[] = [];
 
 const width = async (l: Locator) => (await l.boundingBox())?.width;
 const folders = () => page.getByTestId('mail-folders');
@@ -47,46 +44,25 @@ async function shoot(name: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  ensureBuilt();
   mkdirSync(RESULTS, { recursive: true });
   dovecot = await startDovecot();
   relay = await startSmtpRelay({ lmtpPort: dovecot.lmtpPort, users: dovecot.users });
   const raw = await new MailComposer({ from: 'Bob <bob@example.test>', to: 'alice@example.test', subject: 'Pane note', text: 'A note to read beside the panes.' }).compile().build();
   await dovecot.deliver(raw, ['alice'], 'bob@example.test');
-  scratch = mkdtempSync(join(tmpdir(), 'tributary-e2e-mail-panes-'));
-  serve = await startServe(join(scratch, 'data'), join(scratch, 'home'));
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-  page.on('pageerror', (e) => pageErrors.push(e.message));
-  await page.goto(serve.url);
+  app = await openApp('mail-panes', { context: { viewport: { width: 1440, height: 900 } } });
+  ({ page, pageErrors } = app);
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
-  if (serve) await stopChild(serve.child);
+  await app?.close();
   await relay?.stop().catch(() => {});
   await dovecot?.stop();
-  if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
 
 describe('E2E: the mailbox panes resize and collapse, and stay so (docs/ui.md, Mail)', () => {
   it('connects a mail account and reads a message beside the panes', async () => {
-    await page.locator('[data-testid=account-item][data-service=local]').waitFor();
-    await page.getByTestId('connect-account').click();
-    await page.getByTestId('connector-imap').click();
-    const form = page.getByTestId('connect-dialog');
-    await form.getByTestId('field-host').fill(dovecot.host);
-    await form.getByTestId('field-port').fill(String(dovecot.imapPort));
-    await form.getByTestId('field-tls').selectOption('none');
-    await form.getByTestId('field-user').fill('alice');
-    await form.getByTestId('field-password').fill('secret');
-    await form.getByTestId('field-email').fill('alice@example.test');
-    await form.getByTestId('field-smtp_host').fill(relay.host);
-    await form.getByTestId('field-smtp_port').fill(String(relay.port));
-    await form.getByTestId('field-smtp_tls').selectOption('none');
-    await form.getByTestId('field-account-name').fill('Alice mail');
-    await form.getByTestId('connect-submit').click();
-    const row = page.locator('[data-testid=mail-row][data-subject="Pane note"]');
+    await connectImap(page, { host: dovecot.host, port: dovecot.imapPort }, relay, { accountName: 'Alice mail' });
+    const row = mailRow(page, 'Pane note');
     await row.waitFor({ timeout: 20_000 });
     await row.click();
     await expect.poll(() => page.getByTestId('reader-subject').innerText()).toBe('Pane note');

@@ -8,18 +8,17 @@
  * the title; the conversation view; the unified inbox; address suggestions from the keyboard.
  * Screenshots go to test-results/e2e-mail-rw-*.png, at 1440×900 and 800×600.
  */
-import { type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import MailComposer from 'nodemailer/lib/mail-composer';
-import { type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDovecot, type DovecotServer } from '../servers/dovecot';
 import { startPostfix, type PostfixServer } from '../servers/postfix';
 import { freePort } from '../servers/util';
-import { RESULTS, ensureBuilt, launchChromium, startServe, stopChild } from './harness';
+import { RESULTS, openApp, type OpenApp } from './harness';
+import { connectImap, dismissToasts, mailRow } from './mail-helpers';
 
 const LOGO = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 const PDF = Buffer.from('%PDF-1.4\n% invoice 42\n%%EOF\n');
@@ -28,13 +27,7 @@ const TAIL = 'Payment is due within thirty days of the invoice date; late paymen
 const PLANS_DATE = new Date(Date.now() - 2 * 86_400_000);
 const REPLANS_DATE = new Date(Date.now() - 86_400_000);
 
-const row = (page: Page, subject: string) => page.locator(`[data-testid=mail-row][data-subject="${subject}"]`);
 const folder = (page: Page, special: string) => page.locator(`[data-testid=mail-folder][data-special=${special}]`);
-
-async function dismissToasts(page: Page): Promise<void> {
-  // A toast may leave by itself meanwhile (and the next one take its place): never wait long for one.
-  for (const b of await page.locator('.toast button[aria-label=Dismiss]').all()) await b.click({ timeout: 1000 }).catch(() => {});
-}
 
 async function shoot(page: Page, name: string): Promise<void> {
   await dismissToasts(page);
@@ -45,20 +38,17 @@ async function shoot(page: Page, name: string): Promise<void> {
 }
 
 describe('E2E: writing and reading mail in Chromium, Dovecot + Postfix (spec 2; docs/ui.md, Mail)', () => {
-  let scratch: string;
-  let serve: { child: ChildProcess; url: string };
+  let app: OpenApp;
   let dovecot: DovecotServer;
   let postfix: PostfixServer;
-  let browser: Browser;
   let context: BrowserContext;
   let page: Page;
   let site: Server;
   let siteBase: string;
   const siteHits: { url: string; referer: string | undefined }[] = [];
-  const pageErrors: string[] = [];
+  let pageErrors: string[] = [];
 
   beforeAll(async () => {
-    ensureBuilt();
     mkdirSync(RESULTS, { recursive: true });
     // The web page a link in the invoice leads to.
     site = createServer((req, res) => {
@@ -106,44 +96,20 @@ describe('E2E: writing and reading mail in Chromium, Dovecot + Postfix (spec 2; 
     await dovecot.deliver(invoice, ['alice'], 'billing@example.test');
     const hello = await new MailComposer({ from: 'Carol <carol@example.test>', to: 'bob@example.test', subject: 'Hello Bob', text: 'Hi Bob!', messageId: '<hello-bob@example.test>' }).compile().build();
     await dovecot.deliver(hello, ['bob'], 'carol@example.test');
-    scratch = mkdtempSync(join(tmpdir(), 'tributary-e2e-mail-rw-'));
-    serve = await startServe(join(scratch, 'data'), join(scratch, 'home'));
-    browser = await launchChromium();
-    context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1440, height: 900 } });
-    page = await context.newPage();
-    page.on('pageerror', (e) => pageErrors.push(e.message));
-    page.on('console', (m) => {
-      // The message frame inherits the window's CSP, which may refuse the message's inline styles (docs/ui.md, "Message HTML").
-      if (m.location().url === 'about:srcdoc' && m.text().startsWith('Applying inline style violates')) return;
-      if (m.type() === 'error') pageErrors.push(m.text());
-    });
-    await page.goto(serve.url);
+    app = await openApp('mail-rw', { context: { acceptDownloads: true, viewport: { width: 1440, height: 900 } } });
+    ({ page, pageErrors } = app);
+    context = page.context();
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
-    if (serve) await stopChild(serve.child);
+    await app?.close();
     await postfix?.stop().catch(() => {});
     await dovecot?.stop();
     await new Promise<void>((r) => (site ? site.close(() => r()) : r()));
-    if (scratch) rmSync(scratch, { recursive: true, force: true });
   });
 
   async function connect(user: string, name: string) {
-    await page.getByTestId('connect-account').click();
-    await page.getByTestId('connector-imap').click();
-    const form = page.getByTestId('connect-dialog');
-    await form.getByTestId('field-host').fill(dovecot.host);
-    await form.getByTestId('field-port').fill(String(dovecot.imapPort));
-    await form.getByTestId('field-tls').selectOption('none');
-    await form.getByTestId('field-user').fill(user);
-    await form.getByTestId('field-password').fill('secret');
-    await form.getByTestId('field-email').fill(`${user}@example.test`);
-    await form.getByTestId('field-smtp_host').fill(postfix.host);
-    await form.getByTestId('field-smtp_port').fill(String(postfix.port));
-    await form.getByTestId('field-smtp_tls').selectOption('none');
-    await form.getByTestId('field-account-name').fill(name);
-    await form.getByTestId('connect-submit').click();
+    await connectImap(page, { host: dovecot.host, port: dovecot.imapPort }, postfix, { user, accountName: name });
     await page.locator(`[data-testid=account-item][data-name="${name}"] [aria-current=true]`).waitFor({ timeout: 20_000 });
     await page.getByTestId('mailbox').waitFor();
   }
@@ -152,7 +118,7 @@ describe('E2E: writing and reading mail in Chromium, Dovecot + Postfix (spec 2; 
     await page.locator('[data-testid=account-item][data-service=local]').waitFor();
     await connect('bob', 'Bob mail');
     await connect('alice', 'Alice mail');
-    await row(page, 'Invoice 42').waitFor({ timeout: 20_000 });
+    await mailRow(page, 'Invoice 42').waitFor({ timeout: 20_000 });
     await expect.poll(() => page.locator('[data-testid=account-item][data-name="Alice mail"] [data-testid=account-unread]').innerText(), { timeout: 15_000 }).toBe('3');
     await expect.poll(() => page.locator('[data-testid=account-item][data-name="Bob mail"] [data-testid=account-unread]').innerText()).toBe('1');
     await expect.poll(() => page.title()).toBe('(4) Tributary');
@@ -160,14 +126,14 @@ describe('E2E: writing and reading mail in Chromium, Dovecot + Postfix (spec 2; 
 
   it('shows the time of the Date header, not the arrival (item 6; spec 2 message `created`)', async () => {
     // The conversation's row shows its newest message, "Re: Plans".
-    const shown = await row(page, 'Re: Plans').locator('.mail-row-date').innerText();
+    const shown = await mailRow(page, 'Re: Plans').locator('.mail-row-date').innerText();
     const expected = await page.evaluate((iso) => new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' }).format(new Date(iso)), REPLANS_DATE.toISOString());
     expect(shown).toBe(expected);
   });
 
   it('shows the whole conversation, the read message collapsed (item 6)', async () => {
     // Threads are one row: the row of "Re: Plans" stands for both. Read the first message first.
-    await row(page, 'Re: Plans').click();
+    await mailRow(page, 'Re: Plans').click();
     await expect.poll(() => page.getByTestId('reader-subject').innerText()).toBe('Re: Plans');
     // Both messages were unread: both open.
     await expect.poll(() => page.getByTestId('conversation-message').count()).toBe(2);
@@ -178,7 +144,7 @@ describe('E2E: writing and reading mail in Chromium, Dovecot + Postfix (spec 2; 
     await expect.poll(() => page.getByTestId('reader-subject').innerText()).toBe('Plans');
     await expect.poll(() => page.title()).toBe('(2) Tributary');
     // Back on the newest message: the read first message is one collapsed line.
-    await row(page, 'Re: Plans').click();
+    await mailRow(page, 'Re: Plans').click();
     await expect.poll(() => page.getByTestId('reader-subject').innerText()).toBe('Re: Plans');
     await expect.poll(() => page.getByTestId('conversation-collapsed').count()).toBe(1);
     expect(await page.getByTestId('conversation-collapsed').innerText()).toContain('Shall we meet on Friday');
@@ -189,7 +155,7 @@ describe('E2E: writing and reading mail in Chromium, Dovecot + Postfix (spec 2; 
   });
 
   it('reads the HTML invoice with its inline logo; a link opens in a new tab without a handle on the app, never in the frame (items 1, 5)', async () => {
-    await row(page, 'Invoice 42').click();
+    await mailRow(page, 'Invoice 42').click();
     const frame = page.frameLocator('[data-testid=mail-frame]');
     await expect.poll(() => frame.locator('td').first().innerText()).toBe('Storage plan (12 months)');
     expect(await frame.locator('img[alt="Billing Co"]').getAttribute('src')).toBe(`data:image/png;base64,${LOGO.toString('base64')}`);
@@ -255,12 +221,12 @@ describe('E2E: writing and reading mail in Chromium, Dovecot + Postfix (spec 2; 
     await expect.poll(() => compose.count(), { timeout: 15_000 }).toBe(0);
     // One draft in Drafts, with the last words.
     await folder(page, 'drafts').click();
-    await row(page, 'Half a thought').waitFor({ timeout: 15_000 });
+    await mailRow(page, 'Half a thought').waitFor({ timeout: 15_000 });
     await expect.poll(() => page.locator('[data-testid=mail-row]').count()).toBe(1);
   });
 
   it('a draft reopens in compose from Drafts; Discard deletes it (item 2)', async () => {
-    await row(page, 'Half a thought').click();
+    await mailRow(page, 'Half a thought').click();
     const compose = page.getByTestId('compose-window');
     await expect.poll(async () => (await compose.getByTestId('compose-body').inputValue()).trim(), { timeout: 15_000 }).toBe('First words, and more words Unsaved. More.');
     expect(await compose.getByTestId('compose-subject').inputValue()).toBe('Half a thought');
@@ -269,7 +235,7 @@ describe('E2E: writing and reading mail in Chromium, Dovecot + Postfix (spec 2; 
     await page.keyboard.press('Escape');
     await page.getByTestId('compose-confirm-close').getByTestId('confirm-discard').click();
     await expect.poll(() => compose.count()).toBe(0);
-    await expect.poll(() => row(page, 'Half a thought').count(), { timeout: 15_000 }).toBe(0);
+    await expect.poll(() => mailRow(page, 'Half a thought').count(), { timeout: 15_000 }).toBe(0);
   });
 
   it('a message left open when another account is opened is saved to Drafts, not lost (item 2)', async () => {
@@ -282,8 +248,8 @@ describe('E2E: writing and reading mail in Chromium, Dovecot + Postfix (spec 2; 
     await expect.poll(() => compose.count()).toBe(0);
     await page.locator('[data-testid=account-item][data-name="Alice mail"] .account-main').click();
     await folder(page, 'drafts').click();
-    await row(page, 'Left behind').waitFor({ timeout: 15_000 });
-    await row(page, 'Left behind').click();
+    await mailRow(page, 'Left behind').waitFor({ timeout: 15_000 });
+    await mailRow(page, 'Left behind').click();
     await expect.poll(async () => (await page.getByTestId('compose-window').getByTestId('compose-body').inputValue()).trim(), { timeout: 15_000 }).toBe('Do not lose me');
     await page.keyboard.press('Escape');
     await expect.poll(() => page.getByTestId('compose-window').count()).toBe(0);
@@ -291,7 +257,7 @@ describe('E2E: writing and reading mail in Chromium, Dovecot + Postfix (spec 2; 
 
   it('a reply saved as a draft and sent later from Drafts still answers its original: it joins the conversation (item 2)', async () => {
     await folder(page, 'inbox').click();
-    await row(page, 'Re: Plans').click();
+    await mailRow(page, 'Re: Plans').click();
     await expect.poll(() => page.getByTestId('reader-subject').innerText()).toBe('Re: Plans');
     await page.locator('body').press('r');
     const compose = page.getByTestId('compose-window');
@@ -302,22 +268,22 @@ describe('E2E: writing and reading mail in Chromium, Dovecot + Postfix (spec 2; 
     await page.getByTestId('compose-confirm-close').getByTestId('confirm-save').click();
     await expect.poll(() => compose.count(), { timeout: 15_000 }).toBe(0);
     await folder(page, 'drafts').click();
-    await row(page, 'Re: Plans').waitFor({ timeout: 15_000 });
-    await row(page, 'Re: Plans').click();
+    await mailRow(page, 'Re: Plans').waitFor({ timeout: 15_000 });
+    await mailRow(page, 'Re: Plans').click();
     await expect.poll(() => compose.getByTestId('compose-body').inputValue(), { timeout: 15_000 }).toMatch(/^See you then\./);
     expect(await compose.getByTestId('compose-to').inputValue()).toBe('Bob Builder <bob@example.test>');
     await compose.getByTestId('compose-send').click();
     await expect.poll(() => compose.count(), { timeout: 30_000 }).toBe(0);
-    await expect.poll(() => row(page, 'Re: Plans').count(), { timeout: 15_000 }).toBe(0);
+    await expect.poll(() => mailRow(page, 'Re: Plans').count(), { timeout: 15_000 }).toBe(0);
     // In the inbox, the conversation now holds the sent reply (In-Reply-To kept) besides Bob's two.
     await folder(page, 'inbox').click();
-    await row(page, 'Re: Plans').click();
+    await mailRow(page, 'Re: Plans').click();
     await expect.poll(() => page.getByTestId('conversation-count').innerText(), { timeout: 15_000 }).toBe('3 messages in this conversation');
   });
 
   it('forwards the invoice with the forwarded-message header, its PDF and its inline logo; it arrives through Postfix (item 1)', async () => {
     await folder(page, 'inbox').click();
-    await row(page, 'Invoice 42').click();
+    await mailRow(page, 'Invoice 42').click();
     await page.getByTestId('forward').click();
     const compose = page.getByTestId('compose-window');
     const rich = compose.getByTestId('compose-rich');
@@ -332,12 +298,12 @@ describe('E2E: writing and reading mail in Chromium, Dovecot + Postfix (spec 2; 
 
   it('the unified inbox lists both accounts; Bob reads the forward with the logo and the PDF (item 6, item 1)', async () => {
     await page.getByTestId('mail-unified').click();
-    await row(page, 'Fwd: Invoice 42').waitFor({ timeout: 30_000 });
-    await row(page, 'Hello Bob').waitFor();
-    await row(page, 'Invoice 42').waitFor();
+    await mailRow(page, 'Fwd: Invoice 42').waitFor({ timeout: 30_000 });
+    await mailRow(page, 'Hello Bob').waitFor();
+    await mailRow(page, 'Invoice 42').waitFor();
     const accounts = await page.locator('[data-testid=mail-row]').evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-subject'), r.querySelector('[data-testid=mail-row-account]')?.textContent]));
     expect(accounts).toEqual(expect.arrayContaining([['Fwd: Invoice 42', 'Bob mail'], ['Hello Bob', 'Bob mail'], ['Invoice 42', 'Alice mail']]));
-    await row(page, 'Fwd: Invoice 42').click();
+    await mailRow(page, 'Fwd: Invoice 42').click();
     const frame = page.frameLocator('[data-testid=mail-frame]');
     await expect.poll(() => frame.locator('td').first().innerText(), { timeout: 15_000 }).toBe('Storage plan (12 months)');
     expect(await frame.locator('img[alt="Billing Co"]').getAttribute('src')).toMatch(/^data:image\/png;base64,/);
@@ -374,7 +340,7 @@ describe('E2E: writing and reading mail in Chromium, Dovecot + Postfix (spec 2; 
   it('at 800×600 the mailbox shows the list or the message, with ← back to the list (docs/ui.md, Mail)', async () => {
     await page.setViewportSize({ width: 800, height: 600 });
     await folder(page, 'inbox').click();
-    await row(page, 'Invoice 42').click();
+    await mailRow(page, 'Invoice 42').click();
     await page.getByTestId('reader').waitFor();
     await expect.poll(() => page.getByTestId('mail-list').isVisible()).toBe(false);
     await expect.poll(() => page.frameLocator('[data-testid=mail-frame]').locator('td').first().innerText()).toBe('Storage plan (12 months)');

@@ -7,18 +7,17 @@
  * account connects; an address nothing is found for says so. Screenshots go to
  * test-results/e2e-mail-setup-*.png.
  */
-import { type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsmasq, type DnsServer } from '../servers/dnsmasq';
 import { startDovecot, type DovecotServer } from '../servers/dovecot';
 import { startSmtpRelay, type SmtpRelay } from '../servers/smtp-relay';
 import { freePort } from '../servers/util';
-import { RESULTS, ensureBuilt, launchChromium, startServe, stopChild } from './harness';
+import { RESULTS, openApp, type OpenApp } from './harness';
+import { submitConnect } from './mail-helpers';
 
 const xml = (imapPort: number, smtpPort: number) => `<?xml version="1.0" encoding="UTF-8"?>
 <clientConfig version="1.1">
@@ -34,19 +33,16 @@ const xml = (imapPort: number, smtpPort: number) => `<?xml version="1.0" encodin
 </clientConfig>`;
 
 describe('E2E set up from an address in Chromium (docs/mail.md, Setting up from an address)', () => {
-  let scratch: string;
-  let serve: { child: ChildProcess; url: string };
+  let app: OpenApp;
   let dovecot: DovecotServer;
   let relay: SmtpRelay;
   let dns: DnsServer;
   let http: Server;
-  let browser: Browser;
   let page: Page;
-  const pageErrors: string[] = [];
+  let pageErrors: string[] = [];
   const saved = { ...process.env };
 
   beforeAll(async () => {
-    ensureBuilt();
     mkdirSync(RESULTS, { recursive: true });
     dovecot = await startDovecot({ users: { alice: 'secret' } });
     relay = await startSmtpRelay({ lmtpPort: dovecot.lmtpPort, users: dovecot.users });
@@ -64,25 +60,17 @@ describe('E2E set up from an address in Chromium (docs/mail.md, Setting up from 
     process.env.TRIBUTARY_MAIL_DNS = `127.0.0.1:${dns.port}`;
     process.env.TRIBUTARY_MAIL_AUTOCONFIG_BASE = `http://{host}:${httpPort}`;
     process.env.TRIBUTARY_MAIL_ISPDB = 'off';
-    scratch = mkdtempSync(join(tmpdir(), 'tributary-e2e-setup-'));
-    serve = await startServe(join(scratch, 'data'), join(scratch, 'home'));
-    browser = await launchChromium();
-    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-    page = await context.newPage();
-    page.on('pageerror', (e) => pageErrors.push(e.message));
-    page.on('console', (m) => m.type() === 'error' && pageErrors.push(m.text()));
-    await page.goto(serve.url);
+    app = await openApp('setup', { context: { viewport: { width: 1440, height: 900 } } });
+    ({ page, pageErrors } = app);
   });
 
   afterAll(async () => {
     process.env = saved;
-    await browser?.close();
-    if (serve) await stopChild(serve.child);
+    await app?.close();
     await new Promise((r) => http?.close(r));
     await dns?.stop();
     await relay?.stop().catch(() => {});
     await dovecot?.stop();
-    if (scratch) rmSync(scratch, { recursive: true, force: true });
   });
 
   it('an address nothing is found for says so, and leaves the fields to fill by hand', async () => {
@@ -120,10 +108,7 @@ describe('E2E set up from an address in Chromium (docs/mail.md, Setting up from 
     await page.setViewportSize({ width: 1440, height: 900 });
     // Still the user's to change: a display name typed after discovery is kept and used.
     await form.getByTestId('field-name').fill('Alice Found');
-    await form.getByTestId('test-connection').click();
-    await expect.poll(() => form.getByTestId('connect-status').innerText(), { timeout: 15_000 }).toBe('Connection works.');
-    await form.getByTestId('connect-submit').click();
-    await form.waitFor({ state: 'detached', timeout: 15_000 });
+    await submitConnect(form, { test: true });
     await page.locator('[data-testid=mail-folder][data-special=inbox]').waitFor({ timeout: 15_000 });
     expect(pageErrors).toEqual([]);
   });

@@ -8,17 +8,16 @@
  * the pushed `mail.outboxChanged`. Screenshots go to
  * test-results/e2e-mail-signature-*.png.
  */
-import { type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { simpleParser } from 'mailparser';
-import { type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDovecot, type DovecotServer } from '../servers/dovecot';
 import { startSmtpRelay, type SmtpRelay } from '../servers/smtp-relay';
-import { RESULTS, ensureBuilt, launchChromium, startServe, stopChild } from './harness';
+import { RESULTS, openApp, type OpenApp } from './harness';
+import { fillImapForm, submitConnect } from './mail-helpers';
 
 const SIGNATURE = 'Alice Example\nTributary Testing';
 
@@ -37,65 +36,36 @@ function delivered(dovecot: DovecotServer, subject: string): string | undefined 
 }
 
 describe('E2E signature and display name in Chromium against headless mode (docs/mail.md, Signatures)', () => {
-  let scratch: string;
-  let serve: { child: ChildProcess; url: string };
+  let app: OpenApp;
   let dovecot: DovecotServer;
   let relay: SmtpRelay;
-  let browser: Browser;
   let page: Page;
-  const pageErrors: string[] = [];
+  let pageErrors: string[] = [];
   const subject = `Signed ${randomBytes(3).toString('hex')}`;
 
   beforeAll(async () => {
-    ensureBuilt();
     mkdirSync(RESULTS, { recursive: true });
     dovecot = await startDovecot();
     relay = await startSmtpRelay({ lmtpPort: dovecot.lmtpPort, users: dovecot.users });
-    scratch = mkdtempSync(join(tmpdir(), 'tributary-e2e-signature-'));
-    serve = await startServe(join(scratch, 'data'), join(scratch, 'home'));
-    browser = await launchChromium();
-    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-    page = await context.newPage();
-    page.on('pageerror', (e) => pageErrors.push(e.message));
-    page.on('console', (m) => {
-      if (m.location().url === 'about:srcdoc' && m.text().startsWith('Applying inline style violates')) return;
-      if (m.type() === 'error') pageErrors.push(m.text());
-    });
-    await page.goto(serve.url);
+    app = await openApp('signature', { context: { viewport: { width: 1440, height: 900 } } });
+    ({ page, pageErrors } = app);
   });
 
   afterAll(async () => {
-    await browser?.close();
-    if (serve) await stopChild(serve.child);
+    await app?.close();
     await relay?.stop().catch(() => {});
     await dovecot?.stop();
-    if (scratch) rmSync(scratch, { recursive: true, force: true });
   });
 
   it('connects with a display name and a multi-line signature', async () => {
-    await page.locator('[data-testid=account-item][data-service=local]').waitFor();
-    await page.getByTestId('connect-account').click();
-    await page.getByTestId('connector-imap').click();
-    const form = page.getByTestId('connect-dialog');
-    await form.getByTestId('field-host').fill(dovecot.host);
-    await form.getByTestId('field-port').fill(String(dovecot.imapPort));
-    await form.getByTestId('field-tls').selectOption('none');
-    await form.getByTestId('field-user').fill('alice');
-    await form.getByTestId('field-password').fill('secret');
-    await form.getByTestId('field-email').fill('alice@example.test');
-    await form.getByTestId('field-smtp_host').fill(relay.host);
-    await form.getByTestId('field-smtp_port').fill(String(relay.port));
-    await form.getByTestId('field-smtp_tls').selectOption('none');
+    const form = await fillImapForm(page, { host: dovecot.host, port: dovecot.imapPort }, relay);
     await form.getByTestId('field-name').fill('Alice Example');
     // The signature field is a textarea: it keeps its line break.
     expect(await form.getByTestId('field-signature').evaluate((el) => el.tagName)).toBe('TEXTAREA');
     await form.getByTestId('field-signature').fill(SIGNATURE);
     await form.getByTestId('field-account-name').fill('Alice mail');
     await page.screenshot({ path: join(RESULTS, 'e2e-mail-signature-form.png') });
-    await form.getByTestId('test-connection').click();
-    await expect.poll(() => form.getByTestId('connect-status').innerText(), { timeout: 15_000 }).toBe('Connection works.');
-    await form.getByTestId('connect-submit').click();
-    await form.waitFor({ state: 'detached', timeout: 15_000 });
+    await submitConnect(form, { test: true });
     await page.locator('[data-testid=mail-folder][data-special=inbox]').click();
   });
 
@@ -191,8 +161,8 @@ describe('E2E signature and display name in Chromium against headless mode (docs
   it('the outbox of another window shows a queued message from mail.outboxChanged (docs/mail.md, The outbox)', async () => {
     expect(await page.getByTestId('mail-outbox').count()).toBe(0);
     await relay.stop();
-    const other = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-    await other.goto(serve.url);
+    const other = await (await app.browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+    await other.goto(app.url);
     await other.locator('[data-testid=account-item][data-service=imap]').click();
     await other.locator('[data-testid=mail-folder][data-special=inbox]').click();
     await other.locator('body').press('c');

@@ -6,24 +6,17 @@
  * → the list refetches) without a reload. A send while SMTP is down waits in the outbox, with
  * the error shown. Screenshots go to test-results/e2e-mail-*.png.
  */
-import { type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chownSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import MailComposer from 'nodemailer/lib/mail-composer';
-import { type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDovecot, type DovecotServer } from '../servers/dovecot';
 import { startSmtpRelay, type SmtpRelay } from '../servers/smtp-relay';
-import { RESULTS, dropFile, ensureBuilt, launchChromium, startServe, stopChild } from './harness';
-
-
-
-
-
-
+import { RESULTS, dropFile, openApp, type OpenApp } from './harness';
+import { connectImap, dismissToasts, mailRow } from './mail-helpers';
 
 /** Closes the compose window; a changed message asks first (docs/ui.md, "Mail"): `choice` answers. */
 async function closeCompose(page: Page, choice: 'confirm-discard' | 'confirm-save' = 'confirm-discard'): Promise<void> {
@@ -36,27 +29,18 @@ async function closeCompose(page: Page, choice: 'confirm-discard' | 'confirm-sav
   await expect.poll(() => compose.count(), { timeout: 15_000 }).toBe(0);
 }
 
-/** Toasts sit at the bottom centre; clear them so screenshots show the window underneath. */
-async function dismissToasts(page: Page): Promise<void> {
-  for (const b of await page.locator('.toast button[aria-label=Dismiss]').all()) await b.click().catch(() => {});
-}
 
 const BULK = 260;
 
-const mailRow = (page: Page, subject: string) => page.locator(`[data-testid=mail-row][data-subject="${subject}"]`);
-
 describe('E2E mailbox in Chromium against headless mode (spec 2; docs/ui.md, Mailbox)', () => {
-  let scratch: string;
-  let serve: { child: ChildProcess; url: string };
+  let app: OpenApp;
   let dovecot: DovecotServer;
   let relay: SmtpRelay;
-  let browser: Browser;
   let page: Page;
-  const pageErrors: string[] = [];
+  let pageErrors: string[] = [];
   const subject = `Quarterly numbers ${randomBytes(3).toString('hex')}`;
 
   beforeAll(async () => {
-    ensureBuilt();
     mkdirSync(RESULTS, { recursive: true });
     dovecot = await startDovecot();
     relay = await startSmtpRelay({ lmtpPort: dovecot.lmtpPort, users: dovecot.users });
@@ -77,48 +61,18 @@ describe('E2E mailbox in Chromium against headless mode (spec 2; docs/ui.md, Mai
       utimesSync(file, new Date(Date.UTC(2026, 0, 1, 0, i)), new Date(Date.UTC(2026, 0, 1, 0, i)));
     }
     for (const p of [dovecot.maildir('alice'), bulk, ...['cur', 'new', 'tmp'].map((s) => join(bulk, s)), ...readdirSync(join(bulk, 'new')).map((f) => join(bulk, 'new', f))]) chownSync(p, 65534, 65534);
-    scratch = mkdtempSync(join(tmpdir(), 'tributary-e2e-mail-'));
-    serve = await startServe(join(scratch, 'data'), join(scratch, 'home'));
-    browser = await launchChromium();
-    const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 800 } });
-    page = await context.newPage();
-    page.on('pageerror', (e) => pageErrors.push(e.message));
-    page.on('console', (m) => {
-      // The message frame inherits the window's CSP, which may refuse the message's inline
-      // styles (docs/ui.md, "Message HTML"); html-safety.e2e
-      // covers the frame. Everything else must be clean.
-      if (m.location().url === 'about:srcdoc' && m.text().startsWith('Applying inline style violates')) return;
-      if (m.type() === 'error') pageErrors.push(m.text());
-    });
-    await page.goto(serve.url);
+    app = await openApp('mail', { context: { acceptDownloads: true, viewport: { width: 1280, height: 800 } } });
+    ({ page, pageErrors } = app);
   });
 
   afterAll(async () => {
-    await browser?.close();
-    if (serve) await stopChild(serve.child);
+    await app?.close();
     await relay?.stop().catch(() => {});
     await dovecot?.stop();
-    if (scratch) rmSync(scratch, { recursive: true, force: true });
   });
 
   it('connects the Dovecot account through the generated form and shows the inbox (spec 2, Accounts: connect; Messages: list)', async () => {
-    await page.locator('[data-testid=account-item][data-service=local]').waitFor();
-    await page.getByTestId('connect-account').click();
-    await page.getByTestId('connector-imap').click();
-    const form = page.getByTestId('connect-dialog');
-    await form.getByTestId('field-host').fill(dovecot.host);
-    await form.getByTestId('field-port').fill(String(dovecot.imapPort));
-    await form.getByTestId('field-tls').selectOption('none');
-    await form.getByTestId('field-user').fill('alice');
-    await form.getByTestId('field-password').fill('secret');
-    await form.getByTestId('field-email').fill('alice@example.test');
-    await form.getByTestId('field-smtp_host').fill(relay.host);
-    await form.getByTestId('field-smtp_port').fill(String(relay.port));
-    await form.getByTestId('field-smtp_tls').selectOption('none');
-    await form.getByTestId('field-account-name').fill('Alice mail');
-    await form.getByTestId('test-connection').click();
-    await expect.poll(() => form.getByTestId('connect-status').innerText(), { timeout: 15_000 }).toBe('Connection works.');
-    await form.getByTestId('connect-submit').click();
+    await connectImap(page, { host: dovecot.host, port: dovecot.imapPort }, relay, { accountName: 'Alice mail', test: true });
     await page.locator('[data-testid=account-item][data-service=imap] [aria-current=true]').waitFor();
     await page.getByTestId('mailbox').waitFor();
     // The inbox is open, with both messages newest first and its unread count.

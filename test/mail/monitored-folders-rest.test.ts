@@ -5,7 +5,7 @@
 import { ImapFlow } from 'imapflow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isErrorBody, startRest, type RestServer } from '../rest/harness';
-import { startDovecot, type DovecotServer } from '../servers/dovecot';
+import { imapOptions, startDovecot, type DovecotServer } from '../servers/dovecot';
 import { startSmtpRelay, type SmtpRelay } from '../servers/smtp-relay';
 
 describe('monitored_resources of a mail account are folder ids (spec 3 Subscriptions; REST)', () => {
@@ -18,12 +18,7 @@ describe('monitored_resources of a mail account are folder ids (spec 3 Subscript
     dovecot = await startDovecot({ users: { alice: 'secret' } });
     smtp = await startSmtpRelay({ lmtpPort: dovecot.lmtpPort, users: dovecot.users });
     s = await startRest();
-    alice = (
-      await s.app.accounts.connect({
-        service: 'imap',
-        options: { host: dovecot.host, port: dovecot.imapPort, tls: 'none', user: 'alice', password: 'secret', email: 'alice@example.test', smtp_host: smtp.host, smtp_port: smtp.port, smtp_tls: 'none' },
-      })
-    ).id;
+    alice = (await s.app.accounts.connect({ service: 'imap', options: imapOptions(dovecot, smtp) })).id;
   });
 
   afterAll(async () => {

@@ -5,7 +5,7 @@
  * empty 200. Label and folder lists are one page.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDovecot, type DovecotServer } from '../servers/dovecot';
+import { imapOptions, startDovecot, type DovecotServer } from '../servers/dovecot';
 import { startSmtpRelay, type SmtpRelay } from '../servers/smtp-relay';
 import { isErrorBody, startRest, type CallResult, type RestServer } from './harness';
 
@@ -28,12 +28,7 @@ describe('spec 1 paging on the spec 2 email lists (Dovecot)', () => {
     dovecot = await startDovecot({ users: { alice: 'secret' } });
     smtp = await startSmtpRelay({ lmtpPort: dovecot.lmtpPort, users: dovecot.users });
     s = await startRest();
-    alice = (
-      await s.app.accounts.connect({
-        service: 'imap',
-        options: { host: dovecot.host, port: dovecot.imapPort, tls: 'none', user: 'alice', password: 'secret', email: 'alice@example.test', smtp_host: smtp.host, smtp_port: smtp.port, smtp_tls: 'none' },
-      })
-    ).id;
+    alice = (await s.app.accounts.connect({ service: 'imap', options: imapOptions(dovecot, smtp) })).id;
     const raw = (n: number) =>
       ['From: Bob <bob@example.test>', 'To: alice@example.test', `Subject: Page ${n}`, `Message-ID: <page-${n}@example.test>`, `Date: ${new Date(Date.now() - n * 60_000).toUTCString()}`, '', `walnut ${n}`, ''].join('\r\n');
     for (const n of [1, 2, 3]) await dovecot.deliver(raw(n), ['alice']);

@@ -130,3 +130,9 @@ DocumentRoot ${dav}
     },
   };
 }
+
+/** The WebDAV connector's options for this server's DAV root. */
+export function webdavOptions(apache: ApacheServer) {
+  const u = new URL(apache.url);
+  return { protocol: 'http', host: u.hostname, port: Number(u.port), path: u.pathname, username: apache.user, password: apache.password };
+}

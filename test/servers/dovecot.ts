@@ -147,3 +147,8 @@ protocol imap {
     },
   };
 }
+
+/** The IMAP connector's options for `user` (password "secret") on this Dovecot, sending through `smtp`, all in plain text. */
+export function imapOptions(dovecot: DovecotServer, smtp: { host: string; port: number }, user = 'alice') {
+  return { host: dovecot.host, port: dovecot.imapPort, tls: 'none', user, password: 'secret', email: `${user}@example.test`, smtp_host: smtp.host, smtp_port: smtp.port, smtp_tls: 'none' };
+}

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
-import { startApache, type ApacheServer } from '../servers/apache';
+import { startApache, webdavOptions, type ApacheServer } from '../servers/apache';
 import { scratchDir } from '../servers/util';
 import { expectCode } from '../conformance/storage-suite';
 
@@ -28,8 +28,7 @@ beforeAll(async () => {
   apache = await startApache();
   app = await createApp({ dataDir: join(dir, 'data'), defaultLocalFolder: false });
   local = (await app.accounts.connect({ service: 'local', options: { path: root, trashDir: join(dir, 'Trash') } })).id;
-  const u = new URL(apache.url);
-  dav = (await app.accounts.connect({ service: 'webdav', options: { protocol: 'http', host: u.hostname, port: Number(u.port), path: u.pathname, username: apache.user, password: apache.password } })).id;
+  dav = (await app.accounts.connect({ service: 'webdav', options: webdavOptions(apache) })).id;
 }, 60_000);
 
 afterAll(async () => {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
 import { dispatch } from '../../src-main/rpc/dispatch';
 import { createHandlers } from '../../src-main/rpc/handlers';
-import { startApache, type ApacheServer } from '../servers/apache';
+import { startApache, webdavOptions, type ApacheServer } from '../servers/apache';
 import { scratchDir } from '../servers/util';
 
 let apache: ApacheServer;
@@ -25,8 +25,7 @@ beforeAll(async () => {
   mkdirSync(join(src, 'Album', 'empty'));
   apache = await startApache();
   app = await createApp({ dataDir: scratchDir('folder-paths-data'), defaultLocalFolder: false });
-  const u = new URL(apache.url);
-  dav = (await app.accounts.connect({ service: 'webdav', options: { protocol: 'http', host: u.hostname, port: Number(u.port), path: u.pathname, username: apache.user, password: apache.password } })).id;
+  dav = (await app.accounts.connect({ service: 'webdav', options: webdavOptions(apache) })).id;
 }, 60_000);
 afterAll(async () => {
   await app?.close();
