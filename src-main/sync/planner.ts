@@ -288,6 +288,9 @@ export function planSync(local: Tree, remote: Tree, synced: SyncedTree, options:
       const other = sideOf(n, otherSide(side));
       if (!e) {
         if (!parentReady(side, n, t) || !free(side, t, n)) continue;
+        // Without a synced entry the two sides are paired by place only: a copy elsewhere would be
+        // a stranger next time (it clashes, is renamed and copied again), so the other side moves first.
+        if (!n.synced && other && other.path !== t) continue;
         if (n.kind === 'folder') add(2, t, { type: 'mkdir', side, path: t, from: n.synced?.path });
         else if (other) add(3, t, { type: 'copy', side, path: t, src: other.path, expectSource: other.ver, synced: n.synced?.path });
       } else if (e.path !== t) {
