@@ -169,6 +169,21 @@ describe('sync planner: the ten cases', () => {
     expect(local.filter((p) => p.startsWith(`${folder}/`)).map((p) => w.content('local', p)).sort()).toEqual(['a', 'new', 'nfc', 'nfd']);
   });
 
+  it('Case and Unicode normalisation: a folder moved out of a deleted folder onto its case-folded name', () => {
+    // From the model test (seed -1919548301). Towards a case-insensitive remote, /b/c.txt is the
+    // name of /b/C.txt, which was deleted locally but still holds the moved folder remotely: the
+    // deleted folder waited for it to leave, and it waited for the name (the planner was stuck).
+    const w = synced({ '/b/C.txt/a': 'gone', '/b/b/a': 'kept' }, { ci: true, hashes: false });
+    w.move('remote', '/b/b', '/b/C.txt/b');
+    w.remove('local', '/b/C.txt');
+    w.move('local', '/b/b', '/b/c.txt');
+    expect(w.settle()).toBeGreaterThanOrEqual(0);
+    expect(w.problems()).toEqual([]);
+    expect(w.paths('remote')).toEqual(['/b', '/b/c.txt', '/b/c.txt/a']);
+    expect(w.content('remote', '/b/c.txt/a')).toBe('kept');
+    expect(w.trash).toEqual(['gone']);
+  });
+
   it('A crash mid-run: a batch half applied, then planned again, finishes without duplicate work', () => {
     const w = new World();
     for (let i = 0; i < 12; i++) w.put('local', `/f${i}`, `c${i}`);
