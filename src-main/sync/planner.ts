@@ -288,6 +288,9 @@ export function planSync(local: Tree, remote: Tree, synced: SyncedTree, options:
       const other = sideOf(n, otherSide(side));
       if (!e) {
         if (!parentReady(side, n, t) || !free(side, t, n)) continue;
+        // Without a synced entry the two sides are paired by place only: a copy elsewhere would be
+        // a stranger next time (it clashes, is renamed and copied again), so the other side moves first.
+        if (!n.synced && other && other.path !== t) continue;
         if (n.kind === 'folder') add(2, t, { type: 'mkdir', side, path: t, from: n.synced?.path });
         else if (other) add(3, t, { type: 'copy', side, path: t, src: other.path, expectSource: other.ver, synced: n.synced?.path });
       } else if (e.path !== t) {
@@ -364,11 +367,22 @@ function parkOne(
       if (!m.alive || sideOf(m, side)?.path === m.path) continue;
       const at = folded[side].get(pathKey(side, m.path!));
       const o = at ? owner[side].get(at) : undefined;
-      if (!o || o === m || !o.alive || at === o.path) continue;
-      let to = `${at}${PARK}`;
-      for (let i = 2; folded[side].has(pathKey(side, to)); i++) to = `${at}${PARK}${i}`;
+      if (!o || o === m || at === o.path) continue;
+      const parked = (p: string) => {
+        let to = `${p}${PARK}`;
+        for (let i = 2; folded[side].has(pathKey(side, to)); i++) to = `${p}${PARK}${i}`;
+        return to;
+      };
+      if (!o.alive) {
+        // A deleted folder holding the name (folded) waits for what lives inside it to leave, and
+        // that waits for the name: it steps out, next to its target, under a parked name.
+        const e = sideOf(m, side);
+        const pp = parentOf(m.path!);
+        if (!e || !isInside(e.path, at!) || (pp !== ROOT && owner[side].get(pp) !== m.choices[0].parent)) continue;
+        return { type: 'move', side, from: e.path, path: parked(m.path!), expect: { kind: e.kind, id: e.id, ver: e.ver }, synced: m.synced?.path };
+      }
       const e = trees[side].get(at!)!;
-      return { type: 'move', side, from: at!, path: to, expect: { kind: e.kind, id: e.id, ver: e.ver }, synced: o.synced?.path };
+      return { type: 'move', side, from: at!, path: parked(at!), expect: { kind: e.kind, id: e.id, ver: e.ver }, synced: o.synced?.path };
     }
   }
   return undefined;
