@@ -21,7 +21,8 @@ async function connector(service: string, options: Record<string, unknown>, data
 }
 
 async function randomScenario(label: string, remote: StorageConnector, dir: string): Promise<void> {
-  const seed = Number(process.env.SYNC_SEED ?? Date.now() % 1e9);
+  // A fixed scenario by default (the same every run); SYNC_SEED=<n> plays another.
+  const seed = Number(process.env.SYNC_SEED ?? 20261124);
   const localRoot = join(dir, 'local');
   const trash = join(dir, 'trash');
   mkdirSync(localRoot);
