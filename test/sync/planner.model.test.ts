@@ -78,7 +78,7 @@ const commands = fc.commands(
 /** A first tree, made on one side and synced, that both sides then change (correlated trees). */
 const initial = fc.array(fc.tuple(fc.constantFrom(0, 1, 2), picks), { minLength: 3, maxLength: 16 });
 
-describe('sync planner against a model of both sides (issue cases: crash mid-run, conflicts, moves, case and Unicode)', () => {
+describe('sync planner against a model of both sides (the hard cases: crash mid-run, conflicts, moves, case and Unicode)', () => {
   it('converges, terminates and loses no version under random changes, shuffled batches and crashes', () => {
     const seen = { conflicts: 0, trashed: 0, moves: 0, files: 0 };
     fc.assert(
