@@ -20,9 +20,10 @@ const MB = 1024 * 1024;
 const RATE = 4 * MB;
 /**
  * How far the shown bytes may run ahead of what reached the proxy: Tributary's socket send
- * buffer (tcp_wmem, up to 4 MB), the WebDAV connector's 1 MB feed, one write's stream buffers.
+ * buffer (tcp_wmem, up to 4 MB), the WebDAV connector's 1 MB feed, one write's stream buffers,
+ * and what the proxy forwards between its reports (every 50 ms).
  */
-const AHEAD = 7 * MB;
+const AHEAD = 7 * MB + RATE / 20;
 
 let apache: ApacheServer;
 let throttle: Throttle;
@@ -59,7 +60,6 @@ async function follow(transfer: Locator, total: number, screenshot?: string): Pr
   let shot = false;
   await transfer.waitFor();
   for (;;) {
-    const forwarded = throttle.forwarded();
     // One read of the row, so that state, bytes and percent belong together.
     const seen = await transfer.evaluate((el) => ({
       state: el.getAttribute('data-state') ?? '',
@@ -67,6 +67,9 @@ async function follow(transfer: Locator, total: number, screenshot?: string): Pr
       percent: Number(el.querySelector('[role=progressbar]')?.getAttribute('aria-valuenow')),
       detail: (el.querySelector('.transfer-detail') as HTMLElement | null)?.innerText ?? '',
     }));
+    // Read after the row: on a loaded machine reading the page takes a while, and the bytes that
+    // reached the server meanwhile belong to what the row may already show.
+    const forwarded = throttle.forwarded();
     const { state, done, percent, detail } = seen;
     samples.push({ state, done, percent, forwarded, detail });
     if (screenshot && !shot && state === 'running' && detail.endsWith(' left')) {
