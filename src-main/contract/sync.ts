@@ -48,6 +48,11 @@ export const syncProcedures = {
     input: z.object({ localPath: folder, account: z.number().int().positive(), remotePath: folder, excluded: z.array(z.string().max(4096)).max(1000).default([]) }),
     output: SyncPair,
   },
+  /**
+   * Changes the excluded folders (paths inside the pair). A newly excluded folder stops syncing
+   * and its copies on both sides are left in place; one taken off the list syncs again.
+   */
+  'sync.pairs.update': { input: z.object({ id: pairId, excluded: z.array(z.string().max(4096)).max(1000) }), output: SyncPair },
   /** Stops syncing the pair; no file on either side is touched. */
   'sync.pairs.remove': { input: z.object({ id: pairId }), output: z.object({}) },
   'sync.pairs.pause': { input: z.object({ id: pairId }), output: SyncPair },
