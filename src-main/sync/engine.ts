@@ -93,6 +93,11 @@ export class SyncEngine {
     return () => this.remoteListeners.delete(fn);
   }
 
+  /** How each running pair learns of remote changes: its account's watch, or walks. */
+  remoteModes(): Record<number, 'watch' | 'walk'> {
+    return this.remote?.modes() ?? {};
+  }
+
   /** An activity follower recorded changes of `account`: its pairs look at their remote folder now. */
   remoteChanged(account: number): void {
     this.remote?.poke(account);

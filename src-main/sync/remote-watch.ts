@@ -55,10 +55,13 @@ interface AccountWatch {
 export class RemoteWatch {
   private readonly timer: NodeJS.Timeout;
   private readonly watches = new Map<number, AccountWatch>();
+  /** Accounts whose watch is ready. */
+  private readonly watching = new Set<number>();
   /** Accounts whose watch failed: walked like the others until their connector changes. */
   private readonly noWatch = new Map<number, StorageConnector>();
   private readonly walkedAt = new Map<number, number>();
   private readonly walking = new Set<number>();
+  private readonly comparing = new Set<number>();
   /** Per pair: the ETags of its folders at the last walk that found nothing (deep ETags only). */
   private readonly folderTags = new Map<number, Map<string, string>>();
   /** Per pair: pair-relative paths a watch reported, waiting to be compared. */
@@ -75,10 +78,10 @@ export class RemoteWatch {
     for (const p of this.deps.pairs()) if (p.account === account && !this.watches.has(account)) void this.walk(p);
   }
 
-  /** How each followed pair learns of remote changes now. */
+  /** How each followed pair learns of remote changes now (`watch` once the watch is ready). */
   modes(): Record<number, 'watch' | 'walk'> {
     const out: Record<number, 'watch' | 'walk'> = {};
-    for (const p of this.deps.pairs()) out[p.id] = this.watches.has(p.account) ? 'watch' : 'walk';
+    for (const p of this.deps.pairs()) out[p.id] = this.watching.has(p.account) ? 'watch' : 'walk';
     return out;
   }
 
@@ -105,7 +108,9 @@ export class RemoteWatch {
         if (!this.watches.has(p.account)) this.startWatch(p.account, c);
         continue;
       }
-      if (every > 0 && Date.now() - (this.walkedAt.get(p.id) ?? 0) >= every) void this.walk(p);
+      // A pair seen for the first time runs anyway (start, creation): its first walk comes later.
+      if (!this.walkedAt.has(p.id)) this.walkedAt.set(p.id, Date.now());
+      else if (every > 0 && Date.now() - this.walkedAt.get(p.id)! >= every) void this.walk(p);
     }
   }
 
@@ -129,7 +134,9 @@ export class RemoteWatch {
         return;
       }
       // What changed between the last run's scan and the watch being ready was pushed to nobody.
-      for (const p of this.deps.pairs()) if (p.account === account) void this.walk(p);
+      void Promise.all(this.deps.pairs().filter((p) => p.account === account).map((p) => this.walk(p))).then(() => {
+        if (this.watches.get(account)?.watcher === watcher) this.watching.add(account);
+      });
     });
   }
 
@@ -137,6 +144,7 @@ export class RemoteWatch {
     const w = this.watches.get(account);
     if (!w) return;
     this.watches.delete(account);
+    this.watching.delete(account);
     await (await w.watcher)?.close().catch(() => {});
   }
 
@@ -158,8 +166,8 @@ export class RemoteWatch {
 
   /** Compares the reported paths with the stored tree once the pair's run is over. */
   private async compareReported(p: PairRow): Promise<void> {
-    if (this.walking.has(p.id)) return;
-    this.walking.add(p.id);
+    if (this.comparing.has(p.id)) return;
+    this.comparing.add(p.id);
     try {
       for (;;) {
         await this.deps.busy(p.id)?.catch(() => {});
@@ -183,7 +191,7 @@ export class RemoteWatch {
     } catch {
       /* the account went away: the next pushed change or run tries again */
     } finally {
-      this.walking.delete(p.id);
+      this.comparing.delete(p.id);
     }
   }
 
