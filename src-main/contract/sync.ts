@@ -53,6 +53,8 @@ export const syncProcedures = {
    * and its copies on both sides are left in place; one taken off the list syncs again.
    */
   'sync.pairs.update': { input: z.object({ id: pairId, excluded: z.array(z.string().max(4096)).max(1000) }), output: SyncPair },
+  /** The pair's folders to tick in or out: those the last scans saw, and the excluded ones. */
+  'sync.pairs.folders': { input: z.object({ id: pairId }), output: z.array(z.string()) },
   /** Stops syncing the pair; no file on either side is touched. */
   'sync.pairs.remove': { input: z.object({ id: pairId }), output: z.object({}) },
   'sync.pairs.pause': { input: z.object({ id: pairId }), output: SyncPair },

@@ -25,6 +25,7 @@ export function syncHandlers(engine: SyncEngine, locate: Locate): SyncHandlers {
     'sync.pairs.list': async () => engine.status().map((p) => view(p.id)),
     'sync.pairs.create': async (input) => view((await engine.create(input)).id),
     'sync.pairs.update': async ({ id, excluded }) => (engine.setExcluded(id, excluded), view(id)),
+    'sync.pairs.folders': async ({ id }) => engine.folders(id),
     'sync.pairs.remove': async ({ id }) => (await engine.remove(id), {}),
     'sync.pairs.pause': async ({ id }) => (await engine.pause(id), view(id)),
     'sync.pairs.resume': async ({ id }) => (engine.resume(id), view(id)),

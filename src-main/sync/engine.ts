@@ -230,6 +230,17 @@ export class SyncEngine {
     return this.store.pair(id);
   }
 
+  /**
+   * The pair's folders (pair-relative, sorted) for picking exclusions: those the last scans saw
+   * on either side, and the excluded ones (not scanned, so their own subfolders are not known).
+   */
+  folders(id: number): string[] {
+    const p = this.store.pair(id);
+    const out = new Set(p.excluded);
+    for (const side of ['local', 'remote'] as const) for (const e of this.store.tree(id, side).values()) if (e.kind === 'folder') out.add(e.path);
+    return [...out].sort();
+  }
+
   /** A run that reads every local folder again, whatever the watch said. */
   rescan(id: number): Promise<RunResult> {
     this.dirty.delete(id);

@@ -1,7 +1,7 @@
 /**
  * The Sync view (docs/sync.md): sync pairs with their state (up to date / syncing N / paused /
- * error / waiting for you / N conflicts), adding a pair, and the conflicts list with Keep mine /
- * Keep theirs / Keep both.
+ * error / waiting for you / N conflicts), adding a pair, the folders of a pair ticked in or out
+ * (selective sync), and the conflicts list with Keep mine / Keep theirs / Keep both.
  */
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
@@ -28,6 +28,48 @@ function stateText(p: SyncPair): string {
   }
 }
 
+const under = (path: string, folder: string) => path === folder || path.startsWith(`${folder}/`);
+
+/** The pair's folders with a tick each: unticked folders (and what is inside) are not synced. */
+function PairFolders({ pair, onChanged }: { pair: SyncPair; onChanged: () => void }) {
+  const api = useApi();
+  const folders = useQuery({ queryKey: [...syncKeys.all, 'folders', pair.id, pair.excluded.join('|')], queryFn: () => api.call('sync.pairs.folders', { id: pair.id }) });
+  const [saving, setSaving] = useState(false);
+  const set = async (folder: string, synced: boolean) => {
+    // Ticking a folder in takes it off the list; ticking it out replaces the folders below it.
+    const excluded = synced ? pair.excluded.filter((e) => e !== folder) : [...pair.excluded.filter((e) => !under(e, folder)), folder];
+    setSaving(true);
+    try {
+      await api.call('sync.pairs.update', { id: pair.id, excluded });
+    } catch (e) {
+      toastError('Could not change the synced folders', e);
+    }
+    setSaving(false);
+    onChanged();
+  };
+  if (!folders.data) return <p className="muted">Loading folders…</p>;
+  if (folders.data.length === 0) return <p className="muted" data-testid="sync-folders">No folders in this pair yet.</p>;
+  return (
+    <ul className="sync-folders" data-testid="sync-folders" aria-label="Synced folders">
+      {folders.data.map((f) => {
+        const own = pair.excluded.includes(f);
+        const inherited = !own && pair.excluded.some((e) => under(f, e));
+        if (inherited) return null; // inside an unticked folder: follows it
+        const depth = f.split('/').length - 2;
+        return (
+          <li key={f} style={{ paddingLeft: `${depth * 18}px` }}>
+            <label>
+              <input type="checkbox" checked={!own} disabled={saving} onChange={(e) => void set(f, e.target.checked)} data-testid="sync-folder" data-path={f} />
+              {f.slice(f.lastIndexOf('/') + 1)}
+              {own && <span className="muted"> — not synced; the copies on both sides stay as they are</span>}
+            </label>
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
+
 export function SyncView() {
   const api = useApi();
   const qc = useQueryClient();
@@ -38,6 +80,7 @@ export function SyncView() {
   const [localPath, setLocalPath] = useState('');
   const [account, setAccount] = useState<number | ''>('');
   const [remotePath, setRemotePath] = useState('/');
+  const [openFolders, setOpenFolders] = useState<number | null>(null);
   const refresh = () => void qc.invalidateQueries({ queryKey: syncKeys.all });
   const act = async (what: string, f: () => Promise<unknown>) => {
     try {
@@ -114,10 +157,18 @@ export function SyncView() {
                   Pause
                 </button>
               )}
+              <button type="button" className="btn" aria-expanded={openFolders === p.id} onClick={() => setOpenFolders(openFolders === p.id ? null : p.id)} data-testid="sync-folders-toggle">
+                Folders{p.excluded.length > 0 ? ` (${p.excluded.length} left out)` : ''}
+              </button>
               <button type="button" className="btn btn-ghost" onClick={() => act('Could not remove', () => api.call('sync.pairs.remove', { id: p.id }))} data-testid="sync-remove">
                 Remove
               </button>
             </div>
+            {openFolders === p.id && (
+              <div className="sync-pair-folders">
+                <PairFolders pair={p} onChanged={refresh} />
+              </div>
+            )}
           </li>
         ))}
       </ul>
