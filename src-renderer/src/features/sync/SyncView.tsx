@@ -31,35 +31,37 @@ function stateText(p: SyncPair): string {
 const under = (path: string, folder: string) => path === folder || path.startsWith(`${folder}/`);
 
 /** The pair's folders with a tick each: unticked folders (and what is inside) are not synced. */
-function PairFolders({ pair, onChanged }: { pair: SyncPair; onChanged: () => void }) {
+function PairFolders({ pair, onChanged }: { pair: SyncPair; onChanged: () => Promise<void> }) {
   const api = useApi();
   const folders = useQuery({ queryKey: [...syncKeys.all, 'folders', pair.id, pair.excluded.join('|')], queryFn: () => api.call('sync.pairs.folders', { id: pair.id }) });
-  const [saving, setSaving] = useState(false);
+  // The ticks show the change at once; the pair's list replaces them once the engine has it.
+  const [shown, setShown] = useState<string[] | null>(null);
+  const current = shown ?? pair.excluded;
   const set = async (folder: string, synced: boolean) => {
     // Ticking a folder in takes it off the list; ticking it out replaces the folders below it.
-    const excluded = synced ? pair.excluded.filter((e) => e !== folder) : [...pair.excluded.filter((e) => !under(e, folder)), folder];
-    setSaving(true);
+    const excluded = synced ? current.filter((e) => e !== folder) : [...current.filter((e) => !under(e, folder)), folder];
+    setShown(excluded);
     try {
       await api.call('sync.pairs.update', { id: pair.id, excluded });
     } catch (e) {
       toastError('Could not change the synced folders', e);
     }
-    setSaving(false);
-    onChanged();
+    await onChanged();
+    setShown(null);
   };
   if (!folders.data) return <p className="muted">Loading folders…</p>;
   if (folders.data.length === 0) return <p className="muted" data-testid="sync-folders">No folders in this pair yet.</p>;
   return (
     <ul className="sync-folders" data-testid="sync-folders" aria-label="Synced folders">
       {folders.data.map((f) => {
-        const own = pair.excluded.includes(f);
-        const inherited = !own && pair.excluded.some((e) => under(f, e));
+        const own = current.includes(f);
+        const inherited = !own && current.some((e) => under(f, e));
         if (inherited) return null; // inside an unticked folder: follows it
         const depth = f.split('/').length - 2;
         return (
           <li key={f} style={{ paddingLeft: `${depth * 18}px` }}>
             <label>
-              <input type="checkbox" checked={!own} disabled={saving} onChange={(e) => void set(f, e.target.checked)} data-testid="sync-folder" data-path={f} />
+              <input type="checkbox" checked={!own} disabled={shown !== null} onChange={(e) => void set(f, e.target.checked)} data-testid="sync-folder" data-path={f} />
               {f.slice(f.lastIndexOf('/') + 1)}
               {own && <span className="muted"> — not synced; the copies on both sides stay as they are</span>}
             </label>
@@ -166,7 +168,7 @@ export function SyncView() {
             </div>
             {openFolders === p.id && (
               <div className="sync-pair-folders">
-                <PairFolders pair={p} onChanged={refresh} />
+                <PairFolders pair={p} onChanged={() => qc.invalidateQueries({ queryKey: syncKeys.all })} />
               </div>
             )}
           </li>
