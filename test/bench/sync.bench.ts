@@ -7,15 +7,25 @@
  *   BENCH_SYNC_FILES (default 10000) and BENCH_SYNC_MB (default 1024): the first sync;
  *   BENCH_SYNC_NOCHANGE (default 50000): files of the no-change pass (target < 1 s, < 100 MB RSS).
  * Prints seconds and peak RSS per tool and Tributary's speed ÷ each peer's (>1 = Tributary faster).
+ *
+ * Then the time from a change to the other side, local folder ↔ Apache WebDAV (latency()):
+ *   BENCH_SYNC_LATENCY_FILES (default 200) files in the pair, BENCH_SYNC_LATENCY_ROUNDS (default 5)
+ *   changes each way; BENCH_SYNC_LATENCY_ONLY=1 runs only this part.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { Readable } from 'node:stream';
 import { join } from 'node:path';
 import { LocalConnector } from '../../src-main/connectors/local';
 import { SyncEngine } from '../../src-main/sync/engine';
+import { DEFAULT_REMOTE_POLL_SECONDS } from '../../src-main/sync/remote-watch';
+import { loadConnectors } from '../../src-main/connectors/all';
+import { connectorDefinition, parseOptions } from '../../src-main/connectors/registry';
+import type { StorageConnector } from '../../src-main/connectors/types';
+import { startApache, webdavOptions } from '../servers/apache';
 import { scratchDir } from '../servers/util';
 import { syncDb } from '../sync/scenario';
-import { RATIO_LABEL, timeRatio } from './ratio';
+import { RATIO_LABEL, summary, timeRatio } from './ratio';
 
 const FILES = Number(process.env.BENCH_SYNC_FILES ?? 10_000);
 const MB = Number(process.env.BENCH_SYNC_MB ?? 1024);
@@ -88,7 +98,127 @@ function row(tool: string, r: { first: Run; again: Run }, firstMB: number): stri
   return `${tool.padEnd(16)} first ${r.first.seconds.toFixed(2).padStart(7)} s (${(firstMB / r.first.seconds).toFixed(1)} MB/s, ${rss(r.first)} MB RSS)   no-change ${r.again.seconds.toFixed(2).padStart(6)} s (${rss(r.again)} MB RSS)`;
 }
 
+// ---- time from a change to the other side (local folder ↔ Apache WebDAV) -------------------
+
+const LAT_FILES = Number(process.env.BENCH_SYNC_LATENCY_FILES ?? 200);
+const LAT_ROUNDS = Number(process.env.BENCH_SYNC_LATENCY_ROUNDS ?? 5);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const spread = (xs: number[]) => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)} s`;
+
+/** Seconds until `check` holds, looking every 20 ms. */
+async function timeUntil(check: () => boolean | Promise<boolean>, timeoutMs = 120_000): Promise<number> {
+  const t0 = process.hrtime.bigint();
+  while (!(await check())) {
+    if (Number(process.hrtime.bigint() - t0) / 1e6 > timeoutMs) throw new Error('the change did not reach the other side');
+    await sleep(20);
+  }
+  return Number(process.hrtime.bigint() - t0) / 1e9;
+}
+
+/**
+ * Tributary running on its own (the local watch, the remote walk every DEFAULT_REMOTE_POLL_SECONDS,
+ * as shipped): a file written on one side, the seconds until the other side holds it; rounds are
+ * spaced at random within the walk interval, so the median includes the wait for the next walk.
+ * The peers run on demand (a user or a timer starts them): their figure is one run started right
+ * after the change, i.e. what they add on top of however often they are started.
+ */
+async function latency(): Promise<void> {
+  const dir = scratchDir('bench-sync-latency');
+  const server = await startApache();
+  await loadConnectors();
+  const def = connectorDefinition('webdav');
+  const dav = (await def.create(parseOptions(def, webdavOptions(server)), { dataDir: dir, accountId: 1 })) as StorageConnector;
+  const put = (path: string, text: string) => dav.write(path, Readable.from([Buffer.from(text)]));
+  // A listing, not a stat: the connector may answer a stat of a name it just saw missing from
+  // memory. Once more on a failure: a peer run blocks this process (spawnSync), meanwhile Apache
+  // closes the idle keep-alive socket and the first request after it finds the socket closed.
+  const list = (path: string) => dav.list(path.slice(0, path.lastIndexOf('/')));
+  const onServer = async (path: string) => (await list(path).catch(() => list(path))).some((e) => e.path === path);
+  try {
+    const seed = (root: string) => makeTree(root, LAT_FILES, 64);
+    const results: Record<string, { up: number[]; down: number[] }> = {};
+
+    // Tributary.
+    const local = join(dir, 'tributary');
+    mkdirSync(local);
+    seed(local);
+    await dav.mkdir('/tributary');
+    const db = syncDb(join(dir, 'sync.db'));
+    const engine = new SyncEngine(db, async () => dav, { trashDir: join(dir, 'trash') });
+    await engine.start();
+    const pair = await engine.create({ localPath: local, account: 1, remotePath: '/tributary' });
+    await timeUntil(() => engine.store.pair(pair.id).lastSync !== null && engine.store.pair(pair.id).state === 'idle');
+    const t = { up: [] as number[], down: [] as number[] };
+    for (let i = 0; i < LAT_ROUNDS; i++) {
+      await sleep(Math.random() * DEFAULT_REMOTE_POLL_SECONDS * 1000);
+      writeFileSync(join(local, `up${i}.txt`), `up ${i}`);
+      t.up.push(await timeUntil(() => onServer(`/tributary/up${i}.txt`)));
+      await timeUntil(() => engine.store.pair(pair.id).state === 'idle');
+      await sleep(Math.random() * DEFAULT_REMOTE_POLL_SECONDS * 1000);
+      await put(`/tributary/down${i}.txt`, `down ${i}`);
+      t.down.push(await timeUntil(() => existsSync(join(local, `down${i}.txt`))));
+      await timeUntil(() => engine.store.pair(pair.id).state === 'idle');
+    }
+    await engine.close();
+    db.close();
+    results.tributary = t;
+    console.log(`Tributary: local → remote ${t.up.map((x) => x.toFixed(2)).join(', ')} s; remote → local ${t.down.map((x) => x.toFixed(2)).join(', ')} s`);
+
+    // rclone bisync against the same server (environment-only remote), one run per change. Its
+    // bisync refuses a remote without modification times: the "owncloud" flavour reads Apache's
+    // getlastmodified (and sends an X-OC-Mtime header Apache ignores), which is all it needs.
+    const obscured = spawnSync('rclone', ['obscure', server.password], { encoding: 'utf8' }).stdout.trim();
+    const env: NodeJS.ProcessEnv = { ...process.env, RCLONE_CONFIG: '/dev/null', RCLONE_CONFIG_DAV_TYPE: 'webdav', RCLONE_CONFIG_DAV_URL: server.url, RCLONE_CONFIG_DAV_VENDOR: 'owncloud', RCLONE_CONFIG_DAV_USER: server.user, RCLONE_CONFIG_DAV_PASS: obscured };
+    delete env.AWS_CA_BUNDLE;
+    const rlocal = join(dir, 'rclone');
+    mkdirSync(rlocal);
+    seed(rlocal);
+    await dav.mkdir('/rclone');
+    const base = ['bisync', rlocal, 'dav:rclone', '--workdir', join(dir, 'bisync'), '-q'];
+    peer('rclone', [...base, '--resync'], env);
+    const r = { up: [] as number[], down: [] as number[] };
+    for (let i = 0; i < LAT_ROUNDS; i++) {
+      writeFileSync(join(rlocal, `up${i}.txt`), `up ${i}`);
+      r.up.push(peer('rclone', base, env).seconds);
+      if (!(await onServer(`/rclone/up${i}.txt`))) throw new Error('rclone bisync did not upload the change');
+      await put(`/rclone/down${i}.txt`, `down ${i}`);
+      r.down.push(peer('rclone', base, env).seconds);
+      if (!existsSync(join(rlocal, `down${i}.txt`))) throw new Error('rclone bisync did not download the change');
+    }
+    results['rclone bisync'] = r;
+
+    console.log(`\nTime from a change to the other side, local folder ↔ Apache WebDAV, ${LAT_FILES} files in the pair, ${LAT_ROUNDS} changes each way (median, min–max)`);
+    console.log(`  Tributary: continuous (local watch; remote walk every ${DEFAULT_REMOTE_POLL_SECONDS} s, changes made at random moments of it)`);
+    console.log(`  rclone bisync: runs on demand; its figure is one run started right after the change (add however often it is started)`);
+    console.log('  unison: cannot reach a WebDAV server (it needs itself on the far side); not measured');
+    for (const [tool, x] of Object.entries(results)) {
+      console.log(`${tool.padEnd(16)} local → remote ${median(x.up).toFixed(2).padStart(6)} s (${spread(x.up)})   remote → local ${median(x.down).toFixed(2).padStart(6)} s (${spread(x.down)})`);
+    }
+    const tr = results.tributary;
+    const rc = results['rclone bisync'];
+    console.log(`\nTributary's speed ÷ peer's ${RATIO_LABEL}: vs rclone bisync (one run, started at once) local → remote ${timeRatio(median(tr.up), median(rc.up))}, remote → local ${timeRatio(median(tr.down), median(rc.down))}`);
+    summary([
+      { row: 'Sync ↔ WebDAV (Apache)', column: 'change → remote', value: median(tr.up), unit: 's' },
+      { row: 'Sync ↔ WebDAV (Apache)', column: 'change → local', value: median(tr.down), unit: 's' },
+      { row: 'Sync ↔ WebDAV (Apache)', column: 'change → remote', peer: 'rclone bisync (one run)', value: median(rc.up) / median(tr.up) },
+      { row: 'Sync ↔ WebDAV (Apache)', column: 'change → local', peer: 'rclone bisync (one run)', value: median(rc.down) / median(tr.down) },
+    ]);
+  } finally {
+    await dav.close();
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 export async function main(): Promise<void> {
+  if (process.env.BENCH_SYNC_LATENCY_ONLY === '1') return latency();
+  await firstAndNoChange();
+  await latency();
+}
+
+async function firstAndNoChange(): Promise<void> {
   const dir = scratchDir('bench-sync');
   try {
     const bytes = Math.max(1, Math.floor((MB * 2 ** 20) / FILES));
