@@ -35,6 +35,8 @@ export interface SyncEngineOptions {
   concurrency?: number;
   /** Planning rounds per run before it stops and reports an error. */
   maxRounds?: number;
+  /** Time before a run that failed is tried again (ms); 30 s by default. */
+  retryMs?: number;
   /** No watch, no poll, no run of its own: runs only when asked (tests, benchmarks). */
   manual?: boolean;
 }
@@ -65,6 +67,7 @@ export class SyncEngine {
   private readonly ready = new Set<number>();
   private readonly fullScanAt = new Map<number, number>();
   private readonly timers = new Map<number, NodeJS.Timeout>();
+  private readonly retries = new Map<number, NodeJS.Timeout>();
   private remote?: RemoteWatch;
   private closed = false;
   private readonly listeners = new Set<(pair: number) => void>();
@@ -337,6 +340,7 @@ export class SyncEngine {
     let pair = this.store.pair(id);
     const result: RunResult = { rounds: 0, ops: 0, plan: { ops: [] } };
     if (pair.paused || this.closed) return result;
+    clearTimeout(this.retries.get(id));
     this.store.update(id, { state: 'syncing', error: null });
     this.changed(id);
     try {
@@ -368,6 +372,11 @@ export class SyncEngine {
       return result;
     } catch (e) {
       this.store.update(id, { state: 'error', error: toServiceError(e).message });
+      // Remote walks only look for changes: a failed run is tried again on its own.
+      if (!this.options.manual && !this.closed) {
+        clearTimeout(this.retries.get(id));
+        this.retries.set(id, setTimeout(() => void this.run(id).catch(() => {}), this.options.retryMs ?? ERROR_RETRY_MS).unref());
+      }
       throw e;
     } finally {
       this.pending.delete(id);
@@ -439,11 +448,15 @@ export class SyncEngine {
 
   async close(): Promise<void> {
     this.closed = true;
+    for (const t of this.retries.values()) clearTimeout(t);
     await this.remote?.close();
     for (const id of [...this.watchers.keys()]) await this.unwatch(id);
     await Promise.allSettled(this.running.values());
   }
 }
+
+/** A run that failed is tried again after this long. */
+const ERROR_RETRY_MS = 30_000;
 
 /** A local scan reads every folder at least this often, whatever the watch said. */
 const FULL_SCAN_MS = 10 * 60_000;

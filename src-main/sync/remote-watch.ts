@@ -23,6 +23,8 @@ import { remoteAbs, remoteEntry, type Ignored } from './scan';
 import type { PairRow } from './store';
 
 export const DEFAULT_REMOTE_POLL_SECONDS = 5;
+/** An account that pushes changes is still walked this often (a lost event waits this long at most). */
+const SAFETY_WALK_MS = 10 * 60_000;
 
 export interface RemoteWatchDeps {
   /** The pairs to follow (not paused). */
@@ -104,13 +106,13 @@ export class RemoteWatch {
       // A new connector instance (account reconnected): its watch starts over.
       if (w && w.connector !== c) await this.unwatch(p.account);
       if (this.noWatch.has(p.account) && this.noWatch.get(p.account) !== c) this.noWatch.delete(p.account);
-      if (c.features.watch && !this.noWatch.has(p.account)) {
-        if (!this.watches.has(p.account)) this.startWatch(p.account, c);
-        continue;
-      }
+      const pushed = !!c.features.watch && !this.noWatch.has(p.account);
+      if (pushed && !this.watches.has(p.account)) this.startWatch(p.account, c);
       // A pair seen for the first time runs anyway (start, creation): its first walk comes later.
+      // A watched account is still walked now and then, in case the watch missed something.
+      const due = pushed ? SAFETY_WALK_MS : every;
       if (!this.walkedAt.has(p.id)) this.walkedAt.set(p.id, Date.now());
-      else if (every > 0 && Date.now() - this.walkedAt.get(p.id)! >= every) void this.walk(p);
+      else if (due > 0 && Date.now() - this.walkedAt.get(p.id)! >= due) void this.walk(p);
     }
   }
 

@@ -190,4 +190,27 @@ describe('sync: remote changes reach the local side without a subscription', () 
       await app.close();
     }
   });
+  // docs/sync.md, "Pairs": a run that failed is tried again on its own (walks only look for
+  // remote changes, and a local change that failed to go up is not one).
+  it('a run that failed because the server was down is tried again once it is back', async () => {
+    const local = join(dir, 'retry-local');
+    mkdirSync(local);
+    await webdav.mkdir('/Retried');
+    const db = syncDb();
+    const engine = new SyncEngine(db, async () => webdav, { pollMs: 200, debounceMs: 50, retryMs: 300, trashDir: join(dir, 'trash5') });
+    try {
+      await engine.start();
+      const pair = await engine.create({ localPath: local, account: 1, remotePath: '/Retried' });
+      await until(() => engine.store.pair(pair.id).lastSync !== null && engine.store.pair(pair.id).state === 'idle');
+      await server.kill();
+      writeFileSync(join(local, 'while-down.txt'), 'written while the server was down');
+      await until(() => engine.store.pair(pair.id).state === 'error');
+      await server.restart();
+      await until(() => engine.store.pair(pair.id).state === 'idle', 30_000);
+      expect(await webdav.list('/Retried').then((l) => l.map((e) => e.name))).toContain('while-down.txt');
+    } finally {
+      await engine.close();
+      db.close();
+    }
+  });
 });
