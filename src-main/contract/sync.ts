@@ -63,6 +63,9 @@ export const syncProcedures = {
   'sync.pairs.rescan': { input: z.object({ id: pairId }), output: SyncPair },
   /** The user confirms held deletes (or that a side really is empty): the run goes ahead. */
   'sync.pairs.confirm': { input: z.object({ id: pairId }), output: SyncPair },
+  /** Seconds between two walks of a remote folder whose account cannot push changes (default 5). */
+  'sync.settings.get': { input: z.object({}), output: z.object({ remotePollSeconds: z.number().int() }) },
+  'sync.settings.set': { input: z.object({ remotePollSeconds: z.number().int().min(1).max(3600) }), output: z.object({ remotePollSeconds: z.number().int() }) },
   'sync.conflicts.list': { input: z.object({ pair: pairId.optional() }), output: z.array(SyncConflict) },
   /** mine: the local version takes the name; theirs: the remote one stays; both: keep the two files. */
   'sync.conflicts.resolve': { input: z.object({ id: z.number().int(), keep: z.enum(['mine', 'theirs', 'both']) }), output: z.object({}) },

@@ -179,4 +179,11 @@ describe('sync procedures: pairs and conflicts', () => {
     expect((await h()['sync.pairs.list']({})).find((p) => p.id === pair.id)?.state).toBe('idle');
     await h()['sync.pairs.remove']({ id: pair.id });
   });
+
+  it('keeps the remote walk interval as a setting (docs/sync.md, "Remote changes")', async () => {
+    expect(await h()['sync.settings.get']({})).toEqual({ remotePollSeconds: 5 });
+    expect(await h()['sync.settings.set']({ remotePollSeconds: 12 })).toEqual({ remotePollSeconds: 12 });
+    expect(app.settings.get('sync.remotePollSeconds', 0)).toBe(12);
+    expect(await h()['sync.settings.get']({})).toEqual({ remotePollSeconds: 12 });
+  });
 });

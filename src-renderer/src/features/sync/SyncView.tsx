@@ -72,6 +72,43 @@ function PairFolders({ pair, onChanged }: { pair: SyncPair; onChanged: () => Pro
   );
 }
 
+/** How often servers that cannot announce changes are looked at (setting `sync.remotePollSeconds`). */
+function RemotePollSetting() {
+  const api = useApi();
+  const qc = useQueryClient();
+  const current = useQuery({ queryKey: [...syncKeys.all, 'settings'], queryFn: () => api.call('sync.settings.get', {}) });
+  const [text, setText] = useState<string | null>(null);
+  const save = async (e: FormEvent) => {
+    e.preventDefault();
+    const value = Number((text ?? '').trim());
+    if (!Number.isInteger(value) || value < 1 || value > 3600) return toastError('Sync', 'Enter a whole number of seconds from 1 to 3600.');
+    try {
+      await api.call('sync.settings.set', { remotePollSeconds: value });
+      setText(null);
+    } catch (err) {
+      toastError('Could not save the setting', err);
+    }
+    void qc.invalidateQueries({ queryKey: [...syncKeys.all, 'settings'] });
+  };
+  return (
+    <form className="sync-setting" onSubmit={save}>
+      <label htmlFor="sync-poll-seconds">Look for changes on servers that cannot announce them every</label>
+      <input
+        id="sync-poll-seconds"
+        className="input input-small input-number"
+        inputMode="numeric"
+        value={text ?? (current.data ? String(current.data.remotePollSeconds) : '')}
+        onChange={(e) => setText(e.target.value)}
+        data-testid="sync-poll-seconds"
+      />
+      <span>seconds</span>
+      <button type="submit" className="btn btn-small" data-testid="sync-poll-save">
+        Save
+      </button>
+    </form>
+  );
+}
+
 export function SyncView() {
   const api = useApi();
   const qc = useQueryClient();
@@ -174,6 +211,8 @@ export function SyncView() {
           </li>
         ))}
       </ul>
+
+      <RemotePollSetting />
 
       <h2 className="section-title">Conflicts</h2>
       {conflicts.data?.length === 0 && <p className="muted">No conflicts.</p>}
