@@ -115,6 +115,11 @@ export async function createApp(options: AppOptions): Promise<App> {
   const folderWatch = new FolderWatch({ accounts, storage, events, settings });
   const sync = new SyncEngine(db, (account) => accounts.storage(account), {
     remotePollMs: () => settings.get<number>(SETTING_SYNC_POLL_SECONDS, DEFAULT_REMOTE_POLL_SECONDS) * 1000,
+    // The same knowledge of a backend's folder ETags as the activity followers'.
+    deepFolderEtags: (account) => {
+      const f = options.activity?.followers;
+      return f?.perService?.[accounts.row(account).service]?.deepFolderEtags ?? f?.deepFolderEtags ?? false;
+    },
     ...options.sync,
   });
   sync.onChange((pair) => events.emit('sync.changed', { pair }));
