@@ -187,8 +187,7 @@ export class SyncEngine {
       if (localPath === other.localPath || localPath.startsWith(`${other.localPath}/`) || other.localPath.startsWith(`${localPath}/`))
         throw new ServiceError('conflict', `${localPath} overlaps the synced folder ${other.localPath}.`);
     }
-    const excluded = [...new Set((p.excluded ?? []).map(excludedPath).filter((e) => e !== ROOT))].sort();
-    const row = this.store.createPair({ ...p, localPath, remotePath, excluded });
+    const row = this.store.createPair({ ...p, localPath, remotePath, excluded: excludedList(p.excluded ?? []) });
     this.watchPair(row);
     if (!this.options.manual) void this.run(row.id).catch(() => {});
     return row;
@@ -224,8 +223,7 @@ export class SyncEngine {
    */
   setExcluded(id: number, excluded: string[]): PairRow {
     this.store.pair(id);
-    const list = [...new Set(excluded.map(excludedPath).filter((e) => e !== ROOT))].sort();
-    this.store.update(id, { excluded: list });
+    this.store.update(id, { excluded: excludedList(excluded) });
     // Folders that were skipped are read again.
     this.dirty.delete(id);
     this.changed(id);
@@ -463,11 +461,14 @@ const FULL_SCAN_MS = 10 * 60_000;
 
 export type FileSyncState = 'synced' | 'pending' | 'conflict';
 
-/** An excluded folder as stored: pair-relative, one leading slash, no trailing one, no `.` or `..`. */
-function excludedPath(p: string): string {
-  const parts = p.split('/').filter((x) => x && x !== '.');
-  if (parts.includes('..')) throw new ServiceError('invalid_parameters', `${p} is not a folder inside the pair.`);
-  return `/${parts.join('/')}`;
+/** Excluded folders as stored: pair-relative, one leading slash, no trailing one, no `.` or `..`, sorted, once each. */
+function excludedList(paths: string[]): string[] {
+  const out = paths.map((p) => {
+    const parts = p.split('/').filter((x) => x && x !== '.');
+    if (parts.includes('..')) throw new ServiceError('invalid_parameters', `${p} is not a folder inside the pair.`);
+    return `/${parts.join('/')}`;
+  });
+  return [...new Set(out.filter((e) => e !== ROOT))].sort();
 }
 
 /** The same for a file-system path and a pair's local folder. */
