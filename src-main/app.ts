@@ -19,9 +19,10 @@ import { ApiKeysService } from './services/api-keys';
 import { EphemeralFiles } from './services/ephemeral';
 import { EventBus } from './services/events';
 import { FolderWatch } from './services/folder-watch';
-import { DEFAULT_UNDO_SEND_SECONDS, SETTING_TRACKING_BASE_URL, SETTING_UNDO_SEND_SECONDS } from './services/settings-keys';
+import { DEFAULT_UNDO_SEND_SECONDS, SETTING_SYNC_POLL_SECONDS, SETTING_TRACKING_BASE_URL, SETTING_UNDO_SEND_SECONDS } from './services/settings-keys';
 import { StorageService } from './services/storage';
 import { SyncEngine, type SyncEngineOptions } from './sync/engine';
+import { DEFAULT_REMOTE_POLL_SECONDS } from './sync/remote-watch';
 import { TransfersService } from './services/transfers';
 import { Downloader, type DownloaderOptions } from './downloads/downloader';
 import { startUploads, type UploaderOptions, type Uploads } from './uploads';
@@ -112,8 +113,18 @@ export async function createApp(options: AppOptions): Promise<App> {
   if (options.defaultLocalFolder !== false) await ensureDefaultAccount(settings, accounts, options.defaultLocalFolder ?? join(homedir(), 'Tributary'));
   await activity.start();
   const folderWatch = new FolderWatch({ accounts, storage, events, settings });
-  const sync = new SyncEngine(db, (account) => accounts.storage(account), options.sync);
+  const sync = new SyncEngine(db, (account) => accounts.storage(account), {
+    remotePollMs: () => settings.get<number>(SETTING_SYNC_POLL_SECONDS, DEFAULT_REMOTE_POLL_SECONDS) * 1000,
+    // The same knowledge of a backend's folder ETags as the activity followers'.
+    deepFolderEtags: (account) => {
+      const f = options.activity?.followers;
+      return f?.perService?.[accounts.row(account).service]?.deepFolderEtags ?? f?.deepFolderEtags ?? false;
+    },
+    ...options.sync,
+  });
   sync.onChange((pair) => events.emit('sync.changed', { pair }));
+  // A follower of a subscription recorded something in an account: its pairs look now.
+  const offActivity = events.on('activity.appended', ({ account }) => sync.remoteChanged(account));
   await sync.start();
   return {
     dataDir: options.dataDir,
@@ -134,6 +145,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     sync,
     async close() {
       clearInterval(sweeper);
+      offActivity();
       await sync.close();
       await folderWatch.close();
       uploads.stop();

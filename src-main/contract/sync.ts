@@ -48,6 +48,13 @@ export const syncProcedures = {
     input: z.object({ localPath: folder, account: z.number().int().positive(), remotePath: folder, excluded: z.array(z.string().max(4096)).max(1000).default([]) }),
     output: SyncPair,
   },
+  /**
+   * Changes the excluded folders (paths inside the pair). A newly excluded folder stops syncing
+   * and its copies on both sides are left in place; one taken off the list syncs again.
+   */
+  'sync.pairs.update': { input: z.object({ id: pairId, excluded: z.array(z.string().max(4096)).max(1000) }), output: SyncPair },
+  /** The pair's folders to tick in or out: those the last scans saw, and the excluded ones. */
+  'sync.pairs.folders': { input: z.object({ id: pairId }), output: z.array(z.string()) },
   /** Stops syncing the pair; no file on either side is touched. */
   'sync.pairs.remove': { input: z.object({ id: pairId }), output: z.object({}) },
   'sync.pairs.pause': { input: z.object({ id: pairId }), output: SyncPair },
@@ -56,6 +63,9 @@ export const syncProcedures = {
   'sync.pairs.rescan': { input: z.object({ id: pairId }), output: SyncPair },
   /** The user confirms held deletes (or that a side really is empty): the run goes ahead. */
   'sync.pairs.confirm': { input: z.object({ id: pairId }), output: SyncPair },
+  /** Seconds between two walks of a remote folder whose account cannot push changes (default 5). */
+  'sync.settings.get': { input: z.object({}), output: z.object({ remotePollSeconds: z.number().int() }) },
+  'sync.settings.set': { input: z.object({ remotePollSeconds: z.number().int().min(1).max(3600) }), output: z.object({ remotePollSeconds: z.number().int() }) },
   'sync.conflicts.list': { input: z.object({ pair: pairId.optional() }), output: z.array(SyncConflict) },
   /** mine: the local version takes the name; theirs: the remote one stays; both: keep the two files. */
   'sync.conflicts.resolve': { input: z.object({ id: z.number().int(), keep: z.enum(['mine', 'theirs', 'both']) }), output: z.object({}) },

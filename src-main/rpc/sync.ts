@@ -6,7 +6,10 @@ import type { z } from 'zod';
 import type { syncProcedures } from '../contract/sync';
 import { LocalConnector } from '../connectors/local';
 import type { StorageConnector } from '../connectors/types';
+import type { SettingsStore } from '../cache/queries/settings';
+import { SETTING_SYNC_POLL_SECONDS } from '../services/settings-keys';
 import type { SyncEngine } from '../sync/engine';
+import { DEFAULT_REMOTE_POLL_SECONDS } from '../sync/remote-watch';
 
 type P = typeof syncProcedures;
 export type SyncHandlers = { [K in keyof P]: (input: z.output<P[K]['input']>) => Promise<z.output<P[K]['output']>> };
@@ -14,7 +17,8 @@ export type SyncHandlers = { [K in keyof P]: (input: z.output<P[K]['input']>) =>
 /** Where a resource id of an account points: its connector and path (StorageService.locate). */
 export type Locate = (account: number, id: string) => Promise<{ connector: StorageConnector; path: string; trash?: boolean }>;
 
-export function syncHandlers(engine: SyncEngine, locate: Locate): SyncHandlers {
+export function syncHandlers(engine: SyncEngine, locate: Locate, settings: SettingsStore): SyncHandlers {
+  const settingsView = () => ({ remotePollSeconds: settings.get<number>(SETTING_SYNC_POLL_SECONDS, DEFAULT_REMOTE_POLL_SECONDS) });
   const view = (id: number) => {
     const p = engine.status().find((x) => x.id === id);
     if (!p) throw new Error(`sync pair ${id} vanished`);
@@ -24,6 +28,8 @@ export function syncHandlers(engine: SyncEngine, locate: Locate): SyncHandlers {
   return {
     'sync.pairs.list': async () => engine.status().map((p) => view(p.id)),
     'sync.pairs.create': async (input) => view((await engine.create(input)).id),
+    'sync.pairs.update': async ({ id, excluded }) => (engine.setExcluded(id, excluded), view(id)),
+    'sync.pairs.folders': async ({ id }) => engine.folders(id),
     'sync.pairs.remove': async ({ id }) => (await engine.remove(id), {}),
     'sync.pairs.pause': async ({ id }) => (await engine.pause(id), view(id)),
     'sync.pairs.resume': async ({ id }) => (engine.resume(id), view(id)),
@@ -36,6 +42,11 @@ export function syncHandlers(engine: SyncEngine, locate: Locate): SyncHandlers {
       engine.store.pair(id);
       void engine.confirm(id).catch(() => {});
       return view(id);
+    },
+    'sync.settings.get': async () => settingsView(),
+    'sync.settings.set': async ({ remotePollSeconds }) => {
+      settings.set(SETTING_SYNC_POLL_SECONDS, remotePollSeconds);
+      return settingsView();
     },
     'sync.conflicts.list': async ({ pair }) => engine.store.conflicts(pair),
     'sync.conflicts.resolve': async ({ id, keep }) => (await engine.resolve(id, keep), {}),

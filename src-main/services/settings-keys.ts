@@ -12,6 +12,8 @@ export const SETTING_OUTBOUND_ALLOW_PRIVATE = 'network.allowPrivate';
 export const SETTING_OUTBOUND_ALLOWED_HOSTS = 'network.allowedHosts';
 /** Seconds between two listings of an open folder whose backend cannot push changes (services/folder-watch.ts). */
 export const SETTING_FOLDER_POLL_SECONDS = 'files.pollSeconds';
+/** Seconds between two walks of a sync pair's remote folder whose backend cannot push changes (sync/remote-watch.ts). */
+export const SETTING_SYNC_POLL_SECONDS = 'sync.remotePollSeconds';
 /** Seconds a message waits in the outbox before it is sent, so it can be taken back (0-30). */
 export const SETTING_UNDO_SEND_SECONDS = 'mail.undoSendSeconds';
 export const DEFAULT_UNDO_SEND_SECONDS = 5;

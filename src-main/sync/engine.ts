@@ -2,32 +2,41 @@
  * The sync engine: keeps each pair in step. A run scans both sides (a full rescan: the planner
  * needs no cursor, so a follower's reset or a restart costs one walk, never a wrong delete),
  * plans, executes the batch a few operations at a time, and plans again until nothing is left.
- * Runs are triggered by the local folder's watch (chokidar), by a remote poll, on start, and on
- * demand; one run per pair at a time, a trigger during a run asks for one more.
+ * Runs are triggered by the local folder's watch (chokidar), by remote changes (remote-watch.ts:
+ * the account's watch, or a walk every few seconds and when an activity follower recorded
+ * something), on start, and on demand; one run per pair at a time, a trigger during a run asks
+ * for one more.
  */
 import { watch, type FSWatcher } from 'chokidar';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { LocalConnector } from '../connectors/local';
-import { baseName, isInside, parentOf, ROOT } from '../connectors/shared/paths';
+import { baseName, parentOf, ROOT } from '../connectors/shared/paths';
 import type { StorageConnector } from '../connectors/types';
 import { ServiceError, toServiceError } from '../errors';
 import type { Op, Plan, Side, Tree } from './model';
 import { Executor } from './executor';
 import { planSync } from './planner';
+import { below, DEFAULT_REMOTE_POLL_SECONDS, RemoteWatch, type RemoteChange } from './remote-watch';
 import { IGNORE_FILE, loadIgnore, localRootPresent, remoteRootPresent, scanLocal, scanRemote } from './scan';
 import { SyncStore, type PairRow } from './store';
 
 export interface SyncEngineOptions {
   /** Where deleted local files go; the desktop trash when absent. */
   trashDir?: string;
-  /** Remote poll interval (ms); 0 turns polling off. */
+  /** Time between two walks of a remote folder whose backend cannot push (ms); 0: none. Overrides `remotePollMs`. */
   pollMs?: number;
+  /** The same, read at each walk (the `sync.remotePollSeconds` setting); 5 s when neither is given. */
+  remotePollMs?: () => number;
+  /** Folder ETags of this account change with anything below them: unchanged folders are not walked. */
+  deepFolderEtags?: (account: number) => boolean;
   /** Quiet time after a local change before a run (ms). */
   debounceMs?: number;
   /** Operations run at once. */
   concurrency?: number;
   /** Planning rounds per run before it stops and reports an error. */
   maxRounds?: number;
+  /** Time before a run that failed is tried again (ms); 30 s by default. */
+  retryMs?: number;
   /** No watch, no poll, no run of its own: runs only when asked (tests, benchmarks). */
   manual?: boolean;
 }
@@ -58,9 +67,11 @@ export class SyncEngine {
   private readonly ready = new Set<number>();
   private readonly fullScanAt = new Map<number, number>();
   private readonly timers = new Map<number, NodeJS.Timeout>();
-  private pollTimer?: NodeJS.Timeout;
+  private readonly retries = new Map<number, NodeJS.Timeout>();
+  private remote?: RemoteWatch;
   private closed = false;
   private readonly listeners = new Set<(pair: number) => void>();
+  private readonly remoteListeners = new Set<(pair: number, change: RemoteChange) => void>();
 
   constructor(
     db: SyncStore['db'],
@@ -79,7 +90,23 @@ export class SyncEngine {
     for (const fn of this.listeners) fn(pair);
   }
 
-  /** Resumes every pair's journal, starts the watches and the poll, and runs each pair once. */
+  /** Called when a remote change (not the pair's own write) makes a pair run. */
+  onRemoteChange(fn: (pair: number, change: RemoteChange) => void): () => void {
+    this.remoteListeners.add(fn);
+    return () => this.remoteListeners.delete(fn);
+  }
+
+  /** How each running pair learns of remote changes: its account's watch, or walks. */
+  remoteModes(): Record<number, 'watch' | 'walk'> {
+    return this.remote?.modes() ?? {};
+  }
+
+  /** An activity follower recorded changes of `account`: its pairs look at their remote folder now. */
+  remoteChanged(account: number): void {
+    this.remote?.poke(account);
+  }
+
+  /** Resumes every pair's journal, starts the watches of both sides, and runs each pair once. */
   async start(): Promise<void> {
     for (const p of this.store.pairs()) {
       // A pair whose account cannot be reached now resumes its journal on its next run.
@@ -89,8 +116,19 @@ export class SyncEngine {
       if (!p.paused) this.watchPair(p);
     }
     if (this.options.manual) return;
-    const poll = this.options.pollMs ?? 30_000;
-    if (poll > 0) this.pollTimer = setInterval(() => this.triggerAll(), poll);
+    this.remote = new RemoteWatch({
+      pairs: () => this.store.pairs().filter((p) => !p.paused),
+      connector: this.remoteOf,
+      stored: (pair) => this.store.tree(pair, 'remote'),
+      ignored: (p) => loadIgnore(p.localPath, p.excluded),
+      busy: (pair) => this.running.get(pair),
+      trigger: (pair, change) => {
+        for (const fn of this.remoteListeners) fn(pair, change);
+        void this.run(pair).catch(() => {});
+      },
+      intervalMs: () => this.options.pollMs ?? this.options.remotePollMs?.() ?? DEFAULT_REMOTE_POLL_SECONDS * 1000,
+      deepFolderEtags: this.options.deepFolderEtags,
+    });
     this.triggerAll();
   }
 
@@ -114,7 +152,7 @@ export class SyncEngine {
     const abs = localFolder && join(resolve(localFolder), ...folder.split('/').filter(Boolean));
     const conflicts = this.store.conflicts();
     for (const p of this.status()) {
-      const rel = (p.account === account ? remoteBelow(p.remotePath, folder) : undefined) ?? (abs ? localBelow(p.localPath, abs) : undefined);
+      const rel = (p.account === account ? below(p.remotePath, folder) : undefined) ?? (abs ? localBelow(p.localPath, abs) : undefined);
       if (rel === undefined) {
         // The pair's root itself, listed in its parent folder.
         const root = p.account === account && p.remotePath !== ROOT && parentOf(p.remotePath) === folder ? p.remotePath : abs && dirname(p.localPath) === abs ? p.localPath : undefined;
@@ -149,7 +187,7 @@ export class SyncEngine {
       if (localPath === other.localPath || localPath.startsWith(`${other.localPath}/`) || other.localPath.startsWith(`${localPath}/`))
         throw new ServiceError('conflict', `${localPath} overlaps the synced folder ${other.localPath}.`);
     }
-    const row = this.store.createPair({ ...p, localPath, remotePath });
+    const row = this.store.createPair({ ...p, localPath, remotePath, excluded: excludedList(p.excluded ?? []) });
     this.watchPair(row);
     if (!this.options.manual) void this.run(row.id).catch(() => {});
     return row;
@@ -174,6 +212,34 @@ export class SyncEngine {
     this.watchPair(this.store.pair(id));
     this.changed(id);
     if (!this.options.manual) void this.run(id).catch(() => {});
+  }
+
+  /**
+   * Replaces the pair's excluded folders (selective sync). A newly excluded folder stops syncing
+   * and both copies stay where they are (the scans no longer see it, so its synced entries are
+   * forgotten, never acted on); a folder taken off the list is synced again from scratch like a
+   * new one: equal files are recorded, different ones kept both as a conflict, one-sided ones
+   * copied over.
+   */
+  setExcluded(id: number, excluded: string[]): PairRow {
+    this.store.pair(id);
+    this.store.update(id, { excluded: excludedList(excluded) });
+    // Folders that were skipped are read again.
+    this.dirty.delete(id);
+    this.changed(id);
+    if (!this.options.manual) void this.run(id).catch(() => {});
+    return this.store.pair(id);
+  }
+
+  /**
+   * The pair's folders (pair-relative, sorted) for picking exclusions: those the last scans saw
+   * on either side, and the excluded ones (not scanned, so their own subfolders are not known).
+   */
+  folders(id: number): string[] {
+    const p = this.store.pair(id);
+    const out = new Set(p.excluded);
+    for (const side of ['local', 'remote'] as const) for (const e of this.store.tree(id, side).values()) if (e.kind === 'folder') out.add(e.path);
+    return [...out].sort();
   }
 
   /** A run that reads every local folder again, whatever the watch said. */
@@ -272,6 +338,7 @@ export class SyncEngine {
     let pair = this.store.pair(id);
     const result: RunResult = { rounds: 0, ops: 0, plan: { ops: [] } };
     if (pair.paused || this.closed) return result;
+    clearTimeout(this.retries.get(id));
     this.store.update(id, { state: 'syncing', error: null });
     this.changed(id);
     try {
@@ -303,6 +370,11 @@ export class SyncEngine {
       return result;
     } catch (e) {
       this.store.update(id, { state: 'error', error: toServiceError(e).message });
+      // Remote walks only look for changes: a failed run is tried again on its own.
+      if (!this.options.manual && !this.closed) {
+        clearTimeout(this.retries.get(id));
+        this.retries.set(id, setTimeout(() => void this.run(id).catch(() => {}), this.options.retryMs ?? ERROR_RETRY_MS).unref());
+      }
       throw e;
     } finally {
       this.pending.delete(id);
@@ -374,21 +446,29 @@ export class SyncEngine {
 
   async close(): Promise<void> {
     this.closed = true;
-    clearInterval(this.pollTimer);
+    for (const t of this.retries.values()) clearTimeout(t);
+    await this.remote?.close();
     for (const id of [...this.watchers.keys()]) await this.unwatch(id);
     await Promise.allSettled(this.running.values());
   }
 }
+
+/** A run that failed is tried again after this long. */
+const ERROR_RETRY_MS = 30_000;
 
 /** A local scan reads every folder at least this often, whatever the watch said. */
 const FULL_SCAN_MS = 10 * 60_000;
 
 export type FileSyncState = 'synced' | 'pending' | 'conflict';
 
-/** A remote `path` relative to a pair's remote `root`, when inside it (`/` for the root itself). */
-function remoteBelow(root: string, path: string): string | undefined {
-  if (path === root) return ROOT;
-  return isInside(path, root) ? (root === ROOT ? path : path.slice(root.length)) : undefined;
+/** Excluded folders as stored: pair-relative, one leading slash, no trailing one, no `.` or `..`, sorted, once each. */
+function excludedList(paths: string[]): string[] {
+  const out = paths.map((p) => {
+    const parts = p.split('/').filter((x) => x && x !== '.');
+    if (parts.includes('..')) throw new ServiceError('invalid_parameters', `${p} is not a folder inside the pair.`);
+    return `/${parts.join('/')}`;
+  });
+  return [...new Set(out.filter((e) => e !== ROOT))].sort();
 }
 
 /** The same for a file-system path and a pair's local folder. */

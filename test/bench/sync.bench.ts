@@ -7,15 +7,26 @@
  *   BENCH_SYNC_FILES (default 10000) and BENCH_SYNC_MB (default 1024): the first sync;
  *   BENCH_SYNC_NOCHANGE (default 50000): files of the no-change pass (target < 1 s, < 100 MB RSS).
  * Prints seconds and peak RSS per tool and Tributary's speed ÷ each peer's (>1 = Tributary faster).
+ *
+ * Then the time from a change to the other side (latency()), local folder ↔ Apache WebDAV and
+ * local folder ↔ local folder, against one run of rclone bisync and of unison (they run on demand):
+ *   BENCH_SYNC_LATENCY_FILES (default 200) files in the pair, BENCH_SYNC_LATENCY_ROUNDS (default 5)
+ *   changes each way; BENCH_SYNC_LATENCY_ONLY=1 runs only this part.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { Readable } from 'node:stream';
 import { join } from 'node:path';
 import { LocalConnector } from '../../src-main/connectors/local';
 import { SyncEngine } from '../../src-main/sync/engine';
+import { DEFAULT_REMOTE_POLL_SECONDS } from '../../src-main/sync/remote-watch';
+import { loadConnectors } from '../../src-main/connectors/all';
+import { connectorDefinition, parseOptions } from '../../src-main/connectors/registry';
+import type { StorageConnector } from '../../src-main/connectors/types';
+import { startApache, webdavOptions } from '../servers/apache';
 import { scratchDir } from '../servers/util';
 import { syncDb } from '../sync/scenario';
-import { RATIO_LABEL, timeRatio } from './ratio';
+import { RATIO_LABEL, summary, timeRatio, type SummaryCell } from './ratio';
 
 const FILES = Number(process.env.BENCH_SYNC_FILES ?? 10_000);
 const MB = Number(process.env.BENCH_SYNC_MB ?? 1024);
@@ -88,7 +99,181 @@ function row(tool: string, r: { first: Run; again: Run }, firstMB: number): stri
   return `${tool.padEnd(16)} first ${r.first.seconds.toFixed(2).padStart(7)} s (${(firstMB / r.first.seconds).toFixed(1)} MB/s, ${rss(r.first)} MB RSS)   no-change ${r.again.seconds.toFixed(2).padStart(6)} s (${rss(r.again)} MB RSS)`;
 }
 
+// ---- time from a change to the other side (local folder ↔ Apache WebDAV) -------------------
+
+const LAT_FILES = Number(process.env.BENCH_SYNC_LATENCY_FILES ?? 200);
+const LAT_ROUNDS = Number(process.env.BENCH_SYNC_LATENCY_ROUNDS ?? 5);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const spread = (xs: number[]) => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)} s`;
+
+/** Seconds until `check` holds, looking every 20 ms. */
+async function timeUntil(check: () => boolean | Promise<boolean>, timeoutMs = 120_000): Promise<number> {
+  const t0 = process.hrtime.bigint();
+  while (!(await check())) {
+    if (Number(process.hrtime.bigint() - t0) / 1e6 > timeoutMs) throw new Error('the change did not reach the other side');
+    await sleep(20);
+  }
+  return Number(process.hrtime.bigint() - t0) / 1e9;
+}
+
+/** Times from a change to the other side, each way. */
+interface Times {
+  up: number[];
+  down: number[];
+}
+/** The far side of a pair as the bench sees it: write a file, tell whether one is there (pair-relative names). */
+interface Far {
+  write(name: string, text: string): Promise<unknown>;
+  has(name: string): Promise<boolean>;
+}
+
+/**
+ * Tributary running on its own (the local watch; remote changes from the account's watch or a
+ * walk every DEFAULT_REMOTE_POLL_SECONDS, as shipped): a file written on one side, the seconds
+ * until the other side holds it. Changes are made at random moments of the walk interval, so
+ * the median includes the wait for the next walk.
+ */
+async function tributaryLatency(work: string, local: string, remote: StorageConnector, remoteRoot: string, far: Far): Promise<Times> {
+  const db = syncDb(join(work, 'sync.db'));
+  const engine = new SyncEngine(db, async () => remote, { trashDir: join(work, 'trash') });
+  const idle = () => engine.store.pair(pair.id).state === 'idle';
+  await engine.start();
+  const pair = await engine.create({ localPath: local, account: 1, remotePath: remoteRoot });
+  try {
+    await timeUntil(() => engine.store.pair(pair.id).lastSync !== null && idle());
+    const t: Times = { up: [], down: [] };
+    for (let i = 0; i < LAT_ROUNDS; i++) {
+      await sleep(Math.random() * DEFAULT_REMOTE_POLL_SECONDS * 1000);
+      writeFileSync(join(local, `up${i}.txt`), `up ${i}`);
+      t.up.push(await timeUntil(() => far.has(`up${i}.txt`)));
+      await timeUntil(idle);
+      await sleep(Math.random() * DEFAULT_REMOTE_POLL_SECONDS * 1000);
+      await far.write(`down${i}.txt`, `down ${i}`);
+      t.down.push(await timeUntil(() => existsSync(join(local, `down${i}.txt`))));
+      await timeUntil(idle);
+    }
+    return t;
+  } finally {
+    await engine.close();
+    db.close();
+  }
+}
+
+/** A peer that runs on demand: one run started right after each change, checked to have carried it. */
+async function peerLatency(tool: string, local: string, far: Far, run: () => Run): Promise<Times> {
+  const t: Times = { up: [], down: [] };
+  for (let i = 0; i < LAT_ROUNDS; i++) {
+    writeFileSync(join(local, `up${i}.txt`), `up ${i}`);
+    t.up.push(run().seconds);
+    if (!(await far.has(`up${i}.txt`))) throw new Error(`${tool} did not carry a local change over`);
+    await far.write(`down${i}.txt`, `down ${i}`);
+    t.down.push(run().seconds);
+    if (!existsSync(join(local, `down${i}.txt`))) throw new Error(`${tool} did not carry a remote change over`);
+  }
+  return t;
+}
+
+function latencyReport(title: string, row: string, results: Record<string, Times>): void {
+  console.log(`\nTime from a change to the other side, ${title}, ${LAT_FILES} files in the pair, ${LAT_ROUNDS} changes each way (median, min–max)`);
+  for (const [tool, x] of Object.entries(results)) {
+    console.log(`  ${tool.padEnd(16)} local → remote ${median(x.up).toFixed(2).padStart(6)} s (${spread(x.up)})   remote → local ${median(x.down).toFixed(2).padStart(6)} s (${spread(x.down)})`);
+  }
+  const tr = results.tributary!;
+  const cells: SummaryCell[] = [
+    { row, column: 'change → remote', value: median(tr.up), unit: 's' },
+    { row, column: 'change → local', value: median(tr.down), unit: 's' },
+  ];
+  for (const [tool, x] of Object.entries(results)) {
+    if (tool === 'tributary') continue;
+    console.log(`  Tributary's speed ÷ ${tool}'s (one run started at once) ${RATIO_LABEL}: local → remote ${timeRatio(median(tr.up), median(x.up))}, remote → local ${timeRatio(median(tr.down), median(x.down))}`);
+    cells.push({ row, column: 'change → remote', peer: `${tool} (one run)`, value: median(x.up) / median(tr.up) }, { row, column: 'change → local', peer: `${tool} (one run)`, value: median(x.down) / median(tr.down) });
+  }
+  summary(cells);
+}
+
+/**
+ * The time from a change to the other side. Tributary runs continuously; the peers run on demand
+ * (a user or a timer starts them), so their figure is one run started right after the change:
+ * what they take on top of however often they are started. unison cannot reach a WebDAV server
+ * (it needs itself on the far side), so it is measured on the local pair only.
+ */
+async function latency(): Promise<void> {
+  const dir = scratchDir('bench-sync-latency');
+  const server = await startApache();
+  await loadConnectors();
+  const def = connectorDefinition('webdav');
+  const dav = (await def.create(parseOptions(def, webdavOptions(server)), { dataDir: dir, accountId: 1 })) as StorageConnector;
+  // A listing, not a stat: the connector may answer a stat of a name it just saw missing from
+  // memory. Once more on a failure: a peer run blocks this process (spawnSync), meanwhile Apache
+  // closes the idle keep-alive socket and the first request after it finds the socket closed.
+  const davFar = (root: string): Far => ({
+    write: (name, text) => dav.write(`${root}/${name}`, Readable.from([Buffer.from(text)])),
+    has: async (name) => (await dav.list(root).catch(() => dav.list(root))).some((e) => e.name === name),
+  });
+  const diskFar = (root: string): Far => ({
+    write: async (name, text) => writeFileSync(join(root, name), text),
+    has: async (name) => existsSync(join(root, name)),
+  });
+  const fresh = (name: string) => {
+    const d = join(dir, name);
+    mkdirSync(d, { recursive: true });
+    makeTree(d, LAT_FILES, 64);
+    return d;
+  };
+  try {
+    // Local folder ↔ Apache WebDAV.
+    const dav1: Record<string, Times> = {};
+    await dav.mkdir('/tributary');
+    dav1.tributary = await tributaryLatency(join(dir, 'w1'), fresh('t1'), dav, '/tributary', davFar('/tributary'));
+    // rclone's bisync refuses a remote without modification times: the "owncloud" flavour reads
+    // Apache's getlastmodified (and sends an X-OC-Mtime header Apache ignores), all it needs.
+    const obscured = spawnSync('rclone', ['obscure', server.password], { encoding: 'utf8' }).stdout.trim();
+    const env: NodeJS.ProcessEnv = { ...process.env, RCLONE_CONFIG: '/dev/null', RCLONE_CONFIG_DAV_TYPE: 'webdav', RCLONE_CONFIG_DAV_URL: server.url, RCLONE_CONFIG_DAV_VENDOR: 'owncloud', RCLONE_CONFIG_DAV_USER: server.user, RCLONE_CONFIG_DAV_PASS: obscured };
+    delete env.AWS_CA_BUNDLE;
+    await dav.mkdir('/rclone');
+    const r1 = fresh('r1');
+    const base = ['bisync', r1, 'dav:rclone', '--workdir', join(dir, 'bisync1'), '-q'];
+    peer('rclone', [...base, '--resync'], env);
+    dav1['rclone bisync'] = await peerLatency('rclone bisync', r1, davFar('/rclone'), () => peer('rclone', base, env));
+    latencyReport('local folder ↔ Apache WebDAV', 'Sync ↔ WebDAV (Apache)', dav1);
+
+    // Local folder ↔ local account (pushed by its watch on Tributary's side).
+    const disk: Record<string, Times> = {};
+    const there = join(dir, 'local-account');
+    mkdirSync(join(there, 'pair'), { recursive: true });
+    const account = new LocalConnector({ path: there, trashDir: join(dir, 'trash-account') });
+    disk.tributary = await tributaryLatency(join(dir, 'w2'), fresh('t2'), account, '/pair', diskFar(join(there, 'pair')));
+    await account.close();
+    const [u, uThere] = [fresh('u'), join(dir, 'u-there')];
+    mkdirSync(uThere);
+    const uni = { ...process.env, UNISON: join(dir, 'unison') };
+    mkdirSync(uni.UNISON, { recursive: true });
+    const uArgs = [u, uThere, '-batch', '-auto', '-silent', '-times', '-ui', 'text', '-confirmbigdel=false'];
+    peer('unison', uArgs, uni);
+    disk.unison = await peerLatency('unison', u, diskFar(uThere), () => peer('unison', uArgs, uni));
+    const [b, bThere] = [fresh('b'), join(dir, 'b-there')];
+    mkdirSync(bThere);
+    const bBase = ['bisync', b, bThere, '--workdir', join(dir, 'bisync2'), '-q'];
+    const plain = { ...process.env, RCLONE_CONFIG: '/dev/null' };
+    peer('rclone', [...bBase, '--resync'], plain);
+    disk['rclone bisync'] = await peerLatency('rclone bisync', b, diskFar(bThere), () => peer('rclone', bBase, plain));
+    latencyReport('local folder ↔ local folder (the local account)', 'Sync ↔ local', disk);
+  } finally {
+    await dav.close();
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 export async function main(): Promise<void> {
+  if (process.env.BENCH_SYNC_LATENCY_ONLY === '1') return latency();
+  await firstAndNoChange();
+  await latency();
+}
+
+async function firstAndNoChange(): Promise<void> {
   const dir = scratchDir('bench-sync');
   try {
     const bytes = Math.max(1, Math.floor((MB * 2 ** 20) / FILES));

@@ -2,7 +2,8 @@
  * End to end, in real Chromium against headless mode: the Sync view (docs/sync.md). Add a pair
  * (a folder ↔ a folder of the first-run local account), see a file appear on the other side,
  * make a conflict by changing a file on both sides, resolve it with Keep mine; the file browser
- * badges the synced file "synced" and the conflicted one "conflict". Screenshots of
+ * badges the synced file "synced" and the conflicted one "conflict"; a folder ticked out of the
+ * pair and back in (selective sync). Screenshots of
  * each state at 1440×900 and 800×600 in test-results/e2e-sync-*.png.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -106,6 +107,47 @@ describe('E2E Sync view in Chromium against headless mode', () => {
     await expect.poll(() => page.getByTestId('sync-conflict').count(), { timeout: 20_000 }).toBe(0);
     expect(readFileSync(join(mine, 'notes.txt'), 'utf8')).toBe('mine, longer');
     await shots('resolved');
+    expect(errors).toEqual([]);
+  });
+  // docs/sync.md, "What is synced": folders ticked out of a pair after it was made (selective
+  // sync); the copies stay on both sides, and ticked back in the folder syncs again. Uses the pair
+  // of the test above.
+  it('ticks a folder out of the pair and back in', async () => {
+    const { page } = app;
+    const there = (...p: string[]) => join(app.localFolder, 'Shared', ...p);
+    const pair = page.locator('[data-testid^="sync-pair-"]');
+    mkdirSync(join(mine, 'photos'));
+    mkdirSync(join(mine, 'work'));
+    writeFileSync(join(mine, 'photos', 'beach.txt'), 'beach');
+    writeFileSync(join(mine, 'work', 'plan.txt'), 'plan');
+    await until(() => existsSync(there('photos', 'beach.txt')) && existsSync(there('work', 'plan.txt')));
+    await expect.poll(() => pair.getByTestId('sync-state').textContent(), { timeout: 20_000 }).toContain('Up to date');
+
+    await pair.getByTestId('sync-folders-toggle').click();
+    const photos = page.locator('[data-testid=sync-folder][data-path="/photos"]');
+    await photos.waitFor();
+    expect(await photos.isChecked()).toBe(true);
+    await photos.uncheck();
+    await expect.poll(() => pair.getByTestId('sync-folders-toggle').textContent(), { timeout: 20_000 }).toContain('1 left out');
+    expect(await page.locator('[data-testid=sync-folder][data-path="/photos"]').isChecked()).toBe(false);
+    await shots('folder-unticked');
+
+    // The unticked folder no longer syncs; the other one does, and nothing was deleted.
+    writeFileSync(join(mine, 'photos', 'hike.txt'), 'hike');
+    writeFileSync(join(mine, 'work', 'notes.txt'), 'notes');
+    await until(() => existsSync(there('work', 'notes.txt')));
+    await expect.poll(() => pair.getByTestId('sync-state').textContent(), { timeout: 20_000 }).toContain('Up to date');
+    expect(existsSync(there('photos', 'hike.txt'))).toBe(false);
+    expect(readFileSync(there('photos', 'beach.txt'), 'utf8')).toBe('beach');
+    expect(readFileSync(join(mine, 'photos', 'beach.txt'), 'utf8')).toBe('beach');
+
+    await page.locator('[data-testid=sync-folder][data-path="/photos"]').check();
+    await until(() => existsSync(there('photos', 'hike.txt')));
+    expect(readFileSync(there('photos', 'hike.txt'), 'utf8')).toBe('hike');
+    await expect.poll(() => pair.getByTestId('sync-folders-toggle').textContent(), { timeout: 20_000 }).toBe('Folders');
+    await expect.poll(() => pair.getByTestId('sync-state').textContent(), { timeout: 20_000 }).toContain('Up to date');
+    expect(await page.getByTestId('sync-conflict').count()).toBe(0);
+    await shots('folder-ticked-in');
     expect(errors).toEqual([]);
   });
 });

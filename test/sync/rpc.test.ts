@@ -1,7 +1,7 @@
 // The sync procedures (contract/sync.ts, docs/sync.md "From the app"): add a pair, see a file
 // reach the other side, pause and resume, and resolve a conflict with Keep mine / theirs / both.
 // The remote side is a WebDAV account on Apache.
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -136,5 +136,54 @@ describe('sync procedures: pairs and conflicts', () => {
     expect(await states(disk, '/')).toEqual({ Docs: 'conflict' });
     await h()['sync.pairs.remove']({ id: pair.id });
     expect(await states(account, '/Shelf')).toEqual({});
+  });
+  // docs/sync.md, "What is synced" (selective sync): exclusions change after the pair exists.
+  it('changes the excluded folders: an excluded folder stays on both sides untouched, re-included it syncs again', async () => {
+    const local = join(dir, 'Selective');
+    mkdirSync(join(local, 'keep'), { recursive: true });
+    mkdirSync(join(local, 'skip', 'deep'), { recursive: true });
+    writeFileSync(join(local, 'keep', 'k.txt'), 'k');
+    writeFileSync(join(local, 'skip', 's.txt'), 's');
+    writeFileSync(join(local, 'skip', 'deep', 'd.txt'), 'd');
+    const remote = await app.accounts.storage(account);
+    await remote.mkdir('/Sel');
+    const pair = await h()['sync.pairs.create']({ localPath: local, account, remotePath: '/Sel', excluded: [] });
+    await app.sync.run(pair.id);
+    expect(await textOf(remote, '/Sel/skip/deep/d.txt')).toBe('d');
+
+    await expect(h()['sync.pairs.update']({ id: pair.id, excluded: ['../elsewhere'] })).rejects.toMatchObject({ code: 'invalid_parameters' });
+    expect(await h()['sync.pairs.update']({ id: pair.id, excluded: ['skip/', '/skip'] })).toMatchObject({ id: pair.id, excluded: ['/skip'] });
+    // Excluded: changes on either side stay there, nothing is deleted, the rest still syncs.
+    writeFileSync(join(local, 'skip', 's.txt'), 's, edited here');
+    await remote.write('/Sel/skip/r.txt', Readable.from([Buffer.from('r, added there')]));
+    writeFileSync(join(local, 'keep', 'k.txt'), 'k, edited');
+    const r = await app.sync.run(pair.id);
+    expect(r.plan.heldDeletes).toBeUndefined();
+    expect((await h()['sync.pairs.list']({})).find((p) => p.id === pair.id)).toMatchObject({ state: 'idle', excluded: ['/skip'] });
+    expect(await textOf(remote, '/Sel/keep/k.txt')).toBe('k, edited');
+    expect(await textOf(remote, '/Sel/skip/s.txt')).toBe('s');
+    expect(await textOf(remote, '/Sel/skip/deep/d.txt')).toBe('d');
+    expect(readFileSync(join(local, 'skip', 'deep', 'd.txt'), 'utf8')).toBe('d');
+    expect(existsSync(join(local, 'skip', 'r.txt'))).toBe(false);
+
+    // Included again: synced like a new folder (equal files match, one-sided ones are copied,
+    // a file that differs is kept both ways as a conflict).
+    expect(await h()['sync.pairs.update']({ id: pair.id, excluded: [] })).toMatchObject({ excluded: [] });
+    await app.sync.run(pair.id);
+    expect(readFileSync(join(local, 'skip', 'r.txt'), 'utf8')).toBe('r, added there');
+    expect(await textOf(remote, '/Sel/skip/deep/d.txt')).toBe('d');
+    const conflicts = await h()['sync.conflicts.list']({ pair: pair.id });
+    expect(conflicts.map((c) => c.path)).toEqual(['/skip/s.txt']);
+    expect(await textOf(remote, conflicts[0].copyPath.replace(/^/, '/Sel'))).toBe('s, edited here');
+    expect(readFileSync(join(local, 'skip', 's.txt'), 'utf8')).toBe('s');
+    expect((await h()['sync.pairs.list']({})).find((p) => p.id === pair.id)?.state).toBe('idle');
+    await h()['sync.pairs.remove']({ id: pair.id });
+  });
+
+  it('keeps the remote walk interval as a setting (docs/sync.md, "Remote changes")', async () => {
+    expect(await h()['sync.settings.get']({})).toEqual({ remotePollSeconds: 5 });
+    expect(await h()['sync.settings.set']({ remotePollSeconds: 12 })).toEqual({ remotePollSeconds: 12 });
+    expect(app.settings.get('sync.remotePollSeconds', 0)).toBe(12);
+    expect(await h()['sync.settings.get']({})).toEqual({ remotePollSeconds: 12 });
   });
 });

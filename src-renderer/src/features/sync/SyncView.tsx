@@ -1,7 +1,7 @@
 /**
  * The Sync view (docs/sync.md): sync pairs with their state (up to date / syncing N / paused /
- * error / waiting for you / N conflicts), adding a pair, and the conflicts list with Keep mine /
- * Keep theirs / Keep both.
+ * error / waiting for you / N conflicts), adding a pair, the folders of a pair ticked in or out
+ * (selective sync), and the conflicts list with Keep mine / Keep theirs / Keep both.
  */
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
@@ -28,6 +28,87 @@ function stateText(p: SyncPair): string {
   }
 }
 
+const under = (path: string, folder: string) => path === folder || path.startsWith(`${folder}/`);
+
+/** The pair's folders with a tick each: unticked folders (and what is inside) are not synced. */
+function PairFolders({ pair, onChanged }: { pair: SyncPair; onChanged: () => Promise<void> }) {
+  const api = useApi();
+  const folders = useQuery({ queryKey: [...syncKeys.all, 'folders', pair.id, pair.excluded.join('|')], queryFn: () => api.call('sync.pairs.folders', { id: pair.id }) });
+  // The ticks show the change at once; the pair's list replaces them once the engine has it.
+  const [shown, setShown] = useState<string[] | null>(null);
+  const current = shown ?? pair.excluded;
+  const set = async (folder: string, synced: boolean) => {
+    // Ticking a folder in takes it off the list; ticking it out replaces the folders below it.
+    const excluded = synced ? current.filter((e) => e !== folder) : [...current.filter((e) => !under(e, folder)), folder];
+    setShown(excluded);
+    try {
+      await api.call('sync.pairs.update', { id: pair.id, excluded });
+    } catch (e) {
+      toastError('Could not change the synced folders', e);
+    }
+    await onChanged();
+    setShown(null);
+  };
+  if (!folders.data) return <p className="muted">Loading folders…</p>;
+  if (folders.data.length === 0) return <p className="muted" data-testid="sync-folders">No folders in this pair yet.</p>;
+  return (
+    <ul className="sync-folders" data-testid="sync-folders" aria-label="Synced folders">
+      {folders.data.map((f) => {
+        const own = current.includes(f);
+        const inherited = !own && current.some((e) => under(f, e));
+        if (inherited) return null; // inside an unticked folder: follows it
+        const depth = f.split('/').length - 2;
+        return (
+          <li key={f} style={{ paddingLeft: `${depth * 18}px` }}>
+            <label>
+              <input type="checkbox" checked={!own} disabled={shown !== null} onChange={(e) => void set(f, e.target.checked)} data-testid="sync-folder" data-path={f} />
+              {f.slice(f.lastIndexOf('/') + 1)}
+              {own && <span className="muted"> — not synced; the copies on both sides stay as they are</span>}
+            </label>
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
+
+/** How often servers that cannot announce changes are looked at (setting `sync.remotePollSeconds`). */
+function RemotePollSetting() {
+  const api = useApi();
+  const qc = useQueryClient();
+  const current = useQuery({ queryKey: [...syncKeys.all, 'settings'], queryFn: () => api.call('sync.settings.get', {}) });
+  const [text, setText] = useState<string | null>(null);
+  const save = async (e: FormEvent) => {
+    e.preventDefault();
+    const value = Number((text ?? '').trim());
+    if (!Number.isInteger(value) || value < 1 || value > 3600) return toastError('Sync', 'Enter a whole number of seconds from 1 to 3600.');
+    try {
+      await api.call('sync.settings.set', { remotePollSeconds: value });
+      setText(null);
+    } catch (err) {
+      toastError('Could not save the setting', err);
+    }
+    void qc.invalidateQueries({ queryKey: [...syncKeys.all, 'settings'] });
+  };
+  return (
+    <form className="sync-setting" onSubmit={save}>
+      <label htmlFor="sync-poll-seconds">Look for changes on servers that cannot announce them every</label>
+      <input
+        id="sync-poll-seconds"
+        className="input input-small input-number"
+        inputMode="numeric"
+        value={text ?? (current.data ? String(current.data.remotePollSeconds) : '')}
+        onChange={(e) => setText(e.target.value)}
+        data-testid="sync-poll-seconds"
+      />
+      <span>seconds</span>
+      <button type="submit" className="btn btn-small" data-testid="sync-poll-save">
+        Save
+      </button>
+    </form>
+  );
+}
+
 export function SyncView() {
   const api = useApi();
   const qc = useQueryClient();
@@ -38,6 +119,7 @@ export function SyncView() {
   const [localPath, setLocalPath] = useState('');
   const [account, setAccount] = useState<number | ''>('');
   const [remotePath, setRemotePath] = useState('/');
+  const [openFolders, setOpenFolders] = useState<number | null>(null);
   const refresh = () => void qc.invalidateQueries({ queryKey: syncKeys.all });
   const act = async (what: string, f: () => Promise<unknown>) => {
     try {
@@ -114,13 +196,23 @@ export function SyncView() {
                   Pause
                 </button>
               )}
+              <button type="button" className="btn" aria-expanded={openFolders === p.id} onClick={() => setOpenFolders(openFolders === p.id ? null : p.id)} data-testid="sync-folders-toggle">
+                Folders{p.excluded.length > 0 ? ` (${p.excluded.length} left out)` : ''}
+              </button>
               <button type="button" className="btn btn-ghost" onClick={() => act('Could not remove', () => api.call('sync.pairs.remove', { id: p.id }))} data-testid="sync-remove">
                 Remove
               </button>
             </div>
+            {openFolders === p.id && (
+              <div className="sync-pair-folders">
+                <PairFolders pair={p} onChanged={() => qc.invalidateQueries({ queryKey: syncKeys.all })} />
+              </div>
+            )}
           </li>
         ))}
       </ul>
+
+      <RemotePollSetting />
 
       <h2 className="section-title">Conflicts</h2>
       {conflicts.data?.length === 0 && <p className="muted">No conflicts.</p>}
