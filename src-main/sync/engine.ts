@@ -12,7 +12,7 @@ import { baseName, isInside, parentOf, ROOT } from '../connectors/shared/paths';
 import type { StorageConnector } from '../connectors/types';
 import { ServiceError, toServiceError } from '../errors';
 import type { Op, Plan, Side, Tree } from './model';
-import { Executor } from './executor';
+import { checkRacy, Executor } from './executor';
 import { planSync } from './planner';
 import { IGNORE_FILE, loadIgnore, localRootPresent, remoteRootPresent, scanLocal, scanRemote } from './scan';
 import { SyncStore, type PairRow } from './store';
@@ -332,6 +332,7 @@ export class SyncEngine {
     const [local, rtree] = await Promise.all([scanLocal(pair.localPath, ignored, before.local, this.changedFolders(pair.id, incremental)), scanRemote(remote, pair.remotePath, ignored)]);
     this.store.saveTree(pair.id, 'local', local, before.local);
     this.store.saveTree(pair.id, 'remote', rtree, before.remote);
+    await checkRacy(this.store, pair.id, remote, pair.remotePath, rtree);
     const plan = planSync(local, rtree, this.store.synced(pair.id), {
       now: new Date(),
       remoteCaseInsensitive: !remote.features.caseSensitive,
