@@ -13,7 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Transform } from 'node:stream';
-import { joinPath } from '../connectors/shared/paths';
+import { joinPath, parentOf, tempName } from '../connectors/shared/paths';
 import type { StorageConnector } from '../connectors/types';
 import { ServiceError, toServiceError } from '../errors';
 import { otherSide, type Op, type Side, type SideEntry, type SyncedEntry, type Tree } from './model';
@@ -135,7 +135,9 @@ export class Executor {
     const source = await this.current(from, op.src, trees[from].get(op.src));
     if (!source || source.ver !== op.expectSource) return 'skipped';
     if (!(await this.matches(op.side, op.path, op.expectTarget, trees))) return 'skipped';
-    const journal = this.store.begin(this.pair, op);
+    // The temporary file's name is journaled first: what a kill leaves of it is removed on resume.
+    const temp = tempName();
+    const journal = this.store.begin(this.pair, op, temp);
     try {
       const h = createHash('md5');
       const body = (await this.conn(from).read(this.abs(from, op.src))).pipe(
@@ -155,6 +157,7 @@ export class Executor {
         modified: source.modified !== undefined ? new Date(source.modified) : undefined,
         // A new name must still be free when published: a file that appeared meanwhile is not replaced.
         noReplace: op.expectTarget === undefined && target.features.noReplace ? {} : undefined,
+        tempName: temp,
       });
       const hash = `md5:${h.digest('hex')}`;
       // Tributary's own remote write is as racy as a version seen: a same-size change by someone
@@ -281,6 +284,15 @@ export class Executor {
     return md5Of(await this.conn(side).read(this.abs(side, path)));
   }
 
+  /** Removes what a killed write left at `path` (a temporary name of this pair's journal). */
+  private async removeTemp(side: Side, path: string): Promise<void> {
+    await this.conn(side)
+      .remove(this.abs(side, path), { recursive: false })
+      .catch((e) => {
+        if (toServiceError(e).code !== 'not_found') throw e;
+      });
+  }
+
   /**
    * After a crash: completes journaled operations whose effect reached the side, drops the rest.
    * Nothing is redone here; the next plan starts from fresh scans.
@@ -291,6 +303,8 @@ export class Executor {
     for (const j of this.store.journal(this.pair)) {
       const op = j.op;
       let done = false;
+      // A killed write's temporary file goes before the entry naming it (a kill in between finds it again).
+      if (op.type === 'copy' && j.temp) await this.removeTemp(op.side, joinPath(parentOf(op.path), j.temp));
       if (op.type === 'copy' && j.stage === 'written' && j.result) {
         const now = await this.current(op.side, op.path);
         const same = now && (op.side === 'local' ? now.id === j.result.id && now.ver === j.result.ver : now.ver === plainVer(j.result.ver));
