@@ -332,8 +332,9 @@ export class SyncEngine {
     const [local, rtree] = await Promise.all([scanLocal(pair.localPath, ignored, before.local, this.changedFolders(pair.id, incremental)), scanRemote(remote, pair.remotePath, ignored)]);
     this.store.saveTree(pair.id, 'local', local, before.local);
     this.store.saveTree(pair.id, 'remote', rtree, before.remote);
-    await checkRacy(this.store, pair.id, remote, pair.remotePath, rtree);
-    const plan = planSync(local, rtree, this.store.synced(pair.id), {
+    const synced = this.store.synced(pair.id);
+    await checkRacy(this.store, pair.id, remote, pair.remotePath, rtree, synced);
+    const plan = planSync(local, rtree, synced, {
       now: new Date(),
       remoteCaseInsensitive: !remote.features.caseSensitive,
       allowDeletes: pair.allowDeletes,

@@ -16,7 +16,7 @@ import { Transform } from 'node:stream';
 import { joinPath, parentOf, tempName } from '../connectors/shared/paths';
 import type { StorageConnector } from '../connectors/types';
 import { ServiceError, toServiceError } from '../errors';
-import { otherSide, type Op, type Side, type SideEntry, type SyncedEntry, type Tree } from './model';
+import { otherSide, type Op, type Side, type SideEntry, type SyncedEntry, type SyncedTree, type Tree } from './model';
 import { localEntry, md5Of, remoteAbs, remoteEntry, type Ignored } from './scan';
 import type { SyncStore } from './store';
 
@@ -365,14 +365,14 @@ function isRacy(r: SideEntry, c: StorageConnector): boolean {
  * changes are found*): a file still showing the racy version once its second is over (waited for
  * when needed, then asked again) is read and hashed; the same content as synced makes the version
  * plain (no change), other content leaves it racy, which the planner takes as a remote change.
- * Returns how many versions it settled.
+ * `synced` is the pair's synced tree, updated in place as stored. Returns how many it settled.
  */
-export async function checkRacy(store: SyncStore, pair: number, remote: StorageConnector, remoteRoot: string, tree: Tree, concurrency = 4): Promise<number> {
+export async function checkRacy(store: SyncStore, pair: number, remote: StorageConnector, remoteRoot: string, tree: Tree, synced: SyncedTree, concurrency = 4): Promise<number> {
   const precision = precisionOf(remote);
   const byId = new Map<string, SideEntry | null>();
   for (const e of tree.values()) if (e.id) byId.set(e.id, byId.has(e.id) ? null : e);
   const candidates: { s: SyncedEntry; e: SideEntry; ver: string }[] = [];
-  for (const s of store.synced(pair).values()) {
+  for (const s of synced.values()) {
     if (s.kind !== 'file' || !s.remoteVer?.startsWith(RACY) || !s.hash) continue;
     const ver = plainVer(s.remoteVer);
     // At its place, or wherever its identity went (a move keeps the time and size).
@@ -398,7 +398,9 @@ export async function checkRacy(store: SyncStore, pair: number, remote: StorageC
       }
       const now = store.getSynced(pair, s.path);
       if (now && now.remoteVer === s.remoteVer) {
-        store.putSynced(pair, { ...now, remoteVer: ver });
+        const plain = { ...now, remoteVer: ver };
+        store.putSynced(pair, plain);
+        synced.set(s.path, plain);
         settled++;
       }
     }

@@ -1,7 +1,8 @@
 // Two-way sync end to end (docs/sync.md) against real servers: local folder ↔ Apache WebDAV
 // (mod_dav_fs), ↔ OpenSSH SFTP (internal-sftp), ↔ S3 on moto. Random changes on both sides
-// (seeded: SYNC_SEED replays one), and after every run both sides must be equal with no version
-// lost (each is on a side, maybe as a conflict copy, or in the trash).
+// (seeded: SYNC_SEED=<n> replays one, SYNC_SEED=random draws one), and after every run both
+// sides must be equal with no version lost (each is on a side, maybe as a conflict copy, or in
+// the trash).
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -22,8 +23,10 @@ async function connector(service: string, options: Record<string, unknown>, data
 }
 
 async function randomScenario(label: string, remote: StorageConnector, dir: string): Promise<void> {
-  // A fixed scenario by default (the same every run); SYNC_SEED=<n> plays another.
-  const seed = Number(process.env.SYNC_SEED ?? 20261124);
+  // A fixed scenario by default (the same every run); SYNC_SEED=<n> plays another, and
+  // SYNC_SEED=random draws one (every failure message names it).
+  const seed = process.env.SYNC_SEED === 'random' ? Math.floor(Math.random() * 2 ** 31) : Number(process.env.SYNC_SEED ?? 20261124);
+  if (!Number.isSafeInteger(seed)) throw new Error(`SYNC_SEED must be a number or "random", not ${process.env.SYNC_SEED}`);
   const localRoot = join(dir, 'local');
   const trash = join(dir, 'trash');
   mkdirSync(localRoot);
