@@ -134,7 +134,13 @@ export class Executor {
     const from = otherSide(op.side);
     const source = await this.current(from, op.src, trees[from].get(op.src));
     if (!source || source.ver !== op.expectSource) return 'skipped';
-    if (!(await this.matches(op.side, op.path, op.expectTarget, trees))) return 'skipped';
+    const there = await this.current(op.side, op.path, trees[op.side].get(op.path));
+    if (op.expectTarget === undefined ? there !== null : there?.ver !== op.expectTarget) return 'skipped';
+    // The source's time, where the target keeps it (local folder, SFTP): a version written with a
+    // time of an earlier second cannot be confused with a later change. Only a time of a later
+    // second than the version replaced, so that time and size never repeat an older version's.
+    const second = (ms: number) => Math.floor(ms / 1000);
+    const keepTime = source.modified !== undefined && (there === null || (there.modified !== undefined && second(source.modified) > second(there.modified)));
     // The temporary file's name is journaled first: what a kill leaves of it is removed on resume.
     const temp = tempName();
     const journal = this.store.begin(this.pair, op, temp);
@@ -152,9 +158,7 @@ export class Executor {
       const started = Date.now();
       const written = await target.write(this.abs(op.side, op.path), body, {
         size: source.size,
-        // The source's time, where the target keeps it (local folder, SFTP): a version written
-        // with a time of an earlier second cannot be confused with a later change.
-        modified: source.modified !== undefined ? new Date(source.modified) : undefined,
+        modified: keepTime ? new Date(source.modified!) : undefined,
         // A new name must still be free when published: a file that appeared meanwhile is not replaced.
         noReplace: op.expectTarget === undefined && target.features.noReplace ? {} : undefined,
         tempName: temp,
