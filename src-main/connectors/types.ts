@@ -47,6 +47,11 @@ export interface WriteOptions {
   signal?: AbortSignal;
   /** Publish without replacing; see NoReplace. Absent: the write replaces what has the name. */
   noReplace?: NoReplace;
+  /**
+   * The name (a `tempName()`) of the temporary file beside the target, where the backend writes
+   * one: a caller that journals it can remove what a kill left behind. Absent: a fresh one.
+   */
+  tempName?: string;
 }
 
 /**

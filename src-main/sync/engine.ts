@@ -14,7 +14,7 @@ import { baseName, parentOf, ROOT } from '../connectors/shared/paths';
 import type { StorageConnector } from '../connectors/types';
 import { ServiceError, toServiceError } from '../errors';
 import type { Op, Plan, Side, Tree } from './model';
-import { Executor } from './executor';
+import { checkRacy, Executor } from './executor';
 import { planSync } from './planner';
 import { below, DEFAULT_REMOTE_POLL_SECONDS, RemoteWatch, type RemoteChange } from './remote-watch';
 import { IGNORE_FILE, loadIgnore, localRootPresent, remoteRootPresent, scanLocal, scanRemote } from './scan';
@@ -404,7 +404,9 @@ export class SyncEngine {
     const [local, rtree] = await Promise.all([scanLocal(pair.localPath, ignored, before.local, this.changedFolders(pair.id, incremental)), scanRemote(remote, pair.remotePath, ignored)]);
     this.store.saveTree(pair.id, 'local', local, before.local);
     this.store.saveTree(pair.id, 'remote', rtree, before.remote);
-    const plan = planSync(local, rtree, this.store.synced(pair.id), {
+    const synced = this.store.synced(pair.id);
+    await checkRacy(this.store, pair.id, remote, pair.remotePath, rtree, synced);
+    const plan = planSync(local, rtree, synced, {
       now: new Date(),
       remoteCaseInsensitive: !remote.features.caseSensitive,
       allowDeletes: pair.allowDeletes,

@@ -13,11 +13,11 @@
  */
 import { createHash } from 'node:crypto';
 import { Transform } from 'node:stream';
-import { joinPath } from '../connectors/shared/paths';
+import { joinPath, parentOf, tempName } from '../connectors/shared/paths';
 import type { StorageConnector } from '../connectors/types';
 import { ServiceError, toServiceError } from '../errors';
-import { otherSide, type Op, type Side, type SideEntry, type Tree } from './model';
-import { localEntry, remoteAbs, remoteEntry, type Ignored } from './scan';
+import { otherSide, type Op, type Side, type SideEntry, type SyncedEntry, type SyncedTree, type Tree } from './model';
+import { localEntry, md5Of, remoteAbs, remoteEntry, type Ignored } from './scan';
 import type { SyncStore } from './store';
 
 export interface ExecutorSides {
@@ -49,8 +49,9 @@ export class Executor {
   /** The entry at `path` now (null when absent); local files reuse `known`'s hash when unchanged. */
   async current(side: Side, path: string, known?: SideEntry): Promise<SideEntry | null> {
     if (side === 'local') return localEntry(this.sides.localRoot, path, known);
+    const asked = Date.now();
     try {
-      return remoteEntry(await this.sides.remote.stat(this.abs('remote', path)), path);
+      return remoteEntry(await this.sides.remote.stat(this.abs('remote', path)), path, asked);
     } catch (e) {
       if (toServiceError(e).code === 'not_found') return null;
       throw e;
@@ -87,17 +88,16 @@ export class Executor {
   }
 
   /**
-   * A remote version seen within its backend's time precision of its modification (SFTP and SMB
-   * keep whole seconds, and their ETags are made of time and size) could hide a same-size change
-   * made later in that second: it is recorded as "racy", so the next scan takes it as changed and
-   * looks again (git's racy-index rule). Only versions seen, never those Tributary wrote itself.
+   * A remote version seen (or written by Tributary) within its backend's time precision of its
+   * modification (SFTP and SMB keep whole seconds, and their ETags are made of time and size)
+   * could hide a same-size change made later in that second: it is recorded as "racy", and once
+   * that second is over `checkRacy` compares its content (git's racy-index rule). A version that
+   * carries the content's hash (S3's ETag) cannot hide a change and is never racy.
    */
   private settled(r: SideEntry): SideEntry {
-    const precision = this.sides.remote.features.modTimePrecisionMs ?? 1000;
-    if (r.kind !== 'file' || precision < 1000 || r.modified === undefined || r.seenAt === undefined) return r;
-    if (r.seenAt >= r.modified + precision) return r;
-    this.racyUntil = Math.max(this.racyUntil, r.modified + precision);
-    return { ...r, ver: `racy:${r.ver}` };
+    if (!isRacy(r, this.sides.remote)) return r;
+    this.racyUntil = Math.max(this.racyUntil, r.modified! + precisionOf(this.sides.remote));
+    return { ...r, ver: `${RACY}${r.ver}` };
   }
 
   /** When the racy versions recorded so far can be told apart from a later change (epoch ms). */
@@ -134,8 +134,16 @@ export class Executor {
     const from = otherSide(op.side);
     const source = await this.current(from, op.src, trees[from].get(op.src));
     if (!source || source.ver !== op.expectSource) return 'skipped';
-    if (!(await this.matches(op.side, op.path, op.expectTarget, trees))) return 'skipped';
-    const journal = this.store.begin(this.pair, op);
+    const there = await this.current(op.side, op.path, trees[op.side].get(op.path));
+    if (op.expectTarget === undefined ? there !== null : there?.ver !== op.expectTarget) return 'skipped';
+    // The source's time, where the target keeps it (local folder, SFTP): a version written with a
+    // time of an earlier second cannot be confused with a later change. Only a time of a later
+    // second than the version replaced, so that time and size never repeat an older version's.
+    const second = (ms: number) => Math.floor(ms / 1000);
+    const keepTime = source.modified !== undefined && (there === null || (there.modified !== undefined && second(source.modified) > second(there.modified)));
+    // The temporary file's name is journaled first: what a kill leaves of it is removed on resume.
+    const temp = tempName();
+    const journal = this.store.begin(this.pair, op, temp);
     try {
       const h = createHash('md5');
       const body = (await this.conn(from).read(this.abs(from, op.src))).pipe(
@@ -147,13 +155,18 @@ export class Executor {
         }),
       );
       const target = this.conn(op.side);
+      const started = Date.now();
       const written = await target.write(this.abs(op.side, op.path), body, {
         size: source.size,
+        modified: keepTime ? new Date(source.modified!) : undefined,
         // A new name must still be free when published: a file that appeared meanwhile is not replaced.
         noReplace: op.expectTarget === undefined && target.features.noReplace ? {} : undefined,
+        tempName: temp,
       });
       const hash = `md5:${h.digest('hex')}`;
-      const result = op.side === 'local' ? ((await localEntry(this.sides.localRoot, op.path, undefined, hash)) ?? undefined) : { ...remoteEntry(written, op.path), hash };
+      // Tributary's own remote write is as racy as a version seen: a same-size change by someone
+      // else later in the same second would keep its ETag.
+      const result = op.side === 'local' ? ((await localEntry(this.sides.localRoot, op.path, undefined, hash)) ?? undefined) : { ...this.settled(remoteEntry(written, op.path, started)), hash };
       if (!result) throw new ServiceError('internal_error', `${op.path} vanished right after it was written.`);
       this.store.written(journal, result);
       // The source changed while it was read: what went over is not that version, so the synced
@@ -248,7 +261,7 @@ export class Executor {
     const remoteHash = r.hash ?? (await this.hashOf('remote', op.path));
     if (remoteHash === l.hash) {
       if (!this.mayRecord(op.path, op.synced)) return 'skipped';
-      this.store.db.transaction(() => this.record(op.path, op.synced !== op.path ? op.synced : undefined, l, { ...r, hash: remoteHash }))();
+      this.store.db.transaction(() => this.record(op.path, op.synced !== op.path ? op.synced : undefined, l, r, remoteHash))();
       return 'done';
     }
     const journal = this.store.begin(this.pair, op);
@@ -272,9 +285,16 @@ export class Executor {
   }
 
   private async hashOf(side: Side, path: string): Promise<string> {
-    const h = createHash('md5');
-    for await (const chunk of await this.conn(side).read(this.abs(side, path))) h.update(chunk as Buffer);
-    return `md5:${h.digest('hex')}`;
+    return md5Of(await this.conn(side).read(this.abs(side, path)));
+  }
+
+  /** Removes what a killed write left at `path` (a temporary name of this pair's journal). */
+  private async removeTemp(side: Side, path: string): Promise<void> {
+    await this.conn(side)
+      .remove(this.abs(side, path), { recursive: false })
+      .catch((e) => {
+        if (toServiceError(e).code !== 'not_found') throw e;
+      });
   }
 
   /**
@@ -287,9 +307,11 @@ export class Executor {
     for (const j of this.store.journal(this.pair)) {
       const op = j.op;
       let done = false;
+      // A killed write's temporary file goes before the entry naming it (a kill in between finds it again).
+      if (op.type === 'copy' && j.temp) await this.removeTemp(op.side, joinPath(parentOf(op.path), j.temp));
       if (op.type === 'copy' && j.stage === 'written' && j.result) {
         const now = await this.current(op.side, op.path);
-        const same = now && (op.side === 'local' ? now.id === j.result.id && now.ver === j.result.ver : now.ver === j.result.ver);
+        const same = now && (op.side === 'local' ? now.id === j.result.id && now.ver === j.result.ver : now.ver === plainVer(j.result.ver));
         const from = otherSide(op.side);
         const source = await this.current(from, op.src);
         if (same && source) {
@@ -328,4 +350,65 @@ async function moveByCopy(c: StorageConnector, from: string, to: string, kind: '
   await c.mkdir(to);
   for (const e of await c.list(from)) await moveByCopy(c, e.path, joinPath(to, e.name), e.kind);
   await c.remove(from, { recursive: true });
+}
+
+/** The prefix of a synced remote version that a same-second change could hide (see `checkRacy`). */
+const RACY = 'racy:';
+const plainVer = (ver: string) => (ver.startsWith(RACY) ? ver.slice(RACY.length) : ver);
+const precisionOf = (c: StorageConnector) => c.features.modTimePrecisionMs ?? 1000;
+
+/** A remote file version asked for (or written) before its second of modification was over. */
+function isRacy(r: SideEntry, c: StorageConnector): boolean {
+  const precision = precisionOf(c);
+  if (r.kind !== 'file' || precision < 1000 || r.hash || r.modified === undefined || r.seenAt === undefined) return false;
+  return r.seenAt < r.modified + precision;
+}
+
+/**
+ * Settles the racy synced versions of a pair against a fresh remote scan (docs/sync.md, *How
+ * changes are found*): a file still showing the racy version once its second is over (waited for
+ * when needed, then asked again) is read and hashed; the same content as synced makes the version
+ * plain (no change), other content leaves it racy, which the planner takes as a remote change.
+ * `synced` is the pair's synced tree, updated in place as stored. Returns how many it settled.
+ */
+export async function checkRacy(store: SyncStore, pair: number, remote: StorageConnector, remoteRoot: string, tree: Tree, synced: SyncedTree, concurrency = 4): Promise<number> {
+  const precision = precisionOf(remote);
+  const byId = new Map<string, SideEntry | null>();
+  for (const e of tree.values()) if (e.id) byId.set(e.id, byId.has(e.id) ? null : e);
+  const candidates: { s: SyncedEntry; e: SideEntry; ver: string }[] = [];
+  for (const s of synced.values()) {
+    if (s.kind !== 'file' || !s.remoteVer?.startsWith(RACY) || !s.hash) continue;
+    const ver = plainVer(s.remoteVer);
+    // At its place, or wherever its identity went (a move keeps the time and size).
+    const e = tree.get(s.path)?.ver === ver ? tree.get(s.path) : s.remoteId ? byId.get(s.remoteId) : undefined;
+    if (e && e.ver === ver) candidates.push({ s, e, ver });
+  }
+  if (!candidates.length) return 0;
+  const until = Math.max(...candidates.map(({ e }) => (isRacy(e, remote) ? e.modified! + precision : 0)));
+  if (until > Date.now()) await new Promise((r) => setTimeout(r, until - Date.now() + 1));
+  let settled = 0;
+  let next = 0;
+  const worker = async () => {
+    while (next < candidates.length) {
+      const { s, e, ver } = candidates[next++];
+      const abs = remoteAbs(remoteRoot, e.path);
+      try {
+        // Asked again after its second: a time and size still the same now hide nothing later.
+        if (isRacy(e, remote) && remoteEntry(await remote.stat(abs), e.path).ver !== ver) continue;
+        if ((await md5Of(await remote.read(abs))) !== s.hash) continue;
+      } catch (err) {
+        if (toServiceError(err).code === 'not_found') continue;
+        throw err;
+      }
+      const now = store.getSynced(pair, s.path);
+      if (now && now.remoteVer === s.remoteVer) {
+        const plain = { ...now, remoteVer: ver };
+        store.putSynced(pair, plain);
+        synced.set(s.path, plain);
+        settled++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, candidates.length) }, worker));
+  return settled;
 }

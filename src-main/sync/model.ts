@@ -29,7 +29,10 @@ export interface SideEntry {
   size?: number;
   /** Local: size, mtime, ctime and inode as scanned; unchanged means the cached hash still holds. */
   stamp?: string;
-  /** Remote: modification time (ms) and when it was seen, to tell versions a same-second change could hide. */
+  /**
+   * Modification time (ms), kept on copies where the target can set it; remotely also when it was
+   * seen (asked for), to tell versions a same-second change could hide.
+   */
   modified?: number;
   seenAt?: number;
 }

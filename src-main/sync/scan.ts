@@ -49,11 +49,14 @@ export async function localRootPresent(root: string): Promise<boolean> {
   );
 }
 
-export async function md5File(file: string): Promise<string> {
+/** The content hash of a stream of bytes, as versions and synced entries write it (`md5:<hex>`). */
+export async function md5Of(body: AsyncIterable<unknown>): Promise<string> {
   const h = createHash('md5');
-  for await (const chunk of createReadStream(file)) h.update(chunk as Buffer);
+  for await (const chunk of body) h.update(chunk as Buffer);
   return `md5:${h.digest('hex')}`;
 }
+
+export const md5File = (file: string): Promise<string> => md5Of(createReadStream(file));
 
 /**
  * One local entry as the scanner sees it; `previous` gives the hash when the stamp is unchanged,
@@ -75,7 +78,7 @@ export async function localEntry(root: string, path: string, previous?: SideEntr
   if (!st.isFile()) return null;
   const stamp = `${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.ino}`;
   const hash = knownHash ?? (previous && previous.id === id && previous.stamp === stamp && previous.hash ? previous.hash : await md5File(abs));
-  return { path, kind: 'file', id, ver: hash, hash, size: Number(st.size), stamp };
+  return { path, kind: 'file', id, ver: hash, hash, size: Number(st.size), stamp, modified: Number(st.mtimeNs / 1_000_000n) };
 }
 
 /**
@@ -170,12 +173,14 @@ export async function scanRemote(c: StorageConnector, root: string, ignored: Ign
       while (active < concurrency && queue.length) {
         const folder = queue.shift()!;
         active++;
+        // Seen as of when the listing was asked for: the server may have answered any time after.
+        const asked = Date.now();
         c.list(remoteAbs(root, folder)).then(
           (children) => {
             for (const e of children) {
               const path = joinPath(folder, e.name);
               if (ignored(path, e.kind)) continue;
-              tree.set(path, remoteEntry(e, path));
+              tree.set(path, remoteEntry(e, path, asked));
               if (e.kind === 'folder') queue.push(path);
             }
             active--;

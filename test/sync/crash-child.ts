@@ -1,18 +1,36 @@
 /**
- * Child process for the sync crash test: one engine syncing one pair (local folder ↔ WebDAV) in
- * a database file. `node scripts/run-ts.mjs test/sync/crash-child.ts <db> <local> <trash> <json webdav options>`;
+ * Child process for the sync crash tests: one engine syncing one pair (local folder ↔ an account
+ * of `service`) in a database file.
+ * `node scripts/run-ts.mjs test/sync/crash-child.ts <db> <local> <trash> <service> <json options>`;
  * prints JOURNAL <n> (operations resumed from the journal), then DONE when in step, and exits.
+ * SYNC_STALL=read (or write) makes every download (or upload) stop after half of its first chunk
+ * and wait forever, so that a kill finds a write in the middle of its temporary file.
  */
+import { Readable } from 'node:stream';
 import { loadConnectors } from '../../src-main/connectors/all';
 import { connectorDefinition, parseOptions } from '../../src-main/connectors/registry';
 import type { StorageConnector } from '../../src-main/connectors/types';
 import { SyncEngine } from '../../src-main/sync/engine';
 import { syncDb } from './scenario';
 
-export async function main([dbFile, localRoot, trash, options]: string[]): Promise<void> {
+async function* halfThenHang(body: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  for await (const chunk of body) {
+    yield chunk.subarray(0, Math.max(1, chunk.length >> 1));
+    await new Promise(() => {});
+  }
+}
+
+export async function main([dbFile, localRoot, trash, service, options]: string[]): Promise<void> {
   await loadConnectors();
-  const def = connectorDefinition('webdav');
-  const remote = def.create(parseOptions(def, JSON.parse(options!)), { dataDir: trash!, accountId: 1 }) as StorageConnector;
+  const def = connectorDefinition(service!);
+  const remote = (await def.create(parseOptions(def, JSON.parse(options!)), { dataDir: trash!, accountId: 1 })) as StorageConnector;
+  if (process.env.SYNC_STALL === 'read') {
+    const read = remote.read.bind(remote);
+    remote.read = async (path, o) => Readable.from(halfThenHang(await read(path, o)));
+  } else if (process.env.SYNC_STALL === 'write') {
+    const write = remote.write.bind(remote);
+    remote.write = (path, body, o) => write(path, Readable.from(halfThenHang(body)), o);
+  }
   const db = syncDb(dbFile);
   const pending = db.prepare('SELECT count(*) FROM sync_journal').pluck().get();
   const engine = new SyncEngine(db, async () => remote, { trashDir: trash, manual: true, concurrency: 2 });

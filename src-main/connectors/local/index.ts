@@ -222,7 +222,7 @@ export class LocalConnector implements StorageConnector {
     const abs = await this.safe(path);
     const existing = await stat(abs).catch(() => undefined);
     if (existing?.isDirectory()) throw new ServiceError('naming_conflict', `A folder named "${baseName(path)}" exists.`);
-    const temp = join(dirname(abs), tempName());
+    const temp = join(dirname(abs), opts.tempName ?? tempName());
     try {
       // `flush` fsyncs before close, so the rename below publishes complete bytes only.
       await pipeline(body, createWriteStream(temp, { flags: 'wx', mode: existing ? existing.mode & 0o777 : 0o644, flush: true, highWaterMark: MiB }), { signal: opts.signal });

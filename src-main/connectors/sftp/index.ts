@@ -139,7 +139,7 @@ export class SftpConnector implements StorageConnector {
 
   async write(path: string, body: Readable, opts: WriteOptions = {}): Promise<Entry> {
     const s = await this.sessions.get();
-    const temp = joinPath(parentOf(path), tempName());
+    const temp = joinPath(parentOf(path), opts.tempName ?? tempName());
     const absTemp = this.abs(s, temp);
     let handle: Buffer;
     try {

@@ -173,7 +173,7 @@ export class SmbConnector implements StorageConnector {
       headBytes += chunk.length;
     }
     opts.signal?.throwIfAborted();
-    if (ended) return this.writeSpooled(path, Buffer.concat(head), opts.noReplace);
+    if (ended) return this.writeSpooled(path, Buffer.concat(head), opts.noReplace, opts.tempName);
     const rest = Readable.from(
       (async function* () {
         yield* head;
@@ -187,10 +187,10 @@ export class SmbConnector implements StorageConnector {
     return this.writeStreamed(path, rest, opts);
   }
 
-  private async writeSpooled(path: string, data: Buffer, noReplace?: NoReplace): Promise<Entry> {
+  private async writeSpooled(path: string, data: Buffer, noReplace?: NoReplace, name = tempName()): Promise<Entry> {
     const dir = await mkdtemp(join(tmpdir(), 'tributary-smb-'));
     const local = join(dir, 'body');
-    const temp = joinPath(parentOf(path), tempName());
+    const temp = joinPath(parentOf(path), name);
     try {
       await writeFile(local, data, { mode: 0o600 });
       const r = await this.smb.commands([`put ${q(local, false)} ${q(temp)}`, renameLine(temp, path, !noReplace), `ls ${q(path)}`]);
@@ -238,7 +238,7 @@ export class SmbConnector implements StorageConnector {
     // after a `put -` runs: the rename (and the ls for the entry) follow in a second process.
     // A folder whose path has ";" gets the temporary file at the share root (same share, so
     // the rename is still atomic).
-    const temp = joinPath(parentOf(path).includes(';') ? ROOT : parentOf(path), tempName());
+    const temp = joinPath(parentOf(path).includes(';') ? ROOT : parentOf(path), opts.tempName ?? tempName());
     const script = `put - ${q(temp)}`;
     let log = '';
     try {

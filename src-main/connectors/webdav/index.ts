@@ -249,7 +249,7 @@ export class WebDavConnector implements StorageConnector {
     }
     // No-replace: PUT to a hidden name, then MOVE with Overwrite: F, which the server refuses
     // (412) when the name is taken, so the bytes are still there for the next name.
-    const temp = joinPath(parentOf(path), tempName());
+    const temp = joinPath(parentOf(path), opts.tempName ?? tempName());
     try {
       await this.put(temp, body, opts);
       for (let target: string | undefined = path; target !== undefined; target = await opts.noReplace.next?.(target)) {
