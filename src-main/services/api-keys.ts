@@ -7,7 +7,7 @@
  * Secrets are looked up by SHA-256 and kept sealed with the keyring so they can be shown again.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { nowIso, type Db } from '../cache/db';
+import { nowIso, statement, type Db } from '../cache/db';
 import { ServiceError } from '../errors';
 import type { Keyring } from '../secrets';
 
@@ -133,7 +133,7 @@ export class ApiKeysService {
 
   /** The active key with this secret, or undefined. */
   verify(key: string): ApiKey | undefined {
-    const row = this.db.prepare('SELECT * FROM api_keys WHERE key_hash = ? AND active = 1').get(hash(key)) as ApiKeyRow | undefined;
+    const row = statement(this.db, 'SELECT * FROM api_keys WHERE key_hash = ? AND active = 1').get(hash(key)) as ApiKeyRow | undefined;
     if (!row) return undefined;
     const now = Date.now();
     if (now - (this.lastUsedWritten.get(row.id) ?? 0) >= LAST_USED_EVERY_MS) {
@@ -171,7 +171,7 @@ export class ApiKeysService {
 
   /** Account id of an active, unexpired token of `kind`, or undefined. */
   verifyAccountToken(secret: string, kind: 'bearer' | 'account_key'): number | undefined {
-    const row = this.db.prepare('SELECT * FROM account_tokens WHERE token_hash = ? AND kind = ?').get(hash(secret), kind) as TokenRow | undefined;
+    const row = statement(this.db, 'SELECT * FROM account_tokens WHERE token_hash = ? AND kind = ?').get(hash(secret), kind) as TokenRow | undefined;
     if (!row || !row.active) return undefined;
     if (row.expiration && Date.parse(row.expiration) <= Date.now()) return undefined;
     return row.account_id;

@@ -1,4 +1,4 @@
-import { nowIso, type Db } from '../db';
+import { nowIso, statement, type Db } from '../db';
 
 export interface AccountRow {
   id: number;
@@ -45,7 +45,7 @@ export class AccountsTable {
   }
 
   get(id: number): AccountRow | undefined {
-    return this.db.prepare('SELECT * FROM accounts WHERE id = ?').get(id) as AccountRow | undefined;
+    return statement(this.db, 'SELECT * FROM accounts WHERE id = ?').get(id) as AccountRow | undefined;
   }
 
   private where(filter: AccountFilter): [string, unknown[]] {
