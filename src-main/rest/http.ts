@@ -56,6 +56,8 @@ export interface Route {
   summary: string;
   /** `none` for public routes; everything else requires one of the spec's schemes. */
   auth?: 'none';
+  /** Work that may wait a few event-loop turns under load so other requests stay quick (turns.ts). */
+  costly?: true;
   handler: Handler;
 }
 

@@ -696,6 +696,7 @@ const folderRoutes: Route[] = [
     path: '/accounts/:account/{s}folders/:id/contents',
     versions: ALL,
     summary: 'List folder contents, folders first then by name; page_size 1-1000, default 100',
+    costly: true,
     async handler(ctx) {
       const account = accountOf(ctx, ctx.params.account!);
       const { page, pageSize } = paging(ctx, 100, 1000);
