@@ -7,7 +7,6 @@
  * characters (fastify's router caps path parameters at 100 by default) and because spec clients
  * send trailing slashes on some paths and not on others.
  */
-import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../app';
@@ -15,7 +14,10 @@ import { ServiceError, type ErrorCode } from '../errors';
 import type { ApiKeysService } from '../services/api-keys';
 import type { LinksService } from '../services/links';
 import type { MultipartService } from '../uploads/multipart';
+import { jsonBytes } from './json-text';
 import type { Version } from './shapes/version';
+
+export { jsonBytes, JsonText } from './json-text';
 
 export type { Version };
 export const VERSIONS: Version[] = ['v0', 'v1', 'v2'];
@@ -238,34 +240,6 @@ export async function jsonValue(req: FastifyRequest): Promise<unknown> {
 }
 
 // ---- responses ---------------------------------------------------------------------------------
-
-/** Stands for a JsonText in JSON.stringify's output; random, so no string a client sent can be it. */
-const JSON_TEXT_VALUE = `\u0000${randomBytes(12).toString('hex')}`;
-const JSON_TEXT_MARK = JSON.stringify(JSON_TEXT_VALUE);
-let spliced: Buffer[] = [];
-
-/**
- * A value already serialised (the objects of a listing page, made once per unchanged listing):
- * placed in a body like any value, its bytes are copied into the answer as they are.
- */
-export class JsonText {
-  constructor(readonly bytes: Buffer) {}
-
-  toJSON(): string {
-    spliced.push(this.bytes);
-    return JSON_TEXT_VALUE;
-  }
-}
-
-/** The JSON bytes of `body`, JsonText values copied in. */
-export function jsonBytes(body: unknown): Buffer {
-  spliced = [];
-  const text = JSON.stringify(body);
-  if (!spliced.length) return Buffer.from(text);
-  const parts = text.split(JSON_TEXT_MARK);
-  if (parts.length !== spliced.length + 1) throw new Error('A JsonText mark appeared in the body itself.');
-  return Buffer.concat(parts.flatMap((p, i) => (i < spliced.length ? [Buffer.from(p), spliced[i]!] : [Buffer.from(p)])));
-}
 
 /** JSON with exactly `Content-Type: application/json` (some clients compare the whole header). */
 export function sendJson(reply: FastifyReply, status: number, body: unknown): FastifyReply {

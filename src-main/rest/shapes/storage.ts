@@ -7,7 +7,7 @@
 import type { Account, Resource } from '../../contract';
 import type { AccountKey } from '../../services/api-keys';
 import type { Link } from '../../services/links';
-import { JsonText } from '../http';
+import type { JsonText } from '../json-text';
 import type { Version } from './version';
 
 type Json = Record<string, unknown>;
