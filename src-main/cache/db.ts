@@ -66,3 +66,18 @@ export function migrate(db: Db, upTo = Infinity): void {
 }
 
 export const nowIso = () => new Date().toISOString();
+
+const statements = new WeakMap<Db, Map<string, Database.Statement>>();
+
+/**
+ * A prepared statement kept for the life of the connection, for queries run on every request
+ * (preparing costs more than running a short query). Not for statements whose mode is changed
+ * (pluck, raw, expand) or that run again while one of their iterations is open.
+ */
+export function statement(db: Db, sql: string): Database.Statement {
+  let byText = statements.get(db);
+  if (!byText) statements.set(db, (byText = new Map()));
+  let s = byText.get(sql);
+  if (!s) byText.set(sql, (s = db.prepare(sql)));
+  return s;
+}

@@ -20,9 +20,9 @@ export function authenticate(req: FastifyRequest, deps: RestDeps, version: Versi
   const scheme = m[1]!.toLowerCase();
   const value = m[2]!;
   if (scheme === 'apikey') {
-    const key = deps.apiKeys.verify(value);
-    if (!key) throw new ServiceError('invalid_token', 'The API key is not valid or has been revoked.');
-    return { kind: 'api_key', keyId: key.id };
+    const keyId = deps.apiKeys.verifiedId(value);
+    if (keyId === undefined) throw new ServiceError('invalid_token', 'The API key is not valid or has been revoked.');
+    return { kind: 'api_key', keyId };
   }
   if (scheme === 'bearer' || scheme === 'accountkey') {
     if (scheme === 'accountkey' && version !== 'v0') {

@@ -14,7 +14,10 @@ import { ServiceError, type ErrorCode } from '../errors';
 import type { ApiKeysService } from '../services/api-keys';
 import type { LinksService } from '../services/links';
 import type { MultipartService } from '../uploads/multipart';
+import { jsonBytes } from './json-text';
 import type { Version } from './shapes/version';
+
+export { jsonBytes, JsonText } from './json-text';
 
 export type { Version };
 export const VERSIONS: Version[] = ['v0', 'v1', 'v2'];
@@ -55,6 +58,8 @@ export interface Route {
   summary: string;
   /** `none` for public routes; everything else requires one of the spec's schemes. */
   auth?: 'none';
+  /** Work that may wait a few event-loop turns under load so other requests stay quick (turns.ts). */
+  costly?: true;
   handler: Handler;
 }
 
@@ -240,6 +245,6 @@ export async function jsonValue(req: FastifyRequest): Promise<unknown> {
 export function sendJson(reply: FastifyReply, status: number, body: unknown): FastifyReply {
   if (status === 204) return reply.code(204).removeHeader('content-type').send();
   // A Buffer, because fastify appends `; charset=utf-8` to JSON strings.
-  return reply.code(status).header('content-type', 'application/json').send(Buffer.from(JSON.stringify(body)));
+  return reply.code(status).header('content-type', 'application/json').send(jsonBytes(body));
 }
 

@@ -15,6 +15,7 @@ import { sendError } from '../server/errors';
 import { flatQuery, expandPath, Router, sendJson, serviceHeader, VERSIONS, type RestDeps, type Version } from './http';
 import { serveClick, serveOpen } from './email';
 import { ROUTES, serveLink } from './routes';
+import { TurnQueue } from './turns';
 
 export { ApiKeysService } from '../services/api-keys';
 export { LinksService } from '../services/links';
@@ -24,6 +25,12 @@ const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as 
 const MEDIA_TYPE = /^\s*[\w.+-]+\/[\w.+-]+\s*(;.*)?$/;
 
 const depsByApp = new WeakMap<App, RestDeps>();
+
+/**
+ * Costly requests (folder listings) started per event-loop turn while more wait: a few
+ * milliseconds of work, the most any other request waits for them.
+ */
+const COSTLY_PER_TURN = 4;
 
 export interface RestOptions {
   /** The app's MultipartService (startUploads(app).multipart), so REST and the uploader share one. */
@@ -51,6 +58,7 @@ export async function registerRest(server: FastifyInstance, app: App, options: R
   const deps = restServices(app, options);
   const router = new Router(ROUTES);
   const openapi = openApiDocument();
+  const costly = new TurnQueue(COSTLY_PER_TURN);
 
   for (const version of VERSIONS) {
     await server.register(
@@ -81,6 +89,7 @@ export async function registerRest(server: FastifyInstance, app: App, options: R
       if ('error' in match) {
         throw new ServiceError(match.error, match.error === 'not_found' ? `No route for ${req.method} /${version}${path}.` : `${req.method} is not allowed on /${version}${path}.`);
       }
+      if (match.route.costly) await costly.enter();
       const auth = authenticate(req, deps, version);
       const result = await match.route.handler({ ...deps, version, req, reply, params: match.params, query: flatQuery(req.query), auth });
       if (result) return sendJson(reply, result.status, result.body);

@@ -14,7 +14,7 @@ import { isWellFormedId, MAX_ID_LENGTH } from '../ids';
 import type { LinkChanges } from '../services/links';
 import { accountOf, accountsOf, requireAccount, requireApiKey } from './auth';
 import { errorBody } from '../server/errors';
-import { bodyStream, bool, DECIMAL_ID, int, jsonBody, jsonValue, serviceHeader, str, timestamp, type Ctx, type Route, type Version } from './http';
+import { bodyStream, bool, DECIMAL_ID, int, jsonBody, jsonBytes, JsonText, jsonValue, serviceHeader, str, timestamp, type Ctx, type Route, type Version } from './http';
 import * as shape from './shapes/storage';
 import { SETTING_RETRIEVE_TOKENS } from '../services/settings-keys';
 import { guardedAgent, guardedGet, outboundPolicy } from '../services/outbound';
@@ -72,6 +72,19 @@ async function getKind(ctx: Ctx, account: number, id: string, kind: 'file' | 'fo
   const r = await ctx.app.storage.get(account, resourceId(id));
   if (r.kind !== kind) throw new ServiceError('not_found', `No ${kind} has this id in this account.`);
   return r;
+}
+
+/**
+ * The JSON of a listing page's objects, per version, made once per page of resources: the
+ * storage service hands out the same page while the folder's listing is unchanged.
+ */
+const pageJson = new WeakMap<readonly Resource[], Partial<Record<Version, JsonText>>>();
+
+function listingObjects(v: Version, items: readonly Resource[]): { json: JsonText; count: number } {
+  let byVersion = pageJson.get(items);
+  if (!byVersion) pageJson.set(items, (byVersion = {}));
+  const json = (byVersion[v] ??= new JsonText(jsonBytes(items.map((r) => shape.resource(v, r)))));
+  return { json, count: items.length };
 }
 
 const ok = (body: unknown) => ({ status: 200, body });
@@ -683,6 +696,7 @@ const folderRoutes: Route[] = [
     path: '/accounts/:account/{s}folders/:id/contents',
     versions: ALL,
     summary: 'List folder contents, folders first then by name; page_size 1-1000, default 100',
+    costly: true,
     async handler(ctx) {
       const account = accountOf(ctx, ctx.params.account!);
       const { page, pageSize } = paging(ctx, 100, 1000);
@@ -697,7 +711,7 @@ const folderRoutes: Route[] = [
       });
       if (p.folder.kind !== 'folder') throw notFolder();
       requirePage(page, (page - 1) * pageSize, p.total);
-      return ok(shape.page(ctx.version, { objects: p.items.map((r) => shape.resource(ctx.version, r)), total: p.total, page, hasNext: p.hasNext }, { hasNextMember: true }));
+      return ok(shape.page(ctx.version, { objects: listingObjects(ctx.version, p.items), total: p.total, page, hasNext: p.hasNext }, { hasNextMember: true }));
     },
   },
 ];

@@ -7,7 +7,7 @@
  * Secrets are looked up by SHA-256 and kept sealed with the keyring so they can be shown again.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { nowIso, type Db } from '../cache/db';
+import { nowIso, statement, type Db } from '../cache/db';
 import { ServiceError } from '../errors';
 import type { Keyring } from '../secrets';
 
@@ -62,9 +62,12 @@ const KEY_SHAPE = /^[\x21-\x2b\x2d-\x7e]{16,512}$/;
 
 /** `last_used` is written at most this often per key (a write per request would be wasteful). */
 const LAST_USED_EVERY_MS = 60_000;
+const MAX_ACTIVE_IDS = 1000;
 
 export class ApiKeysService {
   private readonly lastUsedWritten = new Map<number, number>();
+  /** Active keys by hash, as found on requests; forgotten when a key is revoked or deleted. */
+  private readonly activeIds = new Map<string, number>();
 
   constructor(
     private readonly db: Db,
@@ -122,25 +125,39 @@ export class ApiKeysService {
   /** Revoked keys stay listed (inactive) and authenticate nothing; `ensure` can revive one. */
   revoke(id: number): ApiKey {
     this.get(id);
+    this.activeIds.clear();
     this.db.prepare('UPDATE api_keys SET active = 0, modified = ? WHERE id = ?').run(nowIso(), id);
     return this.get(id);
   }
 
   delete(id: number): void {
     this.get(id);
+    this.activeIds.clear();
     this.db.prepare('DELETE FROM api_keys WHERE id = ?').run(id);
   }
 
   /** The active key with this secret, or undefined. */
   verify(key: string): ApiKey | undefined {
-    const row = this.db.prepare('SELECT * FROM api_keys WHERE key_hash = ? AND active = 1').get(hash(key)) as ApiKeyRow | undefined;
-    if (!row) return undefined;
-    const now = Date.now();
-    if (now - (this.lastUsedWritten.get(row.id) ?? 0) >= LAST_USED_EVERY_MS) {
-      this.lastUsedWritten.set(row.id, now);
-      this.db.prepare('UPDATE api_keys SET last_used = ? WHERE id = ?').run(nowIso(), row.id);
+    const id = this.verifiedId(key);
+    return id === undefined ? undefined : this.get(id);
+  }
+
+  /** The id of the active key with this secret (every REST request asks), or undefined. */
+  verifiedId(key: string): number | undefined {
+    const keyHash = hash(key);
+    let id = this.activeIds.get(keyHash);
+    if (id === undefined) {
+      id = (statement(this.db, 'SELECT id FROM api_keys WHERE key_hash = ? AND active = 1').get(keyHash) as { id: number } | undefined)?.id;
+      if (id === undefined) return undefined;
+      if (this.activeIds.size >= MAX_ACTIVE_IDS) this.activeIds.clear();
+      this.activeIds.set(keyHash, id);
     }
-    return toApiKey(row);
+    const now = Date.now();
+    if (now - (this.lastUsedWritten.get(id) ?? 0) >= LAST_USED_EVERY_MS) {
+      this.lastUsedWritten.set(id, now);
+      this.db.prepare('UPDATE api_keys SET last_used = ? WHERE id = ?').run(nowIso(), id);
+    }
+    return id;
   }
 
   // ---- per-account bearer tokens -------------------------------------------------------------
@@ -171,7 +188,7 @@ export class ApiKeysService {
 
   /** Account id of an active, unexpired token of `kind`, or undefined. */
   verifyAccountToken(secret: string, kind: 'bearer' | 'account_key'): number | undefined {
-    const row = this.db.prepare('SELECT * FROM account_tokens WHERE token_hash = ? AND kind = ?').get(hash(secret), kind) as TokenRow | undefined;
+    const row = statement(this.db, 'SELECT * FROM account_tokens WHERE token_hash = ? AND kind = ?').get(hash(secret), kind) as TokenRow | undefined;
     if (!row || !row.active) return undefined;
     if (row.expiration && Date.parse(row.expiration) <= Date.now()) return undefined;
     return row.account_id;

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { isDeepStrictEqual } from 'node:util';
 import { lookup as mimeLookup } from 'mime-types';
 import { EntriesTable } from '../cache/queries/entries';
 import type { Db } from '../cache/db';
@@ -46,6 +47,21 @@ const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'bas
  */
 const SNAPSHOT_MS = 5 * 60_000;
 const MAX_SNAPSHOTS = 16;
+/** Pages kept per snapshot (distinct page / page size pairs asked for). */
+const MAX_PAGES = 8;
+
+/**
+ * A folder as last listed: the upstream answer as it came (compared with the next one), sorted,
+ * and the pages made from it. A re-listing that finds the same entries reuses all of it, so a
+ * folder that did not change costs its upstream listing and a comparison, not a page of
+ * resources (nor their JSON: callers may key their own work on the `items` array).
+ */
+interface Snapshot {
+  at: number;
+  upstream: Entry[];
+  children: Entry[];
+  pages: Map<string, Resource[]>;
+}
 
 /**
  * What a long move or copy reports and obeys: `signal` cancels it (nothing changes: the source
@@ -58,7 +74,7 @@ export interface TransferOptions {
 
 export class StorageService {
   readonly entries: EntriesTable;
-  private readonly snapshots = new Map<string, { at: number; children: Entry[] }>();
+  private readonly snapshots = new Map<string, Snapshot>();
 
   private readonly providers: FileProvider[] = [];
   /** The one free-name rule, with its reservations (uploads, moves, copies, multipart sessions). */
@@ -210,35 +226,40 @@ export class StorageService {
     if (!Number.isInteger(page) || page < 1) throw new ServiceError('invalid_parameters', '`page` must be a whole number greater than 0.');
     if (!Number.isInteger(pageSize) || pageSize < 1) throw new ServiceError('invalid_parameters', '`page_size` must be a whole number greater than 0.');
     const loc = await this.locate(accountId, folderId);
-    let folder: Resource;
-    let children: Entry[];
-    if (loc.trash) {
-      folder = this.trashFolder(accountId);
-      children = await loc.connector.features.trash!.list();
-    } else {
-      const key = `${accountId}:${loc.path}`;
-      const snapshot = page > 1 ? this.snapshots.get(key) : undefined;
-      // The folder's own metadata is asked for alongside its listing (one round trip, not two);
-      // the listing's failure, when both fail, is the one reported.
-      const selfP = loc.path === ROOT ? Promise.resolve(rootEntry()) : loc.connector.stat(loc.path).catch((e: unknown) => e as Error);
-      if (snapshot && Date.now() - snapshot.at < SNAPSHOT_MS) {
-        children = snapshot.children;
-      } else {
-        children = sortListing(await loc.connector.list(loc.path));
-        this.snapshots.delete(key);
-        this.snapshots.set(key, { at: Date.now(), children });
-        if (this.snapshots.size > MAX_SNAPSHOTS) this.snapshots.delete(this.snapshots.keys().next().value!);
-      }
-      const self = await selfP;
-      if (self instanceof Error) throw self;
-      // Written once this answer is on its way (entries.ts), so queued after the last await.
-      if (children !== snapshot?.children) this.entries.replaceListing(accountId, loc.path, children);
-      folder = this.toResource(accountId, self, { ancestors: true });
-    }
-    if (loc.trash) sortListing(children);
     const start = (page - 1) * pageSize;
-    const items = children.slice(start, start + pageSize).map((e) => (loc.trash ? this.trashedResource(accountId, e) : this.toResource(accountId, e)));
-    return { folder, items, page, pageSize, total: children.length, hasNext: start + pageSize < children.length };
+    if (loc.trash) {
+      const children = sortListing(await loc.connector.features.trash!.list());
+      const items = children.slice(start, start + pageSize).map((e) => this.trashedResource(accountId, e));
+      return { folder: this.trashFolder(accountId), items, page, pageSize, total: children.length, hasNext: start + pageSize < children.length };
+    }
+    const key = `${accountId}:${loc.path}`;
+    let snapshot = page > 1 ? this.snapshots.get(key) : undefined;
+    // The folder's own metadata is asked for alongside its listing (one round trip, not two);
+    // the listing's failure, when both fail, is the one reported.
+    const selfP = loc.path === ROOT ? Promise.resolve(rootEntry()) : loc.connector.stat(loc.path).catch((e: unknown) => e as Error);
+    if (!snapshot || Date.now() - snapshot.at >= SNAPSHOT_MS) {
+      const upstream = await loc.connector.list(loc.path);
+      const last = this.snapshots.get(key);
+      snapshot = last && sameEntries(last.upstream, upstream) ? { ...last, at: Date.now() } : { at: Date.now(), upstream, children: sortListing([...upstream]), pages: new Map() };
+      this.snapshots.delete(key);
+      this.snapshots.set(key, snapshot);
+      if (this.snapshots.size > MAX_SNAPSHOTS) this.snapshots.delete(this.snapshots.keys().next().value!);
+      // Written once this answer is on its way (entries.ts), so queued after the last await;
+      // an unchanged listing is the array already written, which costs nothing there.
+      this.entries.replaceListing(accountId, loc.path, snapshot.children);
+    }
+    const self = await selfP;
+    if (self instanceof Error) throw self;
+    const { children, pages } = snapshot;
+    const pageKey = `${page}:${pageSize}`;
+    let items = pages.get(pageKey);
+    if (!items) {
+      // Shared by every answer made from this snapshot: frozen, so no caller can change another's.
+      items = Object.freeze(children.slice(start, start + pageSize).map((e) => Object.freeze(this.toResource(accountId, e)))) as Resource[];
+      if (pages.size >= MAX_PAGES) pages.clear();
+      pages.set(pageKey, items);
+    }
+    return { folder: this.toResource(accountId, self, { ancestors: true }), items, page, pageSize, total: children.length, hasNext: start + pageSize < children.length };
   }
 
   /**
@@ -699,6 +720,30 @@ async function settle(aside: Aside | undefined, error?: unknown): Promise<unknow
 /** Folders first, then by name as people read numbers ("file 2" before "file 10"). */
 function sortListing(children: Entry[]): Entry[] {
   return children.sort((a, b) => (a.kind === b.kind ? collator.compare(a.name, b.name) : a.kind === 'folder' ? -1 : 1));
+}
+
+/** Whether two upstream listings hold the same entries in the same order (every field compared). */
+function sameEntries(a: Entry[], b: Entry[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (
+      x.path !== y.path ||
+      x.name !== y.name ||
+      x.kind !== y.kind ||
+      x.size !== y.size ||
+      x.modified?.getTime() !== y.modified?.getTime() ||
+      x.created?.getTime() !== y.created?.getTime() ||
+      x.etag !== y.etag ||
+      x.mimeType !== y.mimeType ||
+      ((x.raw !== undefined || y.raw !== undefined) && !isDeepStrictEqual(x.raw, y.raw)) ||
+      ((x.hashes !== undefined || y.hashes !== undefined) && !isDeepStrictEqual(x.hashes, y.hashes))
+    ) {
+      return false;
+    }
+  }
+  return true;
 }
 
 function rootEntry(): Entry {

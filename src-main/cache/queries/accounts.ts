@@ -1,4 +1,4 @@
-import { nowIso, type Db } from '../db';
+import { nowIso, statement, type Db } from '../db';
 
 export interface AccountRow {
   id: number;
@@ -30,8 +30,20 @@ export interface AccountFilter {
   service?: string;
 }
 
+/**
+ * Rows read by id, per database: every REST request reads its account's row several times.
+ * Every write of the table goes through AccountsTable, which forgets the rows it changes.
+ */
+const rowsByDb = new WeakMap<Db, Map<number, Readonly<AccountRow>>>();
+
 export class AccountsTable {
-  constructor(private readonly db: Db) {}
+  private readonly rows: Map<number, Readonly<AccountRow>>;
+
+  constructor(private readonly db: Db) {
+    let rows = rowsByDb.get(db);
+    if (!rows) rowsByDb.set(db, (rows = new Map()));
+    this.rows = rows;
+  }
 
   insert(row: { service: string; account: string; options: Buffer; isDefault?: boolean; tokenExpiry?: string | null; refreshTokenExpiry?: string | null }): AccountRow {
     const now = nowIso();
@@ -45,7 +57,14 @@ export class AccountsTable {
   }
 
   get(id: number): AccountRow | undefined {
-    return this.db.prepare('SELECT * FROM accounts WHERE id = ?').get(id) as AccountRow | undefined;
+    let row = this.rows.get(id);
+    if (row === undefined) {
+      const read = statement(this.db, 'SELECT * FROM accounts WHERE id = ?').get(id) as AccountRow | undefined;
+      if (read === undefined) return undefined;
+      row = Object.freeze(read);
+      this.rows.set(id, row);
+    }
+    return row as AccountRow;
   }
 
   private where(filter: AccountFilter): [string, unknown[]] {
@@ -81,10 +100,12 @@ export class AccountsTable {
     const keys = Object.keys(changes) as (keyof typeof changes)[];
     if (keys.length === 0) return;
     const sets = keys.map((k) => `${k} = @${k}`).join(', ');
+    this.rows.delete(id);
     this.db.prepare(`UPDATE accounts SET ${sets}, modified = @modified WHERE id = @id`).run({ ...changes, modified: nowIso(), id });
   }
 
   delete(id: number): void {
+    this.rows.delete(id);
     this.db.prepare('DELETE FROM accounts WHERE id = ?').run(id);
   }
 }

@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto';
 import { parentOf } from '../../connectors/shared/paths';
 import type { Entry } from '../../connectors/types';
-import { nowIso, type Db } from '../db';
+import { nowIso, statement, type Db } from '../db';
 
 export interface EntryRow {
   account_id: number;
@@ -48,8 +48,12 @@ export class EntriesTable {
   /** Listings waiting to be written, by folder; the latest of a folder replaces an older one. */
   private readonly pending = new Map<string, { accountId: number; parent: string; entries: Entry[]; seen: string }>();
   private scheduled: NodeJS.Immediate | undefined;
-  /** Digest of the rows last written per folder (bounded), to skip a listing that changed nothing. */
-  private readonly written = new Map<string, string>();
+  /**
+   * Digest of the rows last written per folder (bounded), to skip a listing that changed nothing,
+   * and the listing itself: the same array again (a listing found unchanged upstream) skips even
+   * the digest.
+   */
+  private readonly written = new Map<string, { digest: string; entries: Entry[] }>();
 
   constructor(private readonly db: Db) {}
 
@@ -78,8 +82,13 @@ export class EntriesTable {
   private write(accountId: number, parent: string, entries: Entry[], seen: string): void {
     const key = folderKey(accountId, parent);
     const wasStale = this.stale.get(accountId)?.has(parent) ?? false;
+    const last = this.written.get(key);
+    if (!wasStale && last?.entries === entries && this.listed(accountId, parent)) return;
     const digest = digestOf(entries);
-    if (!wasStale && this.written.get(key) === digest && this.listed(accountId, parent)) return;
+    if (!wasStale && last?.digest === digest && this.listed(accountId, parent)) {
+      this.written.set(key, { digest, entries });
+      return;
+    }
     this.written.delete(key);
     const params = entries.map((e) => toParams(accountId, parent, e, seen));
     this.bestEffort(accountId, parent, () => {
@@ -102,13 +111,13 @@ export class EntriesTable {
           .run(accountId, parent, seen);
       })();
       this.stale.get(accountId)?.delete(parent);
-      this.written.set(key, digest);
+      this.written.set(key, { digest, entries });
       if (this.written.size > MAX_DIGESTS) this.written.delete(this.written.keys().next().value!);
     });
   }
 
   private listed(accountId: number, parent: string): boolean {
-    return this.db.prepare('SELECT 1 FROM folder_listings WHERE account_id = ? AND path = ?').get(accountId, parent) !== undefined;
+    return statement(this.db, 'SELECT 1 FROM folder_listings WHERE account_id = ? AND path = ?').get(accountId, parent) !== undefined;
   }
 
   /** Forgets the digests of `folder` and below: their rows were changed another way. */
@@ -175,18 +184,18 @@ export class EntriesTable {
   listing(accountId: number, parent: string): { entries: Entry[]; listedAt: string } | undefined {
     this.flush();
     if (this.isStale(accountId, parent)) return undefined;
-    const mark = this.db.prepare('SELECT listed_at FROM folder_listings WHERE account_id = ? AND path = ?').get(accountId, parent) as
+    const mark = statement(this.db, 'SELECT listed_at FROM folder_listings WHERE account_id = ? AND path = ?').get(accountId, parent) as
       | { listed_at: string }
       | undefined;
     if (!mark) return undefined;
-    const rows = this.db.prepare('SELECT * FROM entries WHERE account_id = ? AND parent = ?').all(accountId, parent) as EntryRow[];
+    const rows = statement(this.db, 'SELECT * FROM entries WHERE account_id = ? AND parent = ?').all(accountId, parent) as EntryRow[];
     return { entries: rows.map(rowToEntry), listedAt: mark.listed_at };
   }
 
   get(accountId: number, path: string): Entry | undefined {
     this.flush();
     if (this.isStale(accountId, parentOf(path))) return undefined;
-    const row = this.db.prepare('SELECT * FROM entries WHERE account_id = ? AND path = ?').get(accountId, path) as EntryRow | undefined;
+    const row = statement(this.db, 'SELECT * FROM entries WHERE account_id = ? AND path = ?').get(accountId, path) as EntryRow | undefined;
     return row && rowToEntry(row);
   }
 
@@ -212,7 +221,8 @@ export class EntriesTable {
   }
 
   private insertStatement() {
-    return this.db.prepare(
+    return statement(
+      this.db,
       `INSERT INTO entries (account_id, path, parent, name, kind, size, modified, created, etag, mime_type, seen_at, learned_at)
        VALUES (@account_id, @path, @parent, @name, @kind, @size, @modified, @created, @etag, @mime_type, @seen_at, @seen_at)
        ON CONFLICT (account_id, path) DO UPDATE SET parent = excluded.parent, name = excluded.name, kind = excluded.kind,

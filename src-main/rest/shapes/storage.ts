@@ -7,6 +7,7 @@
 import type { Account, Resource } from '../../contract';
 import type { AccountKey } from '../../services/api-keys';
 import type { Link } from '../../services/links';
+import type { JsonText } from '../json-text';
 import type { Version } from './version';
 
 type Json = Record<string, unknown>;
@@ -93,18 +94,20 @@ export function accountKey(k: AccountKey): Json {
  */
 export function page(
   v: Version,
-  p: { objects: Json[]; total: number; page: number; hasNext: boolean },
+  p: { objects: Json[] | { json: JsonText; count: number }; total: number; page: number; hasNext: boolean },
   options: { member?: string; api?: 'meta' | 'storage'; hasNextMember?: boolean } = {},
 ): Json {
+  // Objects may come serialised already (a listing page made once while its folder is unchanged).
+  const [objects, count] = Array.isArray(p.objects) ? [p.objects, p.objects.length] : [p.objects.json, p.objects.count];
   if (v === 'v0') {
-    const o: Json = { total: p.total, count: p.objects.length, page: p.page, [options.member ?? 'objects']: p.objects };
+    const o: Json = { total: p.total, count, page: p.page, [options.member ?? 'objects']: objects };
     if (options.hasNextMember) o.has_next = p.hasNext;
     return o;
   }
   return {
-    objects: p.objects,
+    objects,
     total: p.total,
-    count: p.objects.length,
+    count,
     page: String(p.page),
     next_page: p.hasNext ? String(p.page + 1) : null,
     type: 'object_list',
