@@ -34,6 +34,8 @@ const PROPFIND_BODY =
   '<?xml version="1.0" encoding="utf-8"?><D:propfind xmlns:D="DAV:"><D:prop>' +
   '<D:resourcetype/><D:getcontentlength/><D:getlastmodified/><D:creationdate/><D:getetag/><D:getcontenttype/>' +
   '</D:prop></D:propfind>';
+/** Methods that change nothing on the server, so sending one twice is harmless. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'PROPFIND']);
 const QUOTA_BODY =
   '<?xml version="1.0" encoding="utf-8"?><D:propfind xmlns:D="DAV:"><D:prop><D:quota-used-bytes/><D:quota-available-bytes/></D:prop></D:propfind>';
 
@@ -100,8 +102,8 @@ export class WebDavConnector implements StorageConnector {
     path: string,
     init: { headers?: Record<string, string>; body?: string | Readable | Buffer; folder?: boolean; signal?: AbortSignal } = {},
   ) {
-    try {
-      return await this.pool.request({
+    const send = () =>
+      this.pool.request({
         method: method as 'GET',
         path: this.url(path, init.folder),
         headers: { authorization: this.auth, ...init.headers },
@@ -110,6 +112,16 @@ export class WebDavConnector implements StorageConnector {
         // Bigger body buffers: fewer, larger chunks (1.5-2x download throughput on loopback).
         highWaterMark: 1 << 20,
       });
+    try {
+      try {
+        return await send();
+      } catch (e) {
+        // A kept-alive socket the server closed while our event loop was busy (neither its FIN
+        // nor undici's idle timer seen yet) fails the request written on it. A safe method with
+        // no stream body is sent once more, on a fresh connection.
+        if (!SAFE_METHODS.has(method) || init.body instanceof Readable || init.signal?.aborted || !isReset(e)) throw e;
+        return await send();
+      }
     } catch (e) {
       throw this.networkError(e, method, path);
     }
@@ -338,6 +350,13 @@ export class WebDavConnector implements StorageConnector {
   async close(): Promise<void> {
     await this.pool.close().catch(() => this.pool.destroy());
   }
+}
+
+/** The connection was closed or reset under the request (not refused, not timed out). */
+function isReset(e: unknown): boolean {
+  const err = e as { code?: string; cause?: { code?: string } };
+  const code = err.code ?? err.cause?.code;
+  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE';
 }
 
 function safeDecode(s: string): string {
