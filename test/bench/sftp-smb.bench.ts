@@ -19,7 +19,8 @@ import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createApp, type App } from '../../src-main/app';
 import { startSamba } from '../servers/samba';
-import { startSshd } from '../servers/sshd';
+import { Client, type SFTPWrapper } from 'ssh2';
+import { startSshd, type Sshd } from '../servers/sshd';
 import { hasBinary, scratchDir } from '../servers/util';
 import { RATIO_LABEL, ratioCells, speedRatio, summary } from './ratio';
 
@@ -168,10 +169,34 @@ async function benchSftp(work: string, src: string, bytes: number): Promise<Row[
     const list = spawnTimed('sftp', ssh, process.env, false, (out) => (lines = out.split('\n').filter((l) => l.includes('entry-')).length), `ls -1 ${server.dataDir}/many\n`);
     if (lines !== ENTRIES) throw new Error(`sftp listed ${lines} entries, not ${ENTRIES}`);
     rows.push({ tool: 'OpenSSH sftp -b', uploadMBs: MB / up, downloadMBs: MB / down, listEntriesPerS: ENTRIES / list });
+    rows.push(await ssh2Listing(server, `${server.dataDir}/many`));
     return rows;
   } finally {
     await app.close();
     await server.stop();
+  }
+}
+
+/**
+ * The library's own ceiling for a listing: ssh2's readdir(path) in this process on a fresh
+ * connection, no entries made, no sorting (it asks one batch of names at a time).
+ */
+async function ssh2Listing(server: Sshd, folder: string): Promise<Row> {
+  const client = new Client();
+  await new Promise<void>((resolve, reject) => {
+    client.once('ready', resolve).once('error', reject);
+    client.connect({ host: server.host, port: server.port, username: server.username, password: server.password });
+  });
+  try {
+    const sftp = await new Promise<SFTPWrapper>((resolve, reject) => client.sftp((e, s) => (e ? reject(e) : resolve(s))));
+    let n = 0;
+    const list = await timed(async () => {
+      n = (await new Promise<unknown[]>((resolve, reject) => sftp.readdir(folder, (e, l) => (e ? reject(e) : resolve(l))))).length;
+    });
+    if (n !== ENTRIES) throw new Error(`ssh2 listed ${n} entries, not ${ENTRIES}`);
+    return { tool: 'ssh2 readdir', uploadMBs: null, downloadMBs: null, listEntriesPerS: ENTRIES / list, note: 'the library alone' };
+  } finally {
+    client.end();
   }
 }
 
