@@ -20,6 +20,7 @@ import type { AccountsService } from './accounts';
 import type { EventBus } from './events';
 import type { FileProvider } from './file-provider';
 import { NameReservations, type ConflictMode, type NameClaim } from './names';
+import { listingOrder } from './name-order';
 
 export type { ConflictMode } from './names';
 export { standaloneFile, type FileProvider } from './file-provider';
@@ -40,7 +41,6 @@ export interface Location {
  */
 const TRASHED = 'trash\n';
 
-const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
 /**
  * Later pages of a listing come from the sorted snapshot page 1 took (kept in memory for this
  * long, for this many folders), so paging is consistent and cheap for 100,000-entry folders.
@@ -719,7 +719,7 @@ async function settle(aside: Aside | undefined, error?: unknown): Promise<unknow
 
 /** Folders first, then by name as people read numbers ("file 2" before "file 10"). */
 function sortListing(children: Entry[]): Entry[] {
-  return children.sort((a, b) => (a.kind === b.kind ? collator.compare(a.name, b.name) : a.kind === 'folder' ? -1 : 1));
+  return listingOrder.sort(children, (e) => e.name, (e) => (e.kind === 'folder' ? 0 : 1));
 }
 
 /** Whether two upstream listings hold the same entries in the same order (every field compared). */

@@ -30,7 +30,8 @@ export interface ApacheServer {
 const APACHE = '/usr/sbin/apache2';
 const MODULES = '/usr/lib/apache2/modules';
 
-export async function startApache(): Promise<ApacheServer> {
+/** `keepAliveTimeout`: seconds Apache keeps an idle connection open (Apache's default is 5). */
+export async function startApache(opts: { keepAliveTimeout?: number } = {}): Promise<ApacheServer> {
   if (!hasBinary(APACHE)) throw new Error(`${APACHE} is not installed (apt-get install apache2, see notes/test-servers.md §3)`);
   const port = await freePort();
   const dir = scratchDir('apache');
@@ -64,6 +65,7 @@ Group www-data
 TypesConfig /etc/mime.types
 DAVLockDB ${dir}/run/davlock
 LimitRequestBody 0
+KeepAliveTimeout ${opts.keepAliveTimeout ?? 5}
 DocumentRoot ${dav}
 <Directory ${dav}>
   Dav On

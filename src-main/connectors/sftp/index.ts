@@ -19,7 +19,7 @@ import type { ChunkWriter, Entry, NoReplace, PartReceipt, Permission, Permission
 import { mapError, unavailable } from './errors';
 import { call, SftpSessions, type Session } from './session';
 import type { SftpOptions } from './options';
-import { pipelinedRead, pipelinedWrite } from './streams';
+import { pipelinedRead, pipelinedReaddir, pipelinedWrite } from './streams';
 
 export class SftpConnector implements StorageConnector {
   readonly features: StorageFeatures;
@@ -86,9 +86,9 @@ export class SftpConnector implements StorageConnector {
 
   async list(path: string): Promise<Entry[]> {
     return this.sessions.idempotent(async (s) => {
-      let items: any[];
+      let items: { filename: string; attrs: any }[];
       try {
-        items = await call<any[]>((cb) => s.sftp.readdir(this.abs(s, path), cb));
+        items = await pipelinedReaddir(s.sftp, this.abs(s, path));
       } catch (e) {
         const err = mapError(e, `"${path}"`, s);
         // Listing a file fails with "no such file" (OpenSSH) or a generic status: say what it is.

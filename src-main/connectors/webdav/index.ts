@@ -34,6 +34,8 @@ const PROPFIND_BODY =
   '<?xml version="1.0" encoding="utf-8"?><D:propfind xmlns:D="DAV:"><D:prop>' +
   '<D:resourcetype/><D:getcontentlength/><D:getlastmodified/><D:creationdate/><D:getetag/><D:getcontenttype/>' +
   '</D:prop></D:propfind>';
+/** Methods that change nothing on the server, so sending one twice is harmless. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'PROPFIND']);
 const QUOTA_BODY =
   '<?xml version="1.0" encoding="utf-8"?><D:propfind xmlns:D="DAV:"><D:prop><D:quota-used-bytes/><D:quota-available-bytes/></D:prop></D:propfind>';
 
@@ -98,18 +100,30 @@ export class WebDavConnector implements StorageConnector {
   private async request(
     method: string,
     path: string,
-    init: { headers?: Record<string, string>; body?: string | Readable | Buffer; folder?: boolean; signal?: AbortSignal } = {},
+    init: { headers?: Record<string, string>; body?: string | Buffer | AsyncIterable<Buffer>; folder?: boolean; signal?: AbortSignal } = {},
   ) {
-    try {
-      return await this.pool.request({
+    const send = () =>
+      this.pool.request({
         method: method as 'GET',
         path: this.url(path, init.folder),
         headers: { authorization: this.auth, ...init.headers },
-        body: init.body,
+        // undici takes async iterables as bodies (documented; its request types list only Readable).
+        body: init.body as string | Buffer | Readable | undefined,
         signal: init.signal,
         // Bigger body buffers: fewer, larger chunks (1.5-2x download throughput on loopback).
         highWaterMark: 1 << 20,
       });
+    try {
+      try {
+        return await send();
+      } catch (e) {
+        // A kept-alive socket the server closed while our event loop was busy (neither its FIN
+        // nor undici's idle timer seen yet) fails the request written on it. A safe method with
+        // no stream body is sent once more, on a fresh connection.
+        const resendable = init.body === undefined || typeof init.body === 'string' || Buffer.isBuffer(init.body);
+        if (!SAFE_METHODS.has(method) || !resendable || init.signal?.aborted || !isReset(e)) throw e;
+        return await send();
+      }
     } catch (e) {
       throw this.networkError(e, method, path);
     }
@@ -275,14 +289,13 @@ export class WebDavConnector implements StorageConnector {
     if (opts.size !== undefined) headers['content-length'] = String(opts.size);
     // undici stops reading once Content-Length bytes are sent and destroys what it read from,
     // which a caller piping into `body` sees as "premature close". So undici gets a generator
-    // over the body's iterator, and we read the body to its real end ourselves afterwards.
+    // over the body's iterator, and we read the body to its real end ourselves afterwards. The
+    // generator goes to undici as it is: wrapped in a Readable, 256 MiB went up at 49-56 MB/s,
+    // bare at 61-83 MB/s (same run, alternated).
     const it = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-    const feed = Readable.from(
-      (async function* () {
-        for (let r = await it.next(); !r.done; r = await it.next()) yield r.value;
-      })(),
-      { objectMode: false, highWaterMark: 1 << 20 },
-    );
+    const feed = (async function* () {
+      for (let r = await it.next(); !r.done; r = await it.next()) yield r.value;
+    })();
     try {
       const res = await this.request('PUT', path, { headers, body: feed, signal: opts.signal });
       if (res.statusCode !== 201 && res.statusCode !== 204 && res.statusCode !== 200) throw await this.statusError(res, 'PUT', path);
@@ -338,6 +351,13 @@ export class WebDavConnector implements StorageConnector {
   async close(): Promise<void> {
     await this.pool.close().catch(() => this.pool.destroy());
   }
+}
+
+/** The connection was closed or reset under the request (not refused, not timed out). */
+function isReset(e: unknown): boolean {
+  const err = e as { code?: string; cause?: { code?: string } };
+  const code = err.code ?? err.cause?.code;
+  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE';
 }
 
 function safeDecode(s: string): string {
