@@ -84,7 +84,10 @@ export function mapSide(synced: SyncedTree, tree: Tree, side: Side): Map<string,
       if (cur.get(path)) continue;
       const s = synced.get(path)!;
       const parent = parentOf(path);
-      const base = parent === ROOT ? path : joinPath(cur.get(parent) ?? parent, baseName(path));
+      // Only a synced folder leads its children: an entry below a synced file (its name was taken
+      // by a folder while the file moved on) is looked for at its own place.
+      const lead = synced.get(parent)?.kind === 'folder' ? cur.get(parent) : undefined;
+      const base = parent === ROOT ? path : joinPath(lead ?? parent, baseName(path));
       const e = tree.get(base);
       if (e && !claimed.has(base) && e.kind === s.kind && (base === path || !synced.has(base))) {
         cur.set(path, base);
@@ -183,7 +186,7 @@ export function planSync(local: Tree, remote: Tree, synced: SyncedTree, options:
   const syncedPlace = (n: Node): Choice | undefined => {
     if (!n.synced) return undefined;
     const pp = parentOf(n.synced.path);
-    if (pp !== ROOT && !syncedNode.has(pp)) return undefined;
+    if (pp !== ROOT && syncedNode.get(pp)?.kind !== 'folder') return undefined;
     return { parent: pp === ROOT ? null : syncedNode.get(pp)!, name: baseName(n.synced.path) };
   };
   const same = (a: Choice | undefined, b: Choice | undefined) => !!a && !!b && a.parent === b.parent && a.name === b.name;
