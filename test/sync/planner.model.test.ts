@@ -48,6 +48,7 @@ class ApplyCommand implements fc.Command<Model, Real> {
 }
 
 const seedOption = (v: string) => (v === 'random' ? {} : { seed: Number(v) });
+const runs = Number(process.env.SYNC_MODEL_RUNS ?? 2000);
 
 const side = fc.constantFrom<Side>('local', 'remote');
 const picks = fc.array(fc.nat(50), { minLength: 4, maxLength: 4 });
@@ -84,12 +85,12 @@ describe('sync planner against a model of both sides (the hard cases: crash mid-
       }),
       // A fixed seed by default, so every run checks the same cases and a failure is the code's,
       // not the draw's; SYNC_MODEL_SEED=random explores new cases, and a number replays one.
-      { numRuns: Number(process.env.SYNC_MODEL_RUNS ?? 2000), ...seedOption(process.env.SYNC_MODEL_SEED ?? '20261124') },
+      { numRuns: runs, ...seedOption(process.env.SYNC_MODEL_SEED ?? '20261124') },
     );
     // The runs did exercise the interesting paths (a generator that makes none would pass vacuously).
     expect(seen.conflicts).toBeGreaterThan(0);
     expect(seen.trashed).toBeGreaterThan(0);
     expect(seen.moves).toBeGreaterThan(0);
     console.log('sync model run:', seen);
-  }, 120_000);
+  }, 120_000 * Math.max(1, runs / 2000));
 });
