@@ -214,6 +214,24 @@ describe('sync planner: the ten cases', () => {
     expect(w.conflicts).toEqual([]);
   });
 
+  it('Folder renames and crossed moves: a file moved away remotely and deleted locally while new folders take its old name', () => {
+    // From the model test (random seed, larger cases). The file's move wins over the local
+    // delete, so its synced entry stays at /d/d until the file is copied to /e locally; meanwhile
+    // the new remote folders /d/d and /d/d/a are made locally and /d/d/a is recorded below the
+    // file's entry. It was looked for below the file's remote place (/e/a), missed, and the remote
+    // /d/d/a was renamed as a conflict with an empty one made in its place, every round.
+    const w = synced({ '/d/d': 'kept', '/d/a': 'other' }, { hashes: false });
+    w.move('remote', '/d/d', '/e');
+    w.mkdir('remote', '/d/d');
+    w.mkdir('remote', '/d/d/a');
+    w.remove('local', '/d/d');
+    expect(w.settle(20, 1)).toBeLessThan(10);
+    expect(w.problems()).toEqual([]);
+    expect(w.paths('local')).toEqual(['/d', '/d/a', '/d/d', '/d/d/a', '/e']);
+    expect(w.content('local', '/e')).toBe('kept');
+    expect(w.conflicts).toEqual([]);
+  });
+
   it('A crash mid-run: a batch half applied, then planned again, finishes without duplicate work', () => {
     const w = new World();
     for (let i = 0; i < 12; i++) w.put('local', `/f${i}`, `c${i}`);

@@ -64,7 +64,7 @@ const commands = fc.commands(
     fc.nat().map((s) => new PlanCommand(s)),
     fc.integer({ min: 1, max: 6 }).map((n) => new ApplyCommand(n)),
   ],
-  { maxCommands: 60 },
+  { maxCommands: 100, size: 'large' },
 );
 
 /** A first tree, made on one side and synced, that both sides then change (correlated trees). */
