@@ -54,8 +54,11 @@ export function conflictName(name: string, now: Date, n = 1): string {
   return `${stem} (conflict ${stamp}${n > 1 ? ` ${n}` : ''})${ext}`;
 }
 
-/** Finds every synced entry again on one side: its current path, or null when it is gone. */
-export function mapSide(synced: SyncedTree, tree: Tree, side: Side): Map<string, string | null> {
+/**
+ * Finds every synced entry again on one side: its current path, or null when it is gone.
+ * `other`: where the other side holds each synced entry, for folders without identity.
+ */
+export function mapSide(synced: SyncedTree, tree: Tree, side: Side, other?: Map<string, string | null>): Map<string, string | null> {
   const idOf = (s: SyncedEntry) => (side === 'local' ? s.localId : s.remoteId);
   const byId = new Map<string, string | null>();
   for (const e of tree.values()) if (e.id) byId.set(e.id, byId.has(e.id) ? null : e.path);
@@ -114,6 +117,12 @@ export function mapSide(synced: SyncedTree, tree: Tree, side: Side): Map<string,
     }
     let best: string | undefined;
     for (const [c, v] of votes) if (!best || v > votes.get(best)!) best = c;
+    // No contents to follow (an empty folder, or only folders): where the other side moved it,
+    // when this side holds a free folder there. It is how a move made on this side by an earlier
+    // batch is seen again, when the synced tree could not record it yet (another node's entry
+    // held the name).
+    const there = other?.get(path);
+    if (!best && there && there !== path && tree.get(there)?.kind === 'folder' && !claimed.has(there) && !(synced.has(there) && cur.get(there) === there)) best = there;
     if (best) {
       cur.set(path, best);
       claimed.add(best);
@@ -138,7 +147,8 @@ export function planSync(local: Tree, remote: Tree, synced: SyncedTree, options:
   const pathKey = (side: Side, p: string) => (ciSide[side] ? p.toLowerCase() : p);
 
   // ---- 1. nodes ----------------------------------------------------------------------------
-  const cur = { local: mapSide(synced, local, 'local'), remote: mapSide(synced, remote, 'remote') };
+  const localCur = mapSide(synced, local, 'local');
+  const cur = { local: localCur, remote: mapSide(synced, remote, 'remote', localCur) };
   const owner = { local: new Map<string, Node>(), remote: new Map<string, Node>() };
   const nodes: Node[] = [];
   const syncedNode = new Map<string, Node>();

@@ -98,5 +98,5 @@ describe('sync planner against a model of both sides (the hard cases: crash mid-
     expect(seen.trashed).toBeGreaterThan(0);
     expect(seen.moves).toBeGreaterThan(0);
     console.log('sync model run:', seen);
-  }, 120_000 * Math.max(1, runs / 2000));
+  }, 300_000 * Math.max(1, runs / 2000));
 });
