@@ -54,8 +54,11 @@ export function conflictName(name: string, now: Date, n = 1): string {
   return `${stem} (conflict ${stamp}${n > 1 ? ` ${n}` : ''})${ext}`;
 }
 
-/** Finds every synced entry again on one side: its current path, or null when it is gone. */
-export function mapSide(synced: SyncedTree, tree: Tree, side: Side): Map<string, string | null> {
+/**
+ * Finds every synced entry again on one side: its current path, or null when it is gone.
+ * `other`: where the other side holds each synced entry, for folders without identity.
+ */
+export function mapSide(synced: SyncedTree, tree: Tree, side: Side, other?: Map<string, string | null>): Map<string, string | null> {
   const idOf = (s: SyncedEntry) => (side === 'local' ? s.localId : s.remoteId);
   const byId = new Map<string, string | null>();
   for (const e of tree.values()) if (e.id) byId.set(e.id, byId.has(e.id) ? null : e.path);
@@ -84,7 +87,10 @@ export function mapSide(synced: SyncedTree, tree: Tree, side: Side): Map<string,
       if (cur.get(path)) continue;
       const s = synced.get(path)!;
       const parent = parentOf(path);
-      const base = parent === ROOT ? path : joinPath(cur.get(parent) ?? parent, baseName(path));
+      // Only a synced folder leads its children: an entry below a synced file (its name was taken
+      // by a folder while the file moved on) is looked for at its own place.
+      const lead = synced.get(parent)?.kind === 'folder' ? cur.get(parent) : undefined;
+      const base = parent === ROOT ? path : joinPath(lead ?? parent, baseName(path));
       const e = tree.get(base);
       if (e && !claimed.has(base) && e.kind === s.kind && (base === path || !synced.has(base))) {
         cur.set(path, base);
@@ -111,6 +117,12 @@ export function mapSide(synced: SyncedTree, tree: Tree, side: Side): Map<string,
     }
     let best: string | undefined;
     for (const [c, v] of votes) if (!best || v > votes.get(best)!) best = c;
+    // No contents to follow (an empty folder, or only folders): where the other side moved it,
+    // when this side holds a free folder there. It is how a move made on this side by an earlier
+    // batch is seen again, when the synced tree could not record it yet (another node's entry
+    // held the name).
+    const there = other?.get(path);
+    if (!best && there && there !== path && tree.get(there)?.kind === 'folder' && !claimed.has(there) && !(synced.has(there) && cur.get(there) === there)) best = there;
     if (best) {
       cur.set(path, best);
       claimed.add(best);
@@ -135,7 +147,8 @@ export function planSync(local: Tree, remote: Tree, synced: SyncedTree, options:
   const pathKey = (side: Side, p: string) => (ciSide[side] ? p.toLowerCase() : p);
 
   // ---- 1. nodes ----------------------------------------------------------------------------
-  const cur = { local: mapSide(synced, local, 'local'), remote: mapSide(synced, remote, 'remote') };
+  const localCur = mapSide(synced, local, 'local');
+  const cur = { local: localCur, remote: mapSide(synced, remote, 'remote', localCur) };
   const owner = { local: new Map<string, Node>(), remote: new Map<string, Node>() };
   const nodes: Node[] = [];
   const syncedNode = new Map<string, Node>();
@@ -183,7 +196,7 @@ export function planSync(local: Tree, remote: Tree, synced: SyncedTree, options:
   const syncedPlace = (n: Node): Choice | undefined => {
     if (!n.synced) return undefined;
     const pp = parentOf(n.synced.path);
-    if (pp !== ROOT && !syncedNode.has(pp)) return undefined;
+    if (pp !== ROOT && syncedNode.get(pp)?.kind !== 'folder') return undefined;
     return { parent: pp === ROOT ? null : syncedNode.get(pp)!, name: baseName(n.synced.path) };
   };
   const same = (a: Choice | undefined, b: Choice | undefined) => !!a && !!b && a.parent === b.parent && a.name === b.name;

@@ -158,13 +158,19 @@ export class SyncStore {
     this.st("DELETE FROM sync_tree WHERE pair_id = ? AND tree = 'synced' AND path = ?").run(pair, path);
   }
 
-  /** Renames a synced entry and everything below it. */
+  /**
+   * Renames a synced entry and, for a folder, everything below it. Entries below a file's path
+   * belong to other nodes (a folder that took the name while the file moved on) and stay.
+   */
   renameSynced(pair: number, from: string, to: string): void {
     if (from === to) return;
-    const rows = this.db
-      .prepare("SELECT path FROM sync_tree WHERE pair_id = ? AND tree = 'synced' AND (path = ? OR substr(path, 1, ?) = ?)")
-      .pluck()
-      .all(pair, from, from.length + 1, `${from}/`) as string[];
+    const rows =
+      this.synced1(pair, from)?.kind === 'file'
+        ? [from]
+        : (this.db
+            .prepare("SELECT path FROM sync_tree WHERE pair_id = ? AND tree = 'synced' AND (path = ? OR substr(path, 1, ?) = ?)")
+            .pluck()
+            .all(pair, from, from.length + 1, `${from}/`) as string[]);
     // Through a temporary prefix, so renaming into a place below the old one cannot collide.
     const move = this.st("UPDATE OR REPLACE sync_tree SET path = ? WHERE pair_id = ? AND tree = 'synced' AND path = ?");
     for (const p of rows) move.run(`\u0000${p}`, pair, p);

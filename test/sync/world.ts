@@ -9,7 +9,7 @@
  * all, the hardest case for detecting moves.
  */
 import { isInside, joinPath, parentOf, ROOT } from '../../src-main/connectors/shared/paths';
-import type { Op, PlanOptions, Side, SideEntry, SyncedEntry, SyncedTree, Tree } from '../../src-main/sync/model';
+import type { Op, Plan, PlanOptions, Side, SideEntry, SyncedEntry, SyncedTree, Tree } from '../../src-main/sync/model';
 import { planSync } from '../../src-main/sync/planner';
 
 interface Item {
@@ -17,6 +17,20 @@ interface Item {
   content?: string;
   ino: number;
   gen: number;
+}
+
+/** A seeded shuffle of a batch (the order operations of one batch finish in is free). */
+export function shuffler(seed: number) {
+  let x = seed >>> 0 || 1;
+  const next = () => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0), x);
+  return (ops: Op[]) => {
+    const a = [...ops];
+    for (let i = a.length - 1; i > 0; i--) {
+      const j = next() % (i + 1);
+      [a[i], a[j]] = [a[j], a[i]];
+    }
+    return a;
+  };
 }
 
 export const NAMES = ['a', 'A', 'b', 'c.txt', 'C.txt', 'e\u0301', '\u00e9', 'd'];
@@ -33,6 +47,8 @@ export class World {
   readonly violations: string[] = [];
   readonly conflicts: string[] = [];
   pending: Op[] = [];
+  /** Everything done to this world, written so that it can be played again (see `settle`). */
+  readonly log: string[];
   private counter = 0;
   private ino = 1;
   clock = Date.UTC(2026, 10, 24, 3, 15, 0);
@@ -40,7 +56,9 @@ export class World {
   constructor(
     readonly remoteCaseInsensitive = false,
     readonly remoteHashes = true,
-  ) {}
+  ) {
+    this.log = [`new World(${remoteCaseInsensitive}, ${remoteHashes})`];
+  }
 
   // ---- what the scanners see ----------------------------------------------------------------
 
@@ -101,6 +119,7 @@ export class World {
 
   /** One random user action on `side`; `p` are random numbers choosing what and where. */
   user(side: Side, action: number, p: number[]): void {
+    this.log.push(`user('${side}', ${action}, [${p}])`);
     const m = this.sides[side];
     const paths = [...m.keys()].sort();
     const folders = [ROOT, ...paths.filter((q) => m.get(q)!.kind === 'folder')];
@@ -150,6 +169,7 @@ export class World {
 
   // Direct user actions, for the named cases.
   put(side: Side, path: string, content = this.newContent()): string {
+    this.log.push(`put('${side}', ${JSON.stringify(path)}, ${JSON.stringify(content)})`);
     this.created.add(content);
     const it = this.sides[side].get(path);
     if (it) {
@@ -160,9 +180,11 @@ export class World {
     return content;
   }
   mkdir(side: Side, path: string): void {
+    this.log.push(`mkdir('${side}', ${JSON.stringify(path)})`);
     this.sides[side].set(path, { kind: 'folder', ino: this.ino++, gen: 0 });
   }
   remove(side: Side, path: string): void {
+    this.log.push(`remove('${side}', ${JSON.stringify(path)})`);
     for (const q of this.subtree(side, path)) {
       const c = this.sides[side].get(q)!.content;
       if (c) this.userRemoved.add(c);
@@ -170,6 +192,7 @@ export class World {
     }
   }
   move(side: Side, from: string, to: string): void {
+    this.log.push(`move('${side}', ${JSON.stringify(from)}, ${JSON.stringify(to)})`);
     this.moveTree(side, from, to);
   }
   content(side: Side, path: string): string | undefined {
@@ -193,7 +216,10 @@ export class World {
   private renameSynced(from: string, to: string) {
     if (from === to) return;
     const moved: SyncedEntry[] = [];
-    for (const [p, s] of this.synced) if (p === from || isInside(p, from)) moved.push(s);
+    // A file has nothing below it: entries under its path belong to other nodes (a folder that
+    // took the name while the file was on its way elsewhere) and stay where they are.
+    const file = this.synced.get(from)?.kind === 'file';
+    for (const [p, s] of this.synced) if (p === from || (!file && isInside(p, from))) moved.push(s);
     for (const s of moved) this.synced.delete(s.path);
     for (const s of moved) {
       const path = to + s.path.slice(from.length);
@@ -216,6 +242,20 @@ export class World {
   }
   private at(side: Side, path: string): SideEntry {
     return this.entry(side, path, this.sides[side].get(path)!);
+  }
+
+  /** A new plan, shuffled with `seed`, replaces what was left of the last (a crash dropped it). */
+  planPending(seed: number): Plan {
+    this.log.push(`planPending(${seed})`);
+    const plan = this.plan();
+    this.pending = shuffler(seed)(plan.ops);
+    return plan;
+  }
+
+  /** Applies the next `count` pending operations. */
+  applyPending(count: number): void {
+    this.log.push(`applyPending(${count})`);
+    for (const op of this.pending.splice(0, count)) this.apply(op);
   }
 
   /** Applies one planned operation as the executor would; false when its expectations fail. */
@@ -314,15 +354,32 @@ export class World {
     }
   }
 
-  /** Plans and applies until nothing is left to do; the number of rounds, or -1 past `cap`. */
-  settle(cap = 200, shuffle: (ops: Op[]) => Op[] = (o) => o): number {
+  /**
+   * Plans and applies until nothing is left to do (batches shuffled with `seed` when given) and
+   * returns the number of rounds. Throws, with the seed and the whole case, when the plan does
+   * not converge within `cap` rounds or the trees grow past what the changes can explain (a
+   * conflict copy per file at most): a failure to replay beats a run that never ends.
+   */
+  settle(cap = 200, seed?: number): number {
+    this.log.push(seed === undefined ? 'settle()' : `settle(${cap}, ${seed})`);
+    const shuffle = seed === undefined ? (o: Op[]) => o : shuffler(seed);
+    const size = () => this.sides.local.size + this.sides.remote.size + this.synced.size;
+    const bound = 3 * size() + 30;
+    let last: Op[] = [];
     for (let round = 0; round < cap; round++) {
       const plan = this.plan();
-      if (plan.refused || plan.stuck) throw new Error(`planner ${plan.refused ? `refused (${plan.refused.reason})` : 'is stuck'}`);
+      if (plan.refused || plan.stuck) this.fail(`planner ${plan.refused ? `refused (${plan.refused.reason})` : 'is stuck'} in round ${round}`, last);
       if (plan.ops.length === 0) return round;
       for (const op of shuffle(plan.ops)) this.apply(op);
+      last = plan.ops;
+      if (size() > bound) this.fail(`the trees grew to ${size()} entries (bound ${bound}) in round ${round}`, last);
     }
-    return -1;
+    return this.fail(`no convergence within ${cap} rounds`, last);
+  }
+
+  private fail(why: string, last: Op[]): never {
+    const ops = last.map((o) => JSON.stringify(o)).join('\n  ');
+    throw new Error(`sync did not settle: ${why}\ncase (play again with these calls):\n  ${this.log.join('\n  ')}\nlast batch:\n  ${ops}`);
   }
 
   /** What is wrong with the end state: the two sides differ, the synced tree disagrees, a version was lost. */
