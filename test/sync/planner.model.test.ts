@@ -48,9 +48,10 @@ class ApplyCommand implements fc.Command<Model, Real> {
   toString = () => `apply(${this.count})`;
 }
 
-// New cases on every run, from a seed printed first: SYNC_MODEL_SEED=<seed> plays the same
-// cases again (and SYNC_MODEL_PATH=<path>, from fast-check's report, only the failing one).
-const seedText = process.env.SYNC_MODEL_SEED ?? 'random';
+// The same cases on every run by default, so that a test run's outcome depends on the code
+// alone; SYNC_MODEL_SEED=random draws new ones (the seed is printed first), SYNC_MODEL_SEED=<seed>
+// plays a run again (and SYNC_MODEL_PATH=<path>, from fast-check's report, only the failing case).
+const seedText = process.env.SYNC_MODEL_SEED ?? '20261124';
 const seed = seedText === 'random' ? Math.floor(Math.random() * 2 ** 31) : Number(seedText);
 const path = process.env.SYNC_MODEL_PATH;
 const runs = Number(process.env.SYNC_MODEL_RUNS ?? 2000);
