@@ -57,6 +57,8 @@ export class SyncEngine {
   private readonly dirty = new Map<number, Set<string>>();
   private readonly ready = new Set<number>();
   private readonly fullScanAt = new Map<number, number>();
+  /** Pairs whose last plan was empty with nothing held; no operation ran since. */
+  private readonly settled = new Set<number>();
   private readonly timers = new Map<number, NodeJS.Timeout>();
   private pollTimer?: NodeJS.Timeout;
   private closed = false;
@@ -276,7 +278,8 @@ export class SyncEngine {
     this.changed(id);
     try {
       const x = await this.makeExecutor(pair);
-      await x.resume();
+      // A resumed operation changed the synced tree.
+      if ((await x.resume()).completed) this.settled.delete(id);
       const max = this.options.maxRounds ?? 100;
       for (;;) {
         pair = this.store.pair(id);
@@ -285,10 +288,12 @@ export class SyncEngine {
         const { plan, trees } = await this.planPair(pair, result.rounds === 0);
         result.plan = plan;
         if (plan.refused) {
+          this.settled.delete(id);
           this.store.update(id, { state: 'refused', error: refusal(plan) });
           return result;
         }
         if (plan.ops.length === 0) {
+          if (!plan.heldDeletes) this.settled.add(id);
           this.store.update(id, plan.heldDeletes ? { state: 'held', error: held(plan) } : { state: 'idle', lastSync: new Date().toISOString() });
           if (!plan.heldDeletes && pair.allowDeletes) this.store.update(id, { allowDeletes: false });
           return result;
@@ -328,10 +333,14 @@ export class SyncEngine {
     const empty: Record<Side, Tree> = { local: new Map(), remote: new Map() };
     if (!roots.local || !roots.remote) return { plan: planSync(new Map(), new Map(), new Map(), { now: new Date(), rootsPresent: roots }), trees: empty };
     const ignored = await loadIgnore(pair.localPath, pair.excluded);
-    const before = { local: this.store.tree(pair.id, 'local'), remote: this.store.tree(pair.id, 'remote') };
-    const [local, rtree] = await Promise.all([scanLocal(pair.localPath, ignored, before.local, this.changedFolders(pair.id, incremental)), scanRemote(remote, pair.remotePath, ignored)]);
-    this.store.saveTree(pair.id, 'local', local, before.local);
-    this.store.saveTree(pair.id, 'remote', rtree, before.remote);
+    const changed = this.changedFolders(pair.id, incremental);
+    const [local, rtree] = await Promise.all([scanLocal(pair.localPath, ignored, this.store.tree(pair.id, 'local'), changed), scanRemote(remote, pair.remotePath, ignored)]);
+    const written = this.store.saveTree(pair.id, 'local', local) + this.store.saveTree(pair.id, 'remote', rtree);
+    // Both scans as they were when the last plan came out empty: the plan would again (it is a
+    // function of the scans and the synced tree, which only operations change), so the synced
+    // tree is not read and nothing is planned.
+    if (written === 0 && this.settled.has(pair.id)) return { plan: { ops: [] }, trees: { local, remote: rtree } };
+    this.settled.delete(pair.id);
     const plan = planSync(local, rtree, this.store.synced(pair.id), {
       now: new Date(),
       remoteCaseInsensitive: !remote.features.caseSensitive,
@@ -357,6 +366,7 @@ export class SyncEngine {
   }
 
   private async execute(id: number, x: Executor, ops: Op[], trees: Record<Side, Tree>): Promise<number> {
+    this.settled.delete(id);
     let next = 0;
     let done = 0;
     this.pending.set(id, ops.length);

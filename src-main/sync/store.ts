@@ -103,20 +103,29 @@ export class SyncStore {
     return t;
   }
 
-  /** Stores a side's scan; with the previous one, only the rows that changed are written. */
-  saveTree(pair: number, side: Side, tree: Tree, previous?: Tree): void {
-    this.db.transaction(() => {
-      if (!previous) {
-        this.st('DELETE FROM sync_tree WHERE pair_id = ? AND tree = ?').run(pair, side);
-        for (const e of tree.values()) this.insTree(pair, side, e);
-        return;
+  /**
+   * Stores a side's scan, writing only the rows that changed: the stored rows are read one at a
+   * time and compared (no second copy of the tree in memory). Returns how many rows it wrote or
+   * deleted (0: the side is as it was at its last scan).
+   */
+  saveTree(pair: number, side: Side, tree: Tree): number {
+    return this.db.transaction(() => {
+      const gone: string[] = [];
+      const same = new Set<string>();
+      for (const r of this.st('SELECT * FROM sync_tree WHERE pair_id = ? AND tree = ?').iterate(pair, side) as IterableIterator<TreeRow>) {
+        const e = tree.get(r.path);
+        if (!e) gone.push(r.path);
+        else if (e.kind === r.kind && e.id === u(r.local_id) && e.ver === (r.local_ver ?? '') && e.hash === u(r.hash) && e.size === u(r.size) && e.stamp === u(r.stamp)) same.add(r.path);
       }
       const del = this.st('DELETE FROM sync_tree WHERE pair_id = ? AND tree = ? AND path = ?');
-      for (const p of previous.keys()) if (!tree.has(p)) del.run(pair, side, p);
+      for (const p of gone) del.run(pair, side, p);
+      let written = gone.length;
       for (const e of tree.values()) {
-        const o = previous.get(e.path);
-        if (!o || o.kind !== e.kind || o.id !== e.id || o.ver !== e.ver || o.hash !== e.hash || o.size !== e.size || o.stamp !== e.stamp) this.insTree(pair, side, e);
+        if (same.has(e.path)) continue;
+        this.insTree(pair, side, e);
+        written++;
       }
+      return written;
     })();
   }
 
@@ -126,9 +135,7 @@ export class SyncStore {
   }
 
   private insTree(pair: number, side: Side, e: SideEntry): void {
-    this.db
-      .prepare('INSERT OR REPLACE INTO sync_tree (pair_id, tree, path, kind, local_id, local_ver, hash, size, stamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
-      .run(pair, side, e.path, e.kind, e.id ?? null, e.ver, e.hash ?? null, e.size ?? null, e.stamp ?? null);
+    this.st('INSERT OR REPLACE INTO sync_tree (pair_id, tree, path, kind, local_id, local_ver, hash, size, stamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(pair, side, e.path, e.kind, e.id ?? null, e.ver, e.hash ?? null, e.size ?? null, e.stamp ?? null);
   }
 
   synced(pair: number): SyncedTree {
@@ -140,9 +147,7 @@ export class SyncStore {
   }
 
   putSynced(pair: number, s: SyncedEntry): void {
-    this.db
-      .prepare("INSERT OR REPLACE INTO sync_tree (pair_id, tree, path, kind, local_id, local_ver, remote_id, remote_ver, hash) VALUES (?, 'synced', ?, ?, ?, ?, ?, ?, ?)")
-      .run(pair, s.path, s.kind, s.localId ?? null, s.localVer ?? null, s.remoteId ?? null, s.remoteVer ?? null, s.hash ?? null);
+    this.st("INSERT OR REPLACE INTO sync_tree (pair_id, tree, path, kind, local_id, local_ver, remote_id, remote_ver, hash) VALUES (?, 'synced', ?, ?, ?, ?, ?, ?, ?)").run(pair, s.path, s.kind, s.localId ?? null, s.localVer ?? null, s.remoteId ?? null, s.remoteVer ?? null, s.hash ?? null);
   }
 
   getSynced(pair: number, path: string): SyncedEntry | undefined {
