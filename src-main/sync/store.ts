@@ -97,7 +97,7 @@ export class SyncStore {
   /** A side's last scan: also the cache of local content hashes (by inode, size and times). */
   tree(pair: number, side: Side): Tree {
     const t: Tree = new Map();
-    for (const r of this.st("SELECT * FROM sync_tree WHERE pair_id = ? AND tree = ?").all(pair, side) as TreeRow[]) {
+    for (const r of this.st('SELECT * FROM sync_tree WHERE pair_id = ? AND tree = ?').iterate(pair, side) as IterableIterator<TreeRow>) {
       t.set(r.path, { path: r.path, kind: r.kind, id: u(r.local_id), ver: r.local_ver ?? '', hash: u(r.hash), size: u(r.size), stamp: u(r.stamp) });
     }
     return t;
@@ -140,7 +140,7 @@ export class SyncStore {
 
   synced(pair: number): SyncedTree {
     const t: SyncedTree = new Map();
-    for (const r of this.st("SELECT * FROM sync_tree WHERE pair_id = ? AND tree = 'synced'").all(pair) as TreeRow[]) {
+    for (const r of this.st("SELECT * FROM sync_tree WHERE pair_id = ? AND tree = 'synced'").iterate(pair) as IterableIterator<TreeRow>) {
       t.set(r.path, { path: r.path, kind: r.kind, localId: u(r.local_id), localVer: u(r.local_ver), remoteId: u(r.remote_id), remoteVer: u(r.remote_ver), hash: u(r.hash) });
     }
     return t;
