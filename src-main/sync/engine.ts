@@ -333,13 +333,21 @@ export class SyncEngine {
     const empty: Record<Side, Tree> = { local: new Map(), remote: new Map() };
     if (!roots.local || !roots.remote) return { plan: planSync(new Map(), new Map(), new Map(), { now: new Date(), rootsPresent: roots }), trees: empty };
     const ignored = await loadIgnore(pair.localPath, pair.excluded);
-    const changed = this.changedFolders(pair.id, incremental);
-    const [local, rtree] = await Promise.all([scanLocal(pair.localPath, ignored, this.store.tree(pair.id, 'local'), changed), scanRemote(remote, pair.remotePath, ignored)]);
-    const written = this.store.saveTree(pair.id, 'local', local) + this.store.saveTree(pair.id, 'remote', rtree);
+    const seen = this.changedFolders(pair.id, incremental);
     // Both scans as they were when the last plan came out empty: the plan would again (it is a
     // function of the scans and the synced tree, which only operations change), so the synced
     // tree is not read and nothing is planned.
-    if (written === 0 && this.settled.has(pair.id)) return { plan: { ops: [] }, trees: { local, remote: rtree } };
+    const settled = this.settled.has(pair.id);
+    let known: Tree | undefined;
+    if (settled && seen?.size === 0) {
+      // The watch saw nothing: the local side is as stored, and is not even loaded unless the remote one changed.
+      known = await scanRemote(remote, pair.remotePath, ignored);
+      if (this.store.saveTree(pair.id, 'remote', known) === 0) return { plan: { ops: [] }, trees: { local: new Map(), remote: known } };
+    }
+    const [local, rtree] = await Promise.all([scanLocal(pair.localPath, ignored, this.store.tree(pair.id, 'local'), seen && ((folder) => seen.has(folder))), known ?? scanRemote(remote, pair.remotePath, ignored)]);
+    // With `known`, the remote scan was stored above and differed.
+    const written = this.store.saveTree(pair.id, 'local', local) + (known ? 1 : this.store.saveTree(pair.id, 'remote', rtree));
+    if (written === 0 && settled) return { plan: { ops: [] }, trees: { local, remote: rtree } };
     this.settled.delete(pair.id);
     const plan = planSync(local, rtree, this.store.synced(pair.id), {
       now: new Date(),
@@ -355,12 +363,12 @@ export class SyncEngine {
    * lost event, the ignore rules changed, not the first round, or the last full read is older
    * than FULL_SCAN_MS); else the folders the watch saw change. Starts recording anew either way.
    */
-  private changedFolders(id: number, incremental: boolean): ((folder: string) => boolean) | undefined {
+  private changedFolders(id: number, incremental: boolean): Set<string> | undefined {
     const seen = this.dirty.get(id);
     if (this.ready.has(id)) this.dirty.set(id, new Set());
     else this.dirty.delete(id);
     const fresh = Date.now() - (this.fullScanAt.get(id) ?? 0) < FULL_SCAN_MS;
-    if (incremental && seen && fresh) return (folder) => seen.has(folder);
+    if (incremental && seen && fresh) return seen;
     this.fullScanAt.set(id, Date.now());
     return undefined;
   }
