@@ -63,13 +63,23 @@ function peer(cmd: string, args: string[], env: NodeJS.ProcessEnv): Run {
 
 /**
  * In the child: `passes` runs of the engine over the pair stored in `work` (made when absent).
- * The last run is the result; with two, the first (the pass after a start) is `restart`.
+ * The last run is the result; with two, the first (the pass after a start) is `restart`. With
+ * `watch`, the engine runs on its watch (no poll): it starts, settles with the watch ready, and
+ * the timed pass is the next one, as a trigger with nothing changed locally runs it.
  */
-async function child(src: string, dst: string, work: string, passes: number): Promise<void> {
+async function child(src: string, dst: string, work: string, passes: number, watch: boolean): Promise<void> {
   const db = syncDb(join(work, 'sync.db'));
   const remote = new LocalConnector({ path: dst, trashDir: join(work, 'trash') });
-  const engine = new SyncEngine(db, async () => remote, { manual: true, concurrency: 8 });
+  const engine = new SyncEngine(db, async () => remote, watch ? { pollMs: 0, debounceMs: 600_000, concurrency: 8 } : { manual: true, concurrency: 8 });
   const id = engine.store.pairs()[0]?.id ?? (await engine.create({ localPath: src, account: 1, remotePath: '/' })).id;
+  if (watch) {
+    await engine.start();
+    const ready = (engine as unknown as { ready: Set<number> }).ready;
+    // The run of the start (and any it asked for) is over, and the watch is ready.
+    while (engine.status()[0].state === 'syncing' || !ready.has(id)) await new Promise((r) => setTimeout(r, 100));
+    // The first run with the watch ready starts recording what it sees; the pass after it trusts it.
+    await engine.run(id);
+  }
   const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
   gc();
   const idle = process.memoryUsage().rss;
@@ -93,8 +103,8 @@ async function child(src: string, dst: string, work: string, passes: number): Pr
 }
 
 /** First sync: one run in a fresh process. Else a run after a start, then the no-change pass. */
-function tributaryRun(src: string, dst: string, work: string, first: boolean): Run {
-  const args = ['--expose-gc', join(root, 'scripts/run-ts.mjs'), 'test/bench/sync.bench.ts', 'child', src, dst, work, first ? '1' : '2'];
+function tributaryRun(src: string, dst: string, work: string, first: boolean, watch = false): Run {
+  const args = ['--expose-gc', join(root, 'scripts/run-ts.mjs'), 'test/bench/sync.bench.ts', 'child', src, dst, work, first || watch ? '1' : '2', ...(watch ? ['watch'] : [])];
   const r = spawnSync(process.execPath, args, { cwd: root, encoding: 'utf8', maxBuffer: 64 << 20 });
   const line = r.stdout.split('\n').find((l) => l.startsWith('RESULT '));
   if (!line) throw new Error(`bench child failed (${r.status}): ${r.stderr || r.stdout}`);
@@ -120,13 +130,14 @@ const TOOLS: [string, (src: string, dst: string, work: string, first: boolean) =
 const mb = (x: Run) => (x.rssMB === null ? '—' : x.rssMB.toFixed(0));
 
 export async function main(argv: string[] = []): Promise<void> {
-  if (argv[0] === 'child') return child(argv[1], argv[2], argv[3], Number(argv[4]));
+  if (argv[0] === 'child') return child(argv[1], argv[2], argv[3], Number(argv[4]), argv[5] === 'watch');
   const dir = scratchDir('bench-sync');
   try {
     const bytes = Math.max(1, Math.floor((MB * 2 ** 20) / FILES));
     const totalMB = (bytes * FILES) / 2 ** 20;
     const first: Record<string, Run> = {};
     const again: Record<string, Run> = {};
+    let watched: Run | undefined;
     for (const [tool, fn] of PEERS ? TOOLS : TOOLS.slice(0, 1)) {
       const pair = (label: string) => {
         const base = join(dir, `${tool.replace(' ', '-')}-${label}`);
@@ -145,6 +156,7 @@ export async function main(argv: string[] = []): Promise<void> {
       cpSync(p.src, p.dst, { recursive: true });
       fn(p.src, p.dst, p.work, true);
       again[tool] = fn(p.src, p.dst, p.work, false);
+      if (tool === 'tributary') watched = tributaryRun(p.src, p.dst, p.work, false, true);
       rmSync(p.base, { recursive: true, force: true });
     }
     console.log(`\nTwo-way sync, local folder ↔ local folder: first sync of ${FILES} files (${totalMB.toFixed(0)} MB), no-change pass over ${NOCHANGE} files`);
@@ -158,11 +170,13 @@ export async function main(argv: string[] = []): Promise<void> {
     }
     const r = again.tributary.restart;
     if (r) console.log(`tributary's no-change pass right after a start: ${r.seconds.toFixed(2)} s (${mb(r)} MB RSS above idle)`);
+    if (watched) console.log(`tributary's no-change pass on its watch (local side not read): ${watched.seconds.toFixed(2)} s (${mb(watched)} MB RSS above idle [idle ${watched.idleMB?.toFixed(0)}])`);
     const cells: SummaryCell[] = [
       { row: 'sync', column: `no-change pass, ${NOCHANGE} files`, value: again.tributary.seconds * 1000, unit: 'ms' },
       { row: 'sync', column: `no-change pass RSS above idle, ${NOCHANGE} files`, value: again.tributary.rssMB ?? NaN, unit: 'MiB' },
     ];
     if (r) cells.push({ row: 'sync', column: `no-change pass after a start, ${NOCHANGE} files`, value: r.seconds * 1000, unit: 'ms' }, { row: 'sync', column: `no-change pass after a start, RSS above idle`, value: r.rssMB ?? NaN, unit: 'MiB' });
+    if (watched) cells.push({ row: 'sync', column: `no-change pass on the watch, ${NOCHANGE} files`, value: watched.seconds * 1000, unit: 'ms' }, { row: 'sync', column: 'no-change pass on the watch, RSS above idle', value: watched.rssMB ?? NaN, unit: 'MiB' });
     if (first.tributary) cells.push({ row: 'sync', column: `first sync, ${FILES} files / ${totalMB.toFixed(0)} MB`, value: first.tributary.seconds * 1000, unit: 'ms' });
     if (PEERS) {
       console.log(`\nTributary's speed ÷ peer's ${RATIO_LABEL}`);
@@ -170,6 +184,7 @@ export async function main(argv: string[] = []): Promise<void> {
         const f = first.tributary && first[tool] ? timeRatio(first.tributary.seconds, first[tool].seconds) : '—';
         console.log(`  vs ${tool.padEnd(14)} first sync ${f}   no-change pass ${timeRatio(again.tributary.seconds, again[tool].seconds)}`);
         if (r) cells.push({ row: 'sync', column: `no-change pass after a start, ${NOCHANGE} files`, value: r.seconds * 1000, unit: 'ms' }, { row: 'sync', column: `no-change pass after a start, RSS above idle`, value: r.rssMB ?? NaN, unit: 'MiB' });
+    if (watched) cells.push({ row: 'sync', column: `no-change pass on the watch, ${NOCHANGE} files`, value: watched.seconds * 1000, unit: 'ms' }, { row: 'sync', column: 'no-change pass on the watch, RSS above idle', value: watched.rssMB ?? NaN, unit: 'MiB' });
     if (first.tributary) cells.push({ row: 'sync (local ↔ local)', peer: tool, column: 'first sync', value: first[tool].seconds / first.tributary.seconds });
         cells.push({ row: 'sync (local ↔ local)', peer: tool, column: 'no-change pass', value: again[tool].seconds / again.tributary.seconds });
       }
