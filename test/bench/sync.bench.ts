@@ -153,7 +153,7 @@ export async function main(argv: string[] = []): Promise<void> {
       }
       const p = pair('nochange');
       makeTree(p.src, NOCHANGE, 16);
-      cpSync(p.src, p.dst, { recursive: true });
+      cpSync(p.src, p.dst, { recursive: true, preserveTimestamps: true });
       fn(p.src, p.dst, p.work, true);
       again[tool] = fn(p.src, p.dst, p.work, false);
       if (tool === 'tributary') watched = tributaryRun(p.src, p.dst, p.work, false, true);
@@ -183,9 +183,7 @@ export async function main(argv: string[] = []): Promise<void> {
       for (const tool of ['unison', 'rclone bisync']) {
         const f = first.tributary && first[tool] ? timeRatio(first.tributary.seconds, first[tool].seconds) : '—';
         console.log(`  vs ${tool.padEnd(14)} first sync ${f}   no-change pass ${timeRatio(again.tributary.seconds, again[tool].seconds)}`);
-        if (r) cells.push({ row: 'sync', column: `no-change pass after a start, ${NOCHANGE} files`, value: r.seconds * 1000, unit: 'ms' }, { row: 'sync', column: `no-change pass after a start, RSS above idle`, value: r.rssMB ?? NaN, unit: 'MiB' });
-    if (watched) cells.push({ row: 'sync', column: `no-change pass on the watch, ${NOCHANGE} files`, value: watched.seconds * 1000, unit: 'ms' }, { row: 'sync', column: 'no-change pass on the watch, RSS above idle', value: watched.rssMB ?? NaN, unit: 'MiB' });
-    if (first.tributary) cells.push({ row: 'sync (local ↔ local)', peer: tool, column: 'first sync', value: first[tool].seconds / first.tributary.seconds });
+        if (first.tributary) cells.push({ row: 'sync (local ↔ local)', peer: tool, column: 'first sync', value: first[tool].seconds / first.tributary.seconds });
         cells.push({ row: 'sync (local ↔ local)', peer: tool, column: 'no-change pass', value: again[tool].seconds / again.tributary.seconds });
       }
     }
