@@ -162,6 +162,7 @@ export class SyncEngine {
     await this.unwatch(id);
     await this.running.get(id)?.catch(() => {});
     this.store.removePair(id);
+    this.settled.delete(id);
     this.changed(id);
   }
 
