@@ -66,6 +66,8 @@ export class SyncEngine {
   private readonly dirty = new Map<number, Set<string>>();
   private readonly ready = new Set<number>();
   private readonly fullScanAt = new Map<number, number>();
+  /** Pairs whose last plan was empty with nothing held; no operation ran since. */
+  private readonly settled = new Set<number>();
   private readonly timers = new Map<number, NodeJS.Timeout>();
   private readonly retries = new Map<number, NodeJS.Timeout>();
   private remote?: RemoteWatch;
@@ -198,6 +200,7 @@ export class SyncEngine {
     await this.unwatch(id);
     await this.running.get(id)?.catch(() => {});
     this.store.removePair(id);
+    this.settled.delete(id);
     this.changed(id);
   }
 
@@ -343,7 +346,8 @@ export class SyncEngine {
     this.changed(id);
     try {
       const x = await this.makeExecutor(pair);
-      await x.resume();
+      // A resumed operation changed the synced tree.
+      if ((await x.resume()).completed) this.settled.delete(id);
       const max = this.options.maxRounds ?? 100;
       for (;;) {
         pair = this.store.pair(id);
@@ -352,10 +356,12 @@ export class SyncEngine {
         const { plan, trees } = await this.planPair(pair, result.rounds === 0);
         result.plan = plan;
         if (plan.refused) {
+          this.settled.delete(id);
           this.store.update(id, { state: 'refused', error: refusal(plan) });
           return result;
         }
         if (plan.ops.length === 0) {
+          if (!plan.heldDeletes) this.settled.add(id);
           this.store.update(id, plan.heldDeletes ? { state: 'held', error: held(plan) } : { state: 'idle', lastSync: new Date().toISOString() });
           if (!plan.heldDeletes && pair.allowDeletes) this.store.update(id, { allowDeletes: false });
           return result;
@@ -400,11 +406,25 @@ export class SyncEngine {
     const empty: Record<Side, Tree> = { local: new Map(), remote: new Map() };
     if (!roots.local || !roots.remote) return { plan: planSync(new Map(), new Map(), new Map(), { now: new Date(), rootsPresent: roots }), trees: empty };
     const ignored = await loadIgnore(pair.localPath, pair.excluded);
-    const before = { local: this.store.tree(pair.id, 'local'), remote: this.store.tree(pair.id, 'remote') };
-    const [local, rtree] = await Promise.all([scanLocal(pair.localPath, ignored, before.local, this.changedFolders(pair.id, incremental)), scanRemote(remote, pair.remotePath, ignored)]);
-    this.store.saveTree(pair.id, 'local', local, before.local);
-    this.store.saveTree(pair.id, 'remote', rtree, before.remote);
+    const seen = this.changedFolders(pair.id, incremental);
+    // Both scans as they were when the last plan came out empty: the plan would again (it is a
+    // function of the scans and the synced tree, which only operations change), so the synced
+    // tree is not read and nothing is planned.
+    const settled = this.settled.has(pair.id);
+    let known: Tree | undefined;
+    if (settled && seen?.size === 0) {
+      // The watch saw nothing: the local side is as stored, and is not even loaded unless the remote one changed.
+      known = await scanRemote(remote, pair.remotePath, ignored);
+      if (this.store.saveTree(pair.id, 'remote', known) === 0) return { plan: { ops: [] }, trees: { local: new Map(), remote: known } };
+    }
+    const [local, rtree] = await Promise.all([scanLocal(pair.localPath, ignored, this.store.tree(pair.id, 'local'), seen && ((folder) => seen.has(folder))), known ?? scanRemote(remote, pair.remotePath, ignored)]);
+    // With `known`, the remote scan was stored above and differed.
+    const written = this.store.saveTree(pair.id, 'local', local) + (known ? 1 : this.store.saveTree(pair.id, 'remote', rtree));
+    if (written === 0 && settled) return { plan: { ops: [] }, trees: { local, remote: rtree } };
+    this.settled.delete(pair.id);
     const synced = this.store.synced(pair.id);
+    // A version that only reading again can tell from a same-second change is settled here, so a
+    // pass is only ever "settled" with no such version left.
     await checkRacy(this.store, pair.id, remote, pair.remotePath, rtree, synced);
     const plan = planSync(local, rtree, synced, {
       now: new Date(),
@@ -420,17 +440,18 @@ export class SyncEngine {
    * lost event, the ignore rules changed, not the first round, or the last full read is older
    * than FULL_SCAN_MS); else the folders the watch saw change. Starts recording anew either way.
    */
-  private changedFolders(id: number, incremental: boolean): ((folder: string) => boolean) | undefined {
+  private changedFolders(id: number, incremental: boolean): Set<string> | undefined {
     const seen = this.dirty.get(id);
     if (this.ready.has(id)) this.dirty.set(id, new Set());
     else this.dirty.delete(id);
     const fresh = Date.now() - (this.fullScanAt.get(id) ?? 0) < FULL_SCAN_MS;
-    if (incremental && seen && fresh) return (folder) => seen.has(folder);
+    if (incremental && seen && fresh) return seen;
     this.fullScanAt.set(id, Date.now());
     return undefined;
   }
 
   private async execute(id: number, x: Executor, ops: Op[], trees: Record<Side, Tree>): Promise<number> {
+    this.settled.delete(id);
     let next = 0;
     let done = 0;
     this.pending.set(id, ops.length);

@@ -77,6 +77,8 @@ export async function localEntry(root: string, path: string, previous?: SideEntr
   if (st.isDirectory()) return { path, kind: 'folder', id, ver: 'd' };
   if (!st.isFile()) return null;
   const stamp = `${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.ino}`;
+  // Unchanged since the last scan: that scan's entry itself, so both trees share it in memory.
+  if (!knownHash && previous && previous.path === path && previous.kind === 'file' && previous.id === id && previous.stamp === stamp && previous.hash) return previous;
   const hash = knownHash ?? (previous && previous.id === id && previous.stamp === stamp && previous.hash ? previous.hash : await md5File(abs));
   return { path, kind: 'file', id, ver: hash, hash, size: Number(st.size), stamp, modified: Number(st.mtimeNs / 1_000_000n) };
 }

@@ -97,26 +97,35 @@ export class SyncStore {
   /** A side's last scan: also the cache of local content hashes (by inode, size and times). */
   tree(pair: number, side: Side): Tree {
     const t: Tree = new Map();
-    for (const r of this.st("SELECT * FROM sync_tree WHERE pair_id = ? AND tree = ?").all(pair, side) as TreeRow[]) {
+    for (const r of this.st('SELECT * FROM sync_tree WHERE pair_id = ? AND tree = ?').iterate(pair, side) as IterableIterator<TreeRow>) {
       t.set(r.path, { path: r.path, kind: r.kind, id: u(r.local_id), ver: r.local_ver ?? '', hash: u(r.hash), size: u(r.size), stamp: u(r.stamp) });
     }
     return t;
   }
 
-  /** Stores a side's scan; with the previous one, only the rows that changed are written. */
-  saveTree(pair: number, side: Side, tree: Tree, previous?: Tree): void {
-    this.db.transaction(() => {
-      if (!previous) {
-        this.st('DELETE FROM sync_tree WHERE pair_id = ? AND tree = ?').run(pair, side);
-        for (const e of tree.values()) this.insTree(pair, side, e);
-        return;
+  /**
+   * Stores a side's scan, writing only the rows that changed: the stored rows are read one at a
+   * time and compared (no second copy of the tree in memory). Returns how many rows it wrote or
+   * deleted (0: the side is as it was at its last scan).
+   */
+  saveTree(pair: number, side: Side, tree: Tree): number {
+    return this.db.transaction(() => {
+      const gone: string[] = [];
+      const same = new Set<string>();
+      for (const r of this.st('SELECT * FROM sync_tree WHERE pair_id = ? AND tree = ?').iterate(pair, side) as IterableIterator<TreeRow>) {
+        const e = tree.get(r.path);
+        if (!e) gone.push(r.path);
+        else if (e.kind === r.kind && e.id === u(r.local_id) && e.ver === (r.local_ver ?? '') && e.hash === u(r.hash) && e.size === u(r.size) && e.stamp === u(r.stamp)) same.add(r.path);
       }
       const del = this.st('DELETE FROM sync_tree WHERE pair_id = ? AND tree = ? AND path = ?');
-      for (const p of previous.keys()) if (!tree.has(p)) del.run(pair, side, p);
+      for (const p of gone) del.run(pair, side, p);
+      let written = gone.length;
       for (const e of tree.values()) {
-        const o = previous.get(e.path);
-        if (!o || o.kind !== e.kind || o.id !== e.id || o.ver !== e.ver || o.hash !== e.hash || o.size !== e.size || o.stamp !== e.stamp) this.insTree(pair, side, e);
+        if (same.has(e.path)) continue;
+        this.insTree(pair, side, e);
+        written++;
       }
+      return written;
     })();
   }
 
@@ -126,23 +135,19 @@ export class SyncStore {
   }
 
   private insTree(pair: number, side: Side, e: SideEntry): void {
-    this.db
-      .prepare('INSERT OR REPLACE INTO sync_tree (pair_id, tree, path, kind, local_id, local_ver, hash, size, stamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
-      .run(pair, side, e.path, e.kind, e.id ?? null, e.ver, e.hash ?? null, e.size ?? null, e.stamp ?? null);
+    this.st('INSERT OR REPLACE INTO sync_tree (pair_id, tree, path, kind, local_id, local_ver, hash, size, stamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(pair, side, e.path, e.kind, e.id ?? null, e.ver, e.hash ?? null, e.size ?? null, e.stamp ?? null);
   }
 
   synced(pair: number): SyncedTree {
     const t: SyncedTree = new Map();
-    for (const r of this.st("SELECT * FROM sync_tree WHERE pair_id = ? AND tree = 'synced'").all(pair) as TreeRow[]) {
+    for (const r of this.st("SELECT * FROM sync_tree WHERE pair_id = ? AND tree = 'synced'").iterate(pair) as IterableIterator<TreeRow>) {
       t.set(r.path, { path: r.path, kind: r.kind, localId: u(r.local_id), localVer: u(r.local_ver), remoteId: u(r.remote_id), remoteVer: u(r.remote_ver), hash: u(r.hash) });
     }
     return t;
   }
 
   putSynced(pair: number, s: SyncedEntry): void {
-    this.db
-      .prepare("INSERT OR REPLACE INTO sync_tree (pair_id, tree, path, kind, local_id, local_ver, remote_id, remote_ver, hash) VALUES (?, 'synced', ?, ?, ?, ?, ?, ?, ?)")
-      .run(pair, s.path, s.kind, s.localId ?? null, s.localVer ?? null, s.remoteId ?? null, s.remoteVer ?? null, s.hash ?? null);
+    this.st("INSERT OR REPLACE INTO sync_tree (pair_id, tree, path, kind, local_id, local_ver, remote_id, remote_ver, hash) VALUES (?, 'synced', ?, ?, ?, ?, ?, ?, ?)").run(pair, s.path, s.kind, s.localId ?? null, s.localVer ?? null, s.remoteId ?? null, s.remoteVer ?? null, s.hash ?? null);
   }
 
   getSynced(pair: number, path: string): SyncedEntry | undefined {

@@ -1,6 +1,6 @@
 // The local scanner (docs/sync.md, "How changes are found" and "What is synced"): the case
 // "untrustworthy times" on a real file system, and the ignore rules.
-import { mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ignoreRules, scanLocal } from '../../src-main/sync/scan';
@@ -58,5 +58,21 @@ describe('sync scanner', () => {
     expect([...after.keys()].sort()).toEqual(['/a', '/a/deep', '/a/deep/d.txt', '/a/x.txt', '/b', '/b/new', '/b/new/w.txt', '/b/y.txt', '/b/z.txt']);
     // Without the hint everything is read.
     expect((await scanLocal(root, none, after)).get('/a/x.txt')!.ver).not.toBe(before.get('/a/x.txt')!.ver);
+  });
+
+  it('an unchanged file keeps the previous scan\'s entry (one copy in memory); a changed or moved one gets a new entry', async () => {
+    const root = join(dir, 'shared');
+    mkdirSync(join(root, 'a'), { recursive: true });
+    for (const n of ['a/same.txt', 'a/edited.txt', 'moved.txt']) writeFileSync(join(root, n), n);
+    const none = ignoreRules(undefined);
+    const before = await scanLocal(root, none);
+    writeFileSync(join(root, 'a/edited.txt'), 'edited');
+    renameSync(join(root, 'moved.txt'), join(root, 'a/moved.txt'));
+    const after = await scanLocal(root, none, before);
+    expect(after.get('/a/same.txt')).toBe(before.get('/a/same.txt'));
+    expect(after.get('/a/edited.txt')).not.toBe(before.get('/a/edited.txt'));
+    expect(after.get('/a/edited.txt')!.ver).not.toBe(before.get('/a/edited.txt')!.ver);
+    // Moved: same identity and hash, its own path.
+    expect(after.get('/a/moved.txt')).toMatchObject({ path: '/a/moved.txt', id: before.get('/moved.txt')!.id, hash: before.get('/moved.txt')!.hash });
   });
 });

@@ -1,0 +1,93 @@
+// A pass over a pair where nothing changed (docs/sync.md, "How changes are found"): the scans
+// are compared with the stored ones row by row, and when both are as they were when the last
+// plan came out empty, the synced tree is not read and nothing is planned. A change made after
+// such a pass is still carried over. Both sides are folders on this disk (the remote one through
+// the local connector).
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { LocalConnector } from '../../src-main/connectors/local';
+import { SyncEngine } from '../../src-main/sync/engine';
+import { scratchDir } from '../servers/util';
+import { syncDb } from './scenario';
+
+async function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('sync: a pass over an unchanged pair', () => {
+  const dir = scratchDir('sync-no-change');
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('writes no row and plans nothing, and a later change on either side still crosses', async () => {
+    const [mine, theirs] = [join(dir, 'mine'), join(dir, 'theirs')];
+    mkdirSync(join(mine, 'a'), { recursive: true });
+    mkdirSync(theirs);
+    writeFileSync(join(mine, 'a/x.txt'), 'one');
+    writeFileSync(join(mine, 'y.txt'), 'one');
+    const db = syncDb(join(dir, 'sync.db'));
+    const remote = new LocalConnector({ path: theirs, trashDir: join(dir, 'trash') });
+    const engine = new SyncEngine(db, async () => remote, { manual: true, trashDir: join(dir, 'trash') });
+    try {
+      const pair = await engine.create({ localPath: mine, account: 1, remotePath: '/' });
+      expect((await engine.run(pair.id)).ops).toBeGreaterThan(0);
+      expect(readFileSync(join(theirs, 'a/x.txt'), 'utf8')).toBe('one');
+
+      const synced = vi.spyOn(engine.store, 'synced');
+      const saved = vi.spyOn(engine.store, 'saveTree');
+      const again = await engine.run(pair.id);
+      expect(again.ops).toBe(0);
+      expect(saved.mock.results.map((r) => r.value)).toEqual([0, 0]);
+      expect(synced).not.toHaveBeenCalled();
+      expect(engine.store.pair(pair.id).state).toBe('idle');
+
+      // A remote edit and a local addition after the settled pass are planned and carried over.
+      writeFileSync(join(theirs, 'a/x.txt'), 'two, remote');
+      writeFileSync(join(mine, 'z.txt'), 'new, local');
+      expect((await engine.run(pair.id)).ops).toBeGreaterThan(0);
+      expect(synced).toHaveBeenCalled();
+      expect(readFileSync(join(mine, 'a/x.txt'), 'utf8')).toBe('two, remote');
+      expect(readFileSync(join(theirs, 'z.txt'), 'utf8')).toBe('new, local');
+    } finally {
+      await engine.close();
+      db.close();
+    }
+  });
+
+  it('with the watch ready and quiet, reads only the remote side; a change on either side still crosses', async () => {
+    const [mine, theirs] = [join(dir, 'w-mine'), join(dir, 'w-theirs')];
+    mkdirSync(join(mine, 'a'), { recursive: true });
+    mkdirSync(theirs);
+    writeFileSync(join(mine, 'a/x.txt'), 'one');
+    const db = syncDb(join(dir, 'w-sync.db'));
+    const remote = new LocalConnector({ path: theirs, trashDir: join(dir, 'trash') });
+    const engine = new SyncEngine(db, async () => remote, { pollMs: 0, debounceMs: 50, trashDir: join(dir, 'trash') });
+    const text = (...p: string[]) => (existsSync(join(...p)) ? readFileSync(join(...p), 'utf8') : undefined);
+    try {
+      await engine.start();
+      const pair = await engine.create({ localPath: mine, account: 1, remotePath: '/' });
+      await until(() => text(theirs, 'a/x.txt') === 'one' && engine.store.pair(pair.id).state === 'idle');
+      // Settles (a second pass comes out empty) with the watch ready.
+      await until(() => (engine as unknown as { ready: Set<number> }).ready.has(pair.id));
+      await engine.run(pair.id);
+
+      const tree = vi.spyOn(engine.store, 'tree');
+      expect((await engine.run(pair.id)).ops).toBe(0);
+      expect(tree).not.toHaveBeenCalled();
+
+      writeFileSync(join(theirs, 'a/x.txt'), 'two, remote');
+      expect((await engine.run(pair.id)).ops).toBeGreaterThan(0);
+      expect(text(mine, 'a/x.txt')).toBe('two, remote');
+      await engine.run(pair.id);
+      writeFileSync(join(mine, 'a/y.txt'), 'new, local');
+      await until(() => text(theirs, 'a/y.txt') === 'new, local');
+    } finally {
+      await engine.close();
+      db.close();
+    }
+  });
+});
