@@ -188,7 +188,8 @@ export class Uploader {
       if (s.size !== job.size || Math.trunc(s.mtimeMs) !== job.mtime_ms) {
         throw new ServiceError('conflict', `"${job.local_path}" changed since the upload started; start it again.`);
       }
-      const { resource, verified } = job.size > MULTIPART_MIN_SIZE ? await this.runMultipart(job, transferId, signal) : await this.runPlain(job, transferId, signal);
+      const { resource, verified } =
+        (await this.runCopy(job, transferId, signal)) ?? (job.size > MULTIPART_MIN_SIZE ? await this.runMultipart(job, transferId, signal) : await this.runPlain(job, transferId, signal));
       this.jobs.done(id, transferId, { result_id: resource.id, verified }, resource.name);
       return resource;
     } catch (e) {
@@ -204,6 +205,24 @@ export class Uploader {
 
   private retry<T>(what: string, fn: () => Promise<T>, signal: AbortSignal, lastSuccess: LastSuccess): Promise<T> {
     return retryTransient(what, fn, signal, lastSuccess, this.options.retry);
+  }
+
+  /**
+   * Into an account whose folder is on this computer: one file system copy (StorageService.uploadFile);
+   * undefined elsewhere, for a job that already has a multipart session (it continues that), and
+   * under a bandwidth limit (which paces the streamed upload).
+   */
+  private async runCopy(job: JobRow, transferId: string, signal: AbortSignal): Promise<{ resource: Resource; verified: Verification } | undefined> {
+    if (job.session_id !== null || this.bucket) return undefined;
+    const resource = await this.retry(
+      'Upload',
+      () => this.deps.storage.uploadFile(job.account_id, job.parent_id, job.name, job.local_path, { conflict: job.overwrite ? 'overwrite' : 'rename' }),
+      signal,
+      { at: Date.now() },
+    );
+    if (!resource) return undefined;
+    this.deps.transfers.setDone(transferId, resource.size ?? job.size);
+    return { resource, verified: await this.verify(job, resource) };
   }
 
   private async runPlain(job: JobRow, transferId: string, signal: AbortSignal): Promise<{ resource: Resource; verified: Verification }> {
