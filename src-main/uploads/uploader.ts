@@ -40,6 +40,12 @@ export interface UploaderOptions {
    * setting `uploads.concurrency` (same shape), then the built-in table.
    */
   concurrency?: Record<string, number>;
+  /**
+   * Bytes of part buffers one upload may hold at once (default 32 MiB): the parts in flight are
+   * fewer than `concurrency` when their size times the count would exceed it (at least one), so
+   * the uploader's memory does not grow with the part size a big file needs.
+   */
+  memoryBudget?: number;
   /** Bytes per second over all uploads of this uploader (setting `uploads.bandwidthLimit`); unlimited when absent. */
   bandwidthLimit?: number;
   /** How long a failing request is retried, and its backoff (services/retry.ts). */
@@ -91,6 +97,7 @@ export interface UploaderDeps {
 }
 
 const DEFAULT_CONCURRENCY: Record<string, number> = { default: 4, s3: 8, azure: 8, memory: 4 };
+const DEFAULT_MEMORY_BUDGET = 32 * 1024 * 1024;
 
 export class Uploader {
   private readonly bucket?: TokenBucket;
@@ -278,12 +285,13 @@ export class Uploader {
 
     const fh = await open(job.local_path, 'r');
     try {
-      const workers = session.parallel_uploads ? this.concurrencyFor(job.account_id) : 1;
+      const budget = this.options.memoryBudget ?? DEFAULT_MEMORY_BUDGET;
+      const workers = session.parallel_uploads ? Math.max(1, Math.min(this.concurrencyFor(job.account_id), Math.floor(budget / partSize))) : 1;
       let failed = false;
       const results = await Promise.allSettled(
         Array.from({ length: Math.min(workers, todo.length) }, async () => {
           // One buffer per worker, reused for each of its parts: memory stays at
-          // workers × part_size whatever the file's size.
+          // workers × part_size (within the memory budget) whatever the file's size.
           // Shared memory, so that connectors can hash it in a worker thread without a copy.
           const own = Buffer.from(new SharedArrayBuffer(partSize));
           for (let n = todo.shift(); n !== undefined && !failed; n = todo.shift()) {

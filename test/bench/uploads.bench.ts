@@ -1,16 +1,18 @@
 /**
  * Upload benchmark: one big file (BENCH_SIZE_MB, default 1024) uploaded by
- * Tributary's uploader and by the reference tools, same part size (8 MiB) and concurrency (8),
+ * Tributary's uploader and by the reference tools, same part size (8 MiB) and concurrency (8;
+ * Tributary's parts in flight are further capped by its memory budget, 32 MiB by default, or
+ * BENCH_MEMORY_BUDGET_MB to compare another),
  * median of 3 runs each, ratio printed as Tributary's speed ÷ the tool's (>1 = Tributary faster):
  *   - s3rver and moto: `aws s3 cp`, `rclone copyto` (multipart forced, --s3-no-head)
  *   - Azurite: the SDK's own BlockBlobClient.uploadFile
- *   - local folder: `cp`
+ * (The local folder against `cp` is test/bench/local.bench.ts.)
  * Tributary runs in a child process (as it would after a restart) so its peak RSS is its own.
  *   node scripts/run-ts.mjs test/bench/uploads.bench.ts
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { DeleteObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
@@ -45,7 +47,8 @@ async function child(args: string[]): Promise<number> {
   try {
     const existing = app.accounts.list().find((a) => a.service === service);
     const account = existing?.id ?? (await app.accounts.connect({ service, options: JSON.parse(optionsJson) })).id;
-    const uploader = new Uploader(app, new MultipartService(app), { concurrency: { [service]: CONCURRENCY } });
+    const budget = process.env.BENCH_MEMORY_BUDGET_MB ? Number(process.env.BENCH_MEMORY_BUDGET_MB) * MiB : undefined;
+    const uploader = new Uploader(app, new MultipartService(app), { concurrency: { [service]: CONCURRENCY }, memoryBudget: budget });
     // The connector (and the SDK it loads on first use) is part of idle, not of the upload.
     await app.accounts.storage(account);
     const baseRssMb = process.memoryUsage().rss / MiB;
@@ -191,21 +194,6 @@ export async function main(args: string[] = []): Promise<number> {
       await az.stop();
     }
 
-    const folder = join(work, 'local-target');
-    mkdirSync(folder);
-    const trib: number[] = [];
-    const cp: number[] = [];
-    for (let i = 0; i < RUNS; i++) {
-      const r = await tributary(join(work, 'data-local'), 'local', { path: folder }, file, `trib-${i}.bin`);
-      trib.push(r.ms);
-      rss.push(r.maxRssMb);
-      baseRss.push(r.baseRssMb);
-      rmSync(join(folder, `trib-${i}.bin`));
-      cp.push(timed('cp', [file, join(folder, `cp-${i}.bin`)]));
-      rmSync(join(folder, `cp-${i}.bin`));
-    }
-    rows.push({ target: 'local', tool: 'tributary', runs: trib }, { target: 'local', tool: 'cp', runs: cp });
-
     console.log(`\n| target | tool | median | runs | MiB/s | ${RATIO_LABEL} |`);
     console.log('|---|---|---|---|---|---|');
     for (const row of rows) {
@@ -214,8 +202,8 @@ export async function main(args: string[] = []): Promise<number> {
       const ratio = row.tool === 'tributary' ? '' : timeRatio(ours, m);
       console.log(`| ${row.target} | ${row.tool} | ${fmt(m)} | ${row.runs.map(fmt).join(', ')} | ${(sizeMb / (m / 1000)).toFixed(0)} | ${ratio} |`);
     }
-    const ROW: Record<string, string> = { s3rver: 'S3 multipart (s3rver)', moto: 'S3 multipart (moto)', azurite: 'Azure (Azurite)', local: 'local' };
-    const PEER: Record<string, string> = { 'aws s3 cp': 'aws cli', 'rclone copyto': 'rclone', 'SDK uploadFile': 'SDK uploadFile', cp: 'cp' };
+    const ROW: Record<string, string> = { s3rver: 'S3 multipart (s3rver)', moto: 'S3 multipart (moto)', azurite: 'Azure (Azurite)' };
+    const PEER: Record<string, string> = { 'aws s3 cp': 'aws cli', 'rclone copyto': 'rclone', 'SDK uploadFile': 'SDK uploadFile' };
     const oursMs = (target: string) => median(rows.find((x) => x.target === target && x.tool === 'tributary')!.runs)!;
     // Times, so the speed ratio is the peer's time ÷ Tributary's.
     const cells: SummaryCell[] = rows

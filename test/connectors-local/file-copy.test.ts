@@ -162,3 +162,17 @@ describe('uploading a desktop file into a local account (the uploader, spec 1 Up
     expect(Buffer.concat(chunks).equals(data)).toBe(true);
   });
 });
+
+describe('downloading a file of a local account to a desktop path (the downloader)', () => {
+  it('is a file system copy: byte-identical, its transfer done with every byte', async () => {
+    const source = await app.accounts.storage(a);
+    const original = source.features.localFile!;
+    let asked = 0;
+    (source.features as { localFile: typeof original }).localFile = (path) => (asked++, original(path));
+    const target = join(work, 'downloaded.bin');
+    await app.downloads.download({ accountId: a, fileId: app.storage.idOf(a, '/src.bin'), targetPath: target });
+    expect(asked).toBe(1);
+    expect(readFileSync(target).equals(data)).toBe(true);
+    expect(app.transfers.list().find((t) => t.id.startsWith('download-') && t.name === 'src.bin')).toMatchObject({ state: 'done', bytesDone: data.length });
+  });
+});

@@ -75,7 +75,7 @@ export class LocalConnector implements StorageConnector {
   private readonly trashDir: string;
   private readonly watchers = new Set<Watcher>();
   /** fsync a written file before its rename (see the `syncWrites` option). */
-  private readonly syncWrites: boolean;
+  readonly syncWrites: boolean;
 
   constructor(opts: Options) {
     this.root = resolve(opts.path);
