@@ -12,10 +12,10 @@
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, rmSync, writeFileSync } from 'node:fs';
+import { createReadStream, createWriteStream, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { once } from 'node:events';
-import { DeleteObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { BlobServiceClient } from '@azure/storage-blob';
 import { createApp } from '../../src-main/app';
 import { MultipartService } from '../../src-main/uploads/multipart';
@@ -40,7 +40,10 @@ interface ChildResult {
   baseRssMb: number;
 }
 
-/** One Tributary upload in a fresh process: prints {ms, maxRssMb, baseRssMb}. */
+/**
+ * One Tributary upload of `file` in a fresh process, or with a `name` of `download:<key>` one
+ * download of that object to `file` (the downloader): prints {ms, maxRssMb, baseRssMb}.
+ */
 async function child(args: string[]): Promise<number> {
   const [dataDir, service, optionsJson, file, name] = args;
   const app = await createApp({ dataDir, defaultLocalFolder: false });
@@ -53,7 +56,8 @@ async function child(args: string[]): Promise<number> {
     await app.accounts.storage(account);
     const baseRssMb = process.memoryUsage().rss / MiB;
     const t0 = performance.now();
-    await uploader.upload({ accountId: account, parentId: 'root', localPath: file, name });
+    if (name.startsWith('download:')) await app.downloads.download({ accountId: account, fileId: app.storage.idOf(account, `/${name.slice('download:'.length)}`), targetPath: file });
+    else await uploader.upload({ accountId: account, parentId: 'root', localPath: file, name });
     const ms = performance.now() - t0;
     console.log(JSON.stringify({ ms, maxRssMb: process.resourceUsage().maxRSS / 1024, baseRssMb }));
     return 0;
@@ -151,6 +155,8 @@ export async function main(args: string[] = []): Promise<number> {
   const rows: Row[] = [];
   const rss: number[] = [];
   const baseRss: number[] = [];
+  const downAbove: number[] = [];
+  const downMs: number[] = [];
   try {
     const file = join(work, 'big.bin');
     await makeFile(file, size);
@@ -159,6 +165,20 @@ export async function main(args: string[] = []): Promise<number> {
     const s3rver = await startS3rver();
     try {
       await benchS3('s3rver', s3rver, file, work, rows, rss, baseRss);
+      // The downloader's memory, on the same server: the file back out of the bucket.
+      const c = new S3Client({ endpoint: s3rver.endpoint, region: s3rver.region, forcePathStyle: true, credentials: { accessKeyId: s3rver.accessKeyId, secretAccessKey: s3rver.secretAccessKey } });
+      try {
+        await c.send(new PutObjectCommand({ Bucket: s3rver.bucket, Key: 'down.bin', Body: createReadStream(file), ContentLength: size }));
+      } finally {
+        c.destroy();
+      }
+      for (let i = 0; i < RUNS; i++) {
+        const target = join(work, `down-${i}.bin`);
+        const r = await tributary(join(work, 'data-s3rver'), 's3', s3rver.options, target, 'download:down.bin');
+        downAbove.push(r.maxRssMb - r.baseRssMb);
+        downMs.push(r.ms);
+        rmSync(target);
+      }
     } finally {
       await s3rver.stop();
     }
@@ -211,6 +231,9 @@ export async function main(args: string[] = []): Promise<number> {
       .map((r) => ({ row: ROW[r.target] ?? r.target, column: 'upload', peer: PEER[r.tool] ?? r.tool, value: median(r.runs)! / oursMs(r.target) }));
     const above = rss.map((peak, i) => peak - baseRss[i]!);
     cells.push({ row: 'memory', column: `uploader peak above idle, ${sizeMb} MiB (max of ${above.length})`, value: Math.max(...above), unit: 'MiB' });
+    cells.push({ row: 'memory', column: `downloader peak above idle, S3 (s3rver), ${sizeMb} MiB (max of ${downAbove.length})`, value: Math.max(...downAbove), unit: 'MiB' });
+    console.log(`\nuploader peak RSS above idle per run: ${above.map((x) => x.toFixed(0)).join(', ')} MiB`);
+    console.log(`downloader (s3rver) peak RSS above idle per run: ${downAbove.map((x) => x.toFixed(0)).join(', ')} MiB; times ${downMs.map(fmt).join(', ')}`);
     summary(cells);
     console.log(
       `\nTributary uploader peak RSS: ${Math.max(...rss).toFixed(0)} MiB (max over ${rss.length} runs); RSS of the same process just before the upload: ${Math.max(...baseRss).toFixed(0)} MiB (app, SDKs and the bench's Vite SSR loader)`,
