@@ -11,6 +11,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, ut
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
+import { uploadLocalFolder } from '../../src-main/services/folder-upload';
 import type { StorageConnector } from '../../src-main/connectors/types';
 import { scratchDir } from '../servers/util';
 import { expectCode } from '../conformance/storage-suite';
@@ -150,6 +151,19 @@ describe('uploading a desktop file into a local account (the uploader, spec 1 Up
     await app.uploads.uploader.upload({ accountId: b, parentId: 'root', localPath: desktop, name: 'up.bin', overwrite: true });
     expect(readFileSync(join(rootB, 'up.bin'), 'utf8')).toBe('new');
     expect(visible(rootB).filter((n) => n.startsWith('up'))).toEqual(['up (1).bin', 'up.bin']);
+  });
+
+  it('a dropped folder: every file a file system copy, one transfer with every byte', async () => {
+    const dropped = join(work, 'Album');
+    mkdirSync(join(dropped, 'inner'), { recursive: true });
+    writeFileSync(join(dropped, 'one.bin'), data);
+    writeFileSync(join(dropped, 'inner', 'two.bin'), data.subarray(0, 1000));
+    const count = countWriteFile(await app.accounts.storage(b));
+    const top = await uploadLocalFolder(app, b, 'root', dropped);
+    expect(count.calls).toBe(2);
+    expect(readFileSync(join(rootB, top.name, 'one.bin')).equals(data)).toBe(true);
+    expect(readFileSync(join(rootB, top.name, 'inner', 'two.bin')).equals(data.subarray(0, 1000))).toBe(true);
+    expect(app.transfers.list().find((t) => t.name === 'Album')).toMatchObject({ state: 'done', bytesDone: data.length + 1000 });
   });
 
   it('streams into an account that is not on this computer (memory)', async () => {
