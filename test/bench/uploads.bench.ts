@@ -52,8 +52,9 @@ async function child(args: string[]): Promise<number> {
     const account = existing?.id ?? (await app.accounts.connect({ service, options: JSON.parse(optionsJson) })).id;
     const budget = process.env.BENCH_MEMORY_BUDGET_MB ? Number(process.env.BENCH_MEMORY_BUDGET_MB) * MiB : undefined;
     const uploader = new Uploader(app, new MultipartService(app), { concurrency: { [service]: CONCURRENCY }, memoryBudget: budget });
-    // The connector (and the SDK it loads on first use) is part of idle, not of the upload.
-    await app.accounts.storage(account);
+    // The connector (the SDK it loads on first use, its first request) is part of idle, not of
+    // the transfer: an account is listed before anything is uploaded to it or downloaded.
+    await app.storage.list(account, 'root', 1, 10);
     const baseRssMb = process.memoryUsage().rss / MiB;
     const t0 = performance.now();
     if (name.startsWith('download:')) await app.downloads.download({ accountId: account, fileId: app.storage.idOf(account, `/${name.slice('download:'.length)}`), targetPath: file });
