@@ -58,19 +58,22 @@ async function uploadWith(name: string, memoryBudget?: number): Promise<{ most: 
 }
 
 describe('uploader memory budget', () => {
-  it('by default at most 32 MiB of parts are in flight though 8 at once are asked for', async () => {
+  it('by default at most 16 MiB of parts are in flight though 8 at once are asked for', async () => {
     const r = await uploadWith('default.bin');
     expect(r.sha).toBe(sha(data));
     expect(r.most).toBeGreaterThan(1);
-    expect(r.most * 8 * MiB).toBeLessThanOrEqual(32 * MiB);
+    expect(r.most * 8 * MiB).toBeLessThanOrEqual(16 * MiB);
   });
 
-  it('a smaller budget sends fewer parts at once; below one part, one part at a time', async () => {
-    const small = await uploadWith('small.bin', 16 * MiB);
+  it('another budget sends more or fewer parts at once; below one part, one part at a time', async () => {
+    const small = await uploadWith('small.bin', 8 * MiB);
     expect(small.sha).toBe(sha(data));
-    expect(small.most).toBeLessThanOrEqual(2);
+    expect(small.most).toBe(1);
     const tiny = await uploadWith('tiny.bin', 1 * MiB);
     expect(tiny.sha).toBe(sha(data));
     expect(tiny.most).toBe(1);
+    const roomy = await uploadWith('roomy.bin', 64 * MiB);
+    expect(roomy.sha).toBe(sha(data));
+    expect(roomy.most).toBeGreaterThan(2);
   });
 });
