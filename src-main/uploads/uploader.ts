@@ -41,7 +41,7 @@ export interface UploaderOptions {
    */
   concurrency?: Record<string, number>;
   /**
-   * Bytes of part buffers one upload may hold at once (default 16 MiB): the parts in flight are
+   * Bytes of part buffers one upload may hold at once (default 32 MiB): the parts in flight are
    * fewer than `concurrency` when their size times the count would exceed it (at least one), so
    * the uploader's memory does not grow with the part size a big file needs.
    */
@@ -97,7 +97,7 @@ export interface UploaderDeps {
 }
 
 const DEFAULT_CONCURRENCY: Record<string, number> = { default: 4, s3: 8, azure: 8, memory: 4 };
-const DEFAULT_MEMORY_BUDGET = 16 * 1024 * 1024;
+const DEFAULT_MEMORY_BUDGET = 32 * 1024 * 1024;
 
 export class Uploader {
   private readonly bucket?: TokenBucket;
@@ -372,9 +372,16 @@ export class Uploader {
 /** A job's transfer keeps its id across attempts and restarts. */
 const transferId = (jobId: number) => `upload-${jobId}`;
 
+/** One 1 MiB buffer, reused: a stream's fresh buffer per read would be garbage piling up to tens of MiB. */
 async function md5OfFile(path: string): Promise<string> {
   const h = createHash('md5');
-  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) h.update(chunk as Buffer);
+  const fh = await open(path, 'r');
+  try {
+    const buffer = Buffer.allocUnsafe(1 << 20);
+    for (let n; (n = (await fh.read(buffer, 0, buffer.length, null)).bytesRead) > 0; ) h.update(buffer.subarray(0, n));
+  } finally {
+    await fh.close();
+  }
   return h.digest('hex');
 }
 

@@ -1,7 +1,7 @@
 /**
  * Upload benchmark: one big file (BENCH_SIZE_MB, default 1024) uploaded by
  * Tributary's uploader and by the reference tools, same part size (8 MiB) and concurrency (8;
- * Tributary's parts in flight are further capped by its memory budget, 16 MiB by default, or
+ * Tributary's parts in flight are further capped by its memory budget, 32 MiB by default, or
  * BENCH_MEMORY_BUDGET_MB to compare another),
  * median of 3 runs each, ratio printed as Tributary's speed ÷ the tool's (>1 = Tributary faster):
  *   - s3rver and moto: `aws s3 cp`, `rclone copyto` (multipart forced, --s3-no-head)
