@@ -178,6 +178,17 @@ export interface StorageFeatures {
    * folder tree itself, creating its folders and copying each file through `copy`.
    */
   copyFilesOnly?: boolean;
+  /**
+   * The file on this computer's disk that holds the file at `path` (the local folder), so that a
+   * copy out of it into a connector with `writeFile` is done by the file system.
+   */
+  localFile?(path: string): Promise<string>;
+  /**
+   * `write` from a file on this computer (`file`, an absolute path) instead of a stream: same
+   * publish (atomic, `noReplace`), but the bytes are copied by the file system (copy_file_range
+   * or a reflink on one disk, an in-kernel copy across disks), never through this process.
+   */
+  writeFile?(path: string, file: string, options?: WriteOptions): Promise<Entry>;
   trash?: TrashFeature;
   quota?(): Promise<Quota>;
   /** Sharing permissions of an entry, where the backend has them (POSIX modes, S3 ACLs). */

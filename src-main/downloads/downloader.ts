@@ -9,7 +9,7 @@
  * backoff; pause keeps the partial file, cancel removes it.
  */
 import { createWriteStream } from 'node:fs';
-import { rename, rm, stat, truncate } from 'node:fs/promises';
+import { copyFile, rename, rm, stat, truncate } from 'node:fs/promises';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { nowIso, type Db } from '../cache/db';
@@ -166,6 +166,7 @@ export class Downloader {
           expected = now.size;
           this.deps.transfers.setDone(transferId, have);
           if (now.size !== null && have === now.size && have > 0) return;
+          if (have === 0 && (await this.copyLocal(job, partial))) return this.deps.transfers.setDone(transferId, (await stat(partial)).size);
           const { stream } = await this.deps.storage.download(job.account_id, job.file_id, have > 0 ? { start: have } : undefined);
           await pipeline(stream, alive(), this.deps.transfers.meter(transferId), createWriteStream(partial, { flags: have > 0 ? 'r+' : 'w', start: have }), { signal });
         },
@@ -181,6 +182,18 @@ export class Downloader {
     } catch (e) {
       throw await this.jobs.settle(id, transferId, signal, e);
     }
+  }
+
+  /**
+   * A file of a local folder account is copied by the file system (copy_file_range or a reflink
+   * on one disk) instead of streamed; false for every other account.
+   */
+  private async copyLocal(job: JobRow, partial: string): Promise<boolean> {
+    const loc = await this.deps.storage.locate(job.account_id, job.file_id).catch(() => null);
+    const localFile = loc && !loc.trash ? loc.connector.features.localFile : undefined;
+    if (!localFile) return false;
+    await copyFile(await localFile(loc!.path), partial);
+    return true;
   }
 
   /** One stat of the remote file; files served by a provider (mail attachments) have no ETag. */

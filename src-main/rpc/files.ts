@@ -77,10 +77,15 @@ export function filesHandlers(deps: FilesDeps, platform: Platform): Pick<Handler
       if (!info?.isFile()) throw new ServiceError('invalid_parameters', `"${basename(path)}" is not a readable file.`);
       const { transfer, signal } = transfers.start({ direction: 'upload', name: basename(path), account, target: parent, bytesTotal: info.size });
       try {
-        const source = createReadStream(path, { signal });
-        const metered = source.pipe(transfers.meter(transfer.id));
-        source.once('error', (e) => metered.destroy(e));
-        const resource = await storage.upload(account, parent, basename(path), metered, { conflict, size: info.size });
+        // Into a local folder the file system copies; elsewhere the file is streamed.
+        let resource = await storage.uploadFile(account, parent, basename(path), path, { conflict });
+        if (resource) transfers.setDone(transfer.id, resource.size ?? info.size);
+        else {
+          const source = createReadStream(path, { signal });
+          const metered = source.pipe(transfers.meter(transfer.id));
+          source.once('error', (e) => metered.destroy(e));
+          resource = await storage.upload(account, parent, basename(path), metered, { conflict, size: info.size });
+        }
         transfers.finish(transfer.id, undefined, resource.name);
         return resource;
       } catch (e) {

@@ -62,6 +62,11 @@ export async function uploadLocalFolder(deps: { storage: StorageService; transfe
     }
     for (const f of tree.files) {
       signal.throwIfAborted();
+      // Into a local folder the file system copies; elsewhere the file is streamed.
+      if (await storage.uploadFile(account, ids.get(f.folder)!, f.name, f.abs, { conflict: 'rename' })) {
+        transfers.progress(transfer.id, f.size);
+        continue;
+      }
       const source = createReadStream(f.abs, { signal });
       const metered = source.pipe(transfers.meter(transfer.id));
       source.once('error', (e) => metered.destroy(e));

@@ -397,17 +397,38 @@ export class StorageService {
       return area.upload(accountId, name, body);
     }
     const parent = await this.locate(accountId, parentId);
+    return this.create(accountId, parent, name, options.conflict ?? 'rename', (path, replaces, noReplace) =>
+      this.writeSafely(parent.connector, path, body, { size: options.size, replaces, noReplace }),
+    );
+  }
+
+  /**
+   * The upload of a file on this computer (the desktop app's), copied by the file system where
+   * the account's folder is on this computer too (`writeFile`: copy_file_range or a reflink on
+   * one disk). Undefined where the account cannot do that: the caller streams the file instead.
+   */
+  async uploadFile(accountId: number, parentId: string, rawName: string, file: string, options: { conflict?: ConflictMode } = {}): Promise<Resource | undefined> {
+    const name = checkName(rawName);
+    if (this.providers.some((p) => p.area === parentId)) return undefined;
+    const parent = await this.locate(accountId, parentId);
+    const { writeFile } = parent.connector.features;
+    if (!writeFile) return undefined;
+    return this.create(accountId, parent, name, options.conflict ?? 'rename', (path, _replaces, noReplace) => writeFile(path, file, { noReplace }));
+  }
+
+  /** A new file `name` in `parent`, written by `write` under the name claimed by `mode`. */
+  private async create(
+    accountId: number,
+    parent: Location,
+    name: string,
+    mode: ConflictMode,
+    write: (path: string, replaces: Entry | undefined, noReplace: NoReplace | undefined) => Promise<Entry>,
+  ): Promise<Resource> {
     await this.requireFolder(parent);
-    const mode = options.conflict ?? 'rename';
     const claim = { current: await this.claimName(accountId, parent.connector, parent.path, name, mode) };
     let entry: Entry;
     try {
-      const { replaces } = claim.current;
-      entry = await this.writeSafely(parent.connector, joinPath(parent.path, claim.current.name), body, {
-        size: options.size,
-        replaces,
-        noReplace: this.noReplace(claim, parent.path, mode),
-      });
+      entry = await write(joinPath(parent.path, claim.current.name), claim.current.replaces, this.noReplace(claim, parent.path, mode));
     } catch (e) {
       claim.current.release(false);
       throw e;
@@ -596,6 +617,14 @@ export class StorageService {
   private async copyFile(from: StorageConnector, entry: Entry, to: StorageConnector, target: string, options: TransferOptions & { noReplace?: NoReplace }): Promise<Entry> {
     const { signal, progress } = options;
     signal?.throwIfAborted();
+    const { localFile } = from.features;
+    const { writeFile } = to.features;
+    if (localFile && writeFile) {
+      // Both on this computer: the file system copies (one disk: copy_file_range or a reflink).
+      const written = await writeFile(target, await localFile(entry.path), { noReplace: options.noReplace, signal });
+      progress?.(written.size ?? 0);
+      return written;
+    }
     const source = await from.read(entry.path, { signal });
     // Read-ahead on the writable side; counted when a chunk moves to the small readable side,
     // which is when the writer asks for it.

@@ -40,6 +40,12 @@ export interface UploaderOptions {
    * setting `uploads.concurrency` (same shape), then the built-in table.
    */
   concurrency?: Record<string, number>;
+  /**
+   * Bytes of part buffers one upload may hold at once (default 32 MiB): the parts in flight are
+   * fewer than `concurrency` when their size times the count would exceed it (at least one), so
+   * the uploader's memory does not grow with the part size a big file needs.
+   */
+  memoryBudget?: number;
   /** Bytes per second over all uploads of this uploader (setting `uploads.bandwidthLimit`); unlimited when absent. */
   bandwidthLimit?: number;
   /** How long a failing request is retried, and its backoff (services/retry.ts). */
@@ -91,6 +97,7 @@ export interface UploaderDeps {
 }
 
 const DEFAULT_CONCURRENCY: Record<string, number> = { default: 4, s3: 8, azure: 8, memory: 4 };
+const DEFAULT_MEMORY_BUDGET = 32 * 1024 * 1024;
 
 export class Uploader {
   private readonly bucket?: TokenBucket;
@@ -188,7 +195,8 @@ export class Uploader {
       if (s.size !== job.size || Math.trunc(s.mtimeMs) !== job.mtime_ms) {
         throw new ServiceError('conflict', `"${job.local_path}" changed since the upload started; start it again.`);
       }
-      const { resource, verified } = job.size > MULTIPART_MIN_SIZE ? await this.runMultipart(job, transferId, signal) : await this.runPlain(job, transferId, signal);
+      const { resource, verified } =
+        (await this.runCopy(job, transferId, signal)) ?? (job.size > MULTIPART_MIN_SIZE ? await this.runMultipart(job, transferId, signal) : await this.runPlain(job, transferId, signal));
       this.jobs.done(id, transferId, { result_id: resource.id, verified }, resource.name);
       return resource;
     } catch (e) {
@@ -204,6 +212,24 @@ export class Uploader {
 
   private retry<T>(what: string, fn: () => Promise<T>, signal: AbortSignal, lastSuccess: LastSuccess): Promise<T> {
     return retryTransient(what, fn, signal, lastSuccess, this.options.retry);
+  }
+
+  /**
+   * Into an account whose folder is on this computer: one file system copy (StorageService.uploadFile);
+   * undefined elsewhere, for a job that already has a multipart session (it continues that), and
+   * under a bandwidth limit (which paces the streamed upload).
+   */
+  private async runCopy(job: JobRow, transferId: string, signal: AbortSignal): Promise<{ resource: Resource; verified: Verification } | undefined> {
+    if (job.session_id !== null || this.bucket) return undefined;
+    const resource = await this.retry(
+      'Upload',
+      () => this.deps.storage.uploadFile(job.account_id, job.parent_id, job.name, job.local_path, { conflict: job.overwrite ? 'overwrite' : 'rename' }),
+      signal,
+      { at: Date.now() },
+    );
+    if (!resource) return undefined;
+    this.deps.transfers.setDone(transferId, resource.size ?? job.size);
+    return { resource, verified: await this.verify(job, resource) };
   }
 
   private async runPlain(job: JobRow, transferId: string, signal: AbortSignal): Promise<{ resource: Resource; verified: Verification }> {
@@ -259,12 +285,13 @@ export class Uploader {
 
     const fh = await open(job.local_path, 'r');
     try {
-      const workers = session.parallel_uploads ? this.concurrencyFor(job.account_id) : 1;
+      const budget = this.options.memoryBudget ?? DEFAULT_MEMORY_BUDGET;
+      const workers = session.parallel_uploads ? Math.max(1, Math.min(this.concurrencyFor(job.account_id), Math.floor(budget / partSize))) : 1;
       let failed = false;
       const results = await Promise.allSettled(
         Array.from({ length: Math.min(workers, todo.length) }, async () => {
           // One buffer per worker, reused for each of its parts: memory stays at
-          // workers × part_size whatever the file's size.
+          // workers × part_size (within the memory budget) whatever the file's size.
           // Shared memory, so that connectors can hash it in a worker thread without a copy.
           const own = Buffer.from(new SharedArrayBuffer(partSize));
           for (let n = todo.shift(); n !== undefined && !failed; n = todo.shift()) {
@@ -345,9 +372,16 @@ export class Uploader {
 /** A job's transfer keeps its id across attempts and restarts. */
 const transferId = (jobId: number) => `upload-${jobId}`;
 
+/** One 1 MiB buffer, reused: a stream's fresh buffer per read would be garbage piling up to tens of MiB. */
 async function md5OfFile(path: string): Promise<string> {
   const h = createHash('md5');
-  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) h.update(chunk as Buffer);
+  const fh = await open(path, 'r');
+  try {
+    const buffer = Buffer.allocUnsafe(1 << 20);
+    for (let n; (n = (await fh.read(buffer, 0, buffer.length, null)).bytesRead) > 0; ) h.update(buffer.subarray(0, n));
+  } finally {
+    await fh.close();
+  }
   return h.digest('hex');
 }
 

@@ -1,19 +1,21 @@
 /**
  * Upload benchmark: one big file (BENCH_SIZE_MB, default 1024) uploaded by
- * Tributary's uploader and by the reference tools, same part size (8 MiB) and concurrency (8),
+ * Tributary's uploader and by the reference tools, same part size (8 MiB) and concurrency (8;
+ * Tributary's parts in flight are further capped by its memory budget, 32 MiB by default, or
+ * BENCH_MEMORY_BUDGET_MB to compare another),
  * median of 3 runs each, ratio printed as Tributary's speed ÷ the tool's (>1 = Tributary faster):
  *   - s3rver and moto: `aws s3 cp`, `rclone copyto` (multipart forced, --s3-no-head)
  *   - Azurite: the SDK's own BlockBlobClient.uploadFile
- *   - local folder: `cp`
+ * (The local folder against `cp` is test/bench/local.bench.ts.)
  * Tributary runs in a child process (as it would after a restart) so its peak RSS is its own.
  *   node scripts/run-ts.mjs test/bench/uploads.bench.ts
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createReadStream, createWriteStream, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { once } from 'node:events';
-import { DeleteObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { BlobServiceClient } from '@azure/storage-blob';
 import { createApp } from '../../src-main/app';
 import { MultipartService } from '../../src-main/uploads/multipart';
@@ -38,19 +40,25 @@ interface ChildResult {
   baseRssMb: number;
 }
 
-/** One Tributary upload in a fresh process: prints {ms, maxRssMb, baseRssMb}. */
+/**
+ * One Tributary upload of `file` in a fresh process, or with a `name` of `download:<key>` one
+ * download of that object to `file` (the downloader): prints {ms, maxRssMb, baseRssMb}.
+ */
 async function child(args: string[]): Promise<number> {
   const [dataDir, service, optionsJson, file, name] = args;
   const app = await createApp({ dataDir, defaultLocalFolder: false });
   try {
     const existing = app.accounts.list().find((a) => a.service === service);
     const account = existing?.id ?? (await app.accounts.connect({ service, options: JSON.parse(optionsJson) })).id;
-    const uploader = new Uploader(app, new MultipartService(app), { concurrency: { [service]: CONCURRENCY } });
-    // The connector (and the SDK it loads on first use) is part of idle, not of the upload.
-    await app.accounts.storage(account);
+    const budget = process.env.BENCH_MEMORY_BUDGET_MB ? Number(process.env.BENCH_MEMORY_BUDGET_MB) * MiB : undefined;
+    const uploader = new Uploader(app, new MultipartService(app), { concurrency: { [service]: CONCURRENCY }, memoryBudget: budget });
+    // The connector (the SDK it loads on first use, its first request) is part of idle, not of
+    // the transfer: an account is listed before anything is uploaded to it or downloaded.
+    await app.storage.list(account, 'root', 1, 10);
     const baseRssMb = process.memoryUsage().rss / MiB;
     const t0 = performance.now();
-    await uploader.upload({ accountId: account, parentId: 'root', localPath: file, name });
+    if (name.startsWith('download:')) await app.downloads.download({ accountId: account, fileId: app.storage.idOf(account, `/${name.slice('download:'.length)}`), targetPath: file });
+    else await uploader.upload({ accountId: account, parentId: 'root', localPath: file, name });
     const ms = performance.now() - t0;
     console.log(JSON.stringify({ ms, maxRssMb: process.resourceUsage().maxRSS / 1024, baseRssMb }));
     return 0;
@@ -148,6 +156,8 @@ export async function main(args: string[] = []): Promise<number> {
   const rows: Row[] = [];
   const rss: number[] = [];
   const baseRss: number[] = [];
+  const downAbove: number[] = [];
+  const downMs: number[] = [];
   try {
     const file = join(work, 'big.bin');
     await makeFile(file, size);
@@ -156,6 +166,20 @@ export async function main(args: string[] = []): Promise<number> {
     const s3rver = await startS3rver();
     try {
       await benchS3('s3rver', s3rver, file, work, rows, rss, baseRss);
+      // The downloader's memory, on the same server: the file back out of the bucket.
+      const c = new S3Client({ endpoint: s3rver.endpoint, region: s3rver.region, forcePathStyle: true, credentials: { accessKeyId: s3rver.accessKeyId, secretAccessKey: s3rver.secretAccessKey } });
+      try {
+        await c.send(new PutObjectCommand({ Bucket: s3rver.bucket, Key: 'down.bin', Body: createReadStream(file), ContentLength: size }));
+      } finally {
+        c.destroy();
+      }
+      for (let i = 0; i < RUNS; i++) {
+        const target = join(work, `down-${i}.bin`);
+        const r = await tributary(join(work, 'data-s3rver'), 's3', s3rver.options, target, 'download:down.bin');
+        downAbove.push(r.maxRssMb - r.baseRssMb);
+        downMs.push(r.ms);
+        rmSync(target);
+      }
     } finally {
       await s3rver.stop();
     }
@@ -191,21 +215,6 @@ export async function main(args: string[] = []): Promise<number> {
       await az.stop();
     }
 
-    const folder = join(work, 'local-target');
-    mkdirSync(folder);
-    const trib: number[] = [];
-    const cp: number[] = [];
-    for (let i = 0; i < RUNS; i++) {
-      const r = await tributary(join(work, 'data-local'), 'local', { path: folder }, file, `trib-${i}.bin`);
-      trib.push(r.ms);
-      rss.push(r.maxRssMb);
-      baseRss.push(r.baseRssMb);
-      rmSync(join(folder, `trib-${i}.bin`));
-      cp.push(timed('cp', [file, join(folder, `cp-${i}.bin`)]));
-      rmSync(join(folder, `cp-${i}.bin`));
-    }
-    rows.push({ target: 'local', tool: 'tributary', runs: trib }, { target: 'local', tool: 'cp', runs: cp });
-
     console.log(`\n| target | tool | median | runs | MiB/s | ${RATIO_LABEL} |`);
     console.log('|---|---|---|---|---|---|');
     for (const row of rows) {
@@ -214,8 +223,8 @@ export async function main(args: string[] = []): Promise<number> {
       const ratio = row.tool === 'tributary' ? '' : timeRatio(ours, m);
       console.log(`| ${row.target} | ${row.tool} | ${fmt(m)} | ${row.runs.map(fmt).join(', ')} | ${(sizeMb / (m / 1000)).toFixed(0)} | ${ratio} |`);
     }
-    const ROW: Record<string, string> = { s3rver: 'S3 multipart (s3rver)', moto: 'S3 multipart (moto)', azurite: 'Azure (Azurite)', local: 'local' };
-    const PEER: Record<string, string> = { 'aws s3 cp': 'aws cli', 'rclone copyto': 'rclone', 'SDK uploadFile': 'SDK uploadFile', cp: 'cp' };
+    const ROW: Record<string, string> = { s3rver: 'S3 multipart (s3rver)', moto: 'S3 multipart (moto)', azurite: 'Azure (Azurite)' };
+    const PEER: Record<string, string> = { 'aws s3 cp': 'aws cli', 'rclone copyto': 'rclone', 'SDK uploadFile': 'SDK uploadFile' };
     const oursMs = (target: string) => median(rows.find((x) => x.target === target && x.tool === 'tributary')!.runs)!;
     // Times, so the speed ratio is the peer's time ÷ Tributary's.
     const cells: SummaryCell[] = rows
@@ -223,6 +232,9 @@ export async function main(args: string[] = []): Promise<number> {
       .map((r) => ({ row: ROW[r.target] ?? r.target, column: 'upload', peer: PEER[r.tool] ?? r.tool, value: median(r.runs)! / oursMs(r.target) }));
     const above = rss.map((peak, i) => peak - baseRss[i]!);
     cells.push({ row: 'memory', column: `uploader peak above idle, ${sizeMb} MiB (max of ${above.length})`, value: Math.max(...above), unit: 'MiB' });
+    cells.push({ row: 'memory', column: `downloader peak above idle, S3 (s3rver), ${sizeMb} MiB (max of ${downAbove.length})`, value: Math.max(...downAbove), unit: 'MiB' });
+    console.log(`\nuploader peak RSS above idle per run: ${above.map((x) => x.toFixed(0)).join(', ')} MiB`);
+    console.log(`downloader (s3rver) peak RSS above idle per run: ${downAbove.map((x) => x.toFixed(0)).join(', ')} MiB; times ${downMs.map(fmt).join(', ')}`);
     summary(cells);
     console.log(
       `\nTributary uploader peak RSS: ${Math.max(...rss).toFixed(0)} MiB (max over ${rss.length} runs); RSS of the same process just before the upload: ${Math.max(...baseRss).toFixed(0)} MiB (app, SDKs and the bench's Vite SSR loader)`,

@@ -10,6 +10,8 @@ import { fsError } from './files';
 
 /** What the writer needs of the local connector: real paths, the no-replace publish, stat. */
 export interface ChunkWriterHost {
+  /** fsync the file before it is published (the account's `syncWrites`). */
+  readonly syncWrites: boolean;
   resolveForWriter(path: string): Promise<string>;
   publish(temp: string, path: string, noReplace?: NoReplace): Promise<string>;
   stat(path: string): Promise<Entry>;
@@ -65,7 +67,7 @@ export class LocalChunkWriter implements ChunkWriter {
     let path = this.path;
     try {
       const h = await this.fh();
-      await h.sync();
+      if (this.c.syncWrites) await h.sync();
       await h.close();
       this.handle = undefined;
       const target = await this.c.resolveForWriter(this.path);

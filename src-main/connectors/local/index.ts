@@ -6,7 +6,7 @@
  * trash (freedesktop.org Trash spec) unless the account names its own trash folder.
  */
 import { constants as fsc, createWriteStream, existsSync, statSync, type Stats } from 'node:fs';
-import { chmod, cp, link, lstat, mkdir, open, readdir, readFile, realpath, rename, rm, rmdir, stat, statfs, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
+import { chmod, copyFile, cp, link, lstat, mkdir, open, readdir, readFile, realpath, rename, rm, rmdir, stat, statfs, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
 import { homedir, userInfo } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -35,6 +35,14 @@ const options = z.object({
     .refine((p) => isAbsolute(p), 'must be an absolute path')
     .optional()
     .meta({ title: 'Trash folder', description: 'Where deleted files go; the desktop trash when empty.' }),
+  syncWrites: z
+    .boolean()
+    .optional()
+    .meta({
+      title: 'Flush writes to disk',
+      description: 'fsync each written file before it gets its name (default); off, a power cut may leave a written file empty, as after cp.',
+      internal: true,
+    }),
 });
 type Options = z.infer<typeof options>;
 
@@ -66,9 +74,12 @@ export class LocalConnector implements StorageConnector {
   private realRoot?: string;
   private readonly trashDir: string;
   private readonly watchers = new Set<Watcher>();
+  /** fsync a written file before its rename (see the `syncWrites` option). */
+  readonly syncWrites: boolean;
 
   constructor(opts: Options) {
     this.root = resolve(opts.path);
+    this.syncWrites = opts.syncWrites ?? true;
     const dataHome = process.env.XDG_DATA_HOME && isAbsolute(process.env.XDG_DATA_HOME) ? process.env.XDG_DATA_HOME : join(homedir(), '.local', 'share');
     this.trashDir = opts.trashDir ? resolve(opts.trashDir) : join(dataHome, 'Trash');
     this.features = {
@@ -79,6 +90,8 @@ export class LocalConnector implements StorageConnector {
       noReplace: true,
       move: (from, to) => this.moveOrCopy(from, to, true),
       copy: (from, to) => this.moveOrCopy(from, to, false),
+      localFile: (path) => this.localFile(path),
+      writeFile: (path, file, o) => this.writeFile(path, file, o),
       trash: { put: (path) => this.trashPut(path), list: () => this.trashList(), restore: (trashPath) => this.trashRestore(trashPath) },
       quota: () => this.quota(),
       permissions: { list: (path) => this.permissions(path), update: (path, changes, o) => this.setPermissions(path, changes, o.replace) },
@@ -225,7 +238,48 @@ export class LocalConnector implements StorageConnector {
     const temp = join(dirname(abs), opts.tempName ?? tempName());
     try {
       // `flush` fsyncs before close, so the rename below publishes complete bytes only.
-      await pipeline(body, createWriteStream(temp, { flags: 'wx', mode: existing ? existing.mode & 0o777 : 0o644, flush: true, highWaterMark: MiB }), { signal: opts.signal });
+      await pipeline(body, createWriteStream(temp, { flags: 'wx', mode: existing ? existing.mode & 0o777 : 0o644, flush: this.syncWrites, highWaterMark: MiB }), { signal: opts.signal });
+      if (opts.modified) await utimes(temp, opts.modified, opts.modified);
+      path = await this.publish(temp, path, opts.noReplace);
+    } catch (e) {
+      await unlink(temp).catch(() => {});
+      throw fsError(e, path);
+    }
+    return this.stat(path);
+  }
+
+  /** The file system path of the regular file at `path`, for `writeFile` of another local account. */
+  private async localFile(path: string): Promise<string> {
+    const abs = await this.safe(path);
+    if ((await this.usable(abs, path)).isDirectory()) throw new ServiceError('invalid_parameters', `"${path}" is a folder.`);
+    return abs;
+  }
+
+  /**
+   * `write` from a file on this computer: copyFile (copy_file_range, or a reflink where the file
+   * system clones) into the hidden temporary file, fsync, then the same publish as `write`.
+   */
+  async writeFile(path: string, file: string, opts: WriteOptions = {}): Promise<Entry> {
+    const abs = await this.safe(path);
+    const existing = await stat(abs).catch(() => undefined);
+    if (existing?.isDirectory()) throw new ServiceError('naming_conflict', `A folder named "${baseName(path)}" exists.`);
+    const source = await stat(file).catch((e) => Promise.reject(fsError(e, file)));
+    // A FIFO would block the copy until a writer appears (see specialFile).
+    if (!source.isFile()) throw source.isDirectory() ? new ServiceError('invalid_parameters', `"${file}" is a folder.`) : specialFile(file, undefined, source);
+    opts.signal?.throwIfAborted();
+    const temp = join(dirname(abs), tempName());
+    try {
+      await copyFile(file, temp, fsc.COPYFILE_EXCL | fsc.COPYFILE_FICLONE);
+      await chmod(temp, existing ? existing.mode & 0o777 : 0o644);
+      if (this.syncWrites) {
+        const h = await open(temp, 'r');
+        try {
+          await h.sync();
+        } finally {
+          await h.close();
+        }
+      }
+      opts.signal?.throwIfAborted();
       if (opts.modified) await utimes(temp, opts.modified, opts.modified);
       path = await this.publish(temp, path, opts.noReplace);
     } catch (e) {
@@ -305,6 +359,10 @@ export class LocalConnector implements StorageConnector {
           await cp(src, dest, COPY_OPTIONS);
           await rm(src, { recursive: true });
         }
+      } else if ((await lstat(src)).isFile()) {
+        // A file: published whole under its name (never a partial copy there), its time kept.
+        const st = await stat(src);
+        return await this.writeFile(to, src, { modified: st.mtime, noReplace: {} });
       } else {
         await cp(src, dest, COPY_OPTIONS);
       }
