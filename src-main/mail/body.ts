@@ -271,7 +271,8 @@ export function sanitizeHtml(html: string): string {
 function sanitizeDocument(html: string): string {
   const doc = parseDocument(html, { decodeEntities: true });
   const clean = (parent: ParentNode) => {
-    for (const node of [...parent.children]) {
+    // A copy: nodes are removed from `children` while it is walked.
+    for (const node of Array.from(parent.children)) {
       if (node.type === 'comment' || node.type === 'directive' || node.type === 'cdata') {
         removeNode(node);
         continue;

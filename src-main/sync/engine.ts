@@ -471,7 +471,8 @@ export class SyncEngine {
     this.closed = true;
     for (const t of this.retries.values()) clearTimeout(t);
     await this.remote?.close();
-    for (const id of [...this.watchers.keys()]) await this.unwatch(id);
+    // A copy of the keys: unwatch removes from the map being walked.
+    for (const id of Array.from(this.watchers.keys())) await this.unwatch(id);
     await Promise.allSettled(this.running.values());
   }
 }
