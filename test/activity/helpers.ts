@@ -5,6 +5,8 @@ import type { ActivityOptions, ActivityService } from '../../src-main/activity';
 import type { ActivityChange } from '../../src-main/activity/types';
 import { scratchDir } from '../servers/util';
 
+export { until } from '../servers/util';
+
 export interface Harness {
   app: App;
   activity: ActivityService;
@@ -36,12 +38,3 @@ export function generated(n: number, start = 0): ActivityChange[] {
   });
 }
 
-export async function until<T>(probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}

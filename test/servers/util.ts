@@ -73,3 +73,14 @@ export function run(cmd: string, args: string[], options: { input?: string; cwd?
 export function hasBinary(path: string): boolean {
   return existsSync(path);
 }
+
+/** Resolves with what `probe` gives once it is neither undefined nor false; fails after `timeoutMs`. */
+export async function until<T>(probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 20_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

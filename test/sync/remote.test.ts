@@ -15,16 +15,8 @@ import { SyncEngine } from '../../src-main/sync/engine';
 import { remoteDiff, type RemoteChange } from '../../src-main/sync/remote-watch';
 import { loadIgnore } from '../../src-main/sync/scan';
 import { startApache, type ApacheServer } from '../servers/apache';
-import { scratchDir } from '../servers/util';
+import { scratchDir, until } from '../servers/util';
 import { syncDb } from './scenario';
-
-async function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const put = (c: StorageConnector, path: string, text: string) => c.write(path, Readable.from([Buffer.from(text)]));
 const text = (...p: string[]) => (existsSync(join(...p)) ? readFileSync(join(...p), 'utf8') : undefined);

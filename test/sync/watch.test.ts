@@ -7,16 +7,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LocalConnector } from '../../src-main/connectors/local';
 import { SyncEngine } from '../../src-main/sync/engine';
-import { scratchDir } from '../servers/util';
+import { scratchDir, until } from '../servers/util';
 import { syncDb } from './scenario';
-
-async function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('sync engine driven by the local watch', () => {
   const dir = scratchDir('sync-watch');

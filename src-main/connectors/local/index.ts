@@ -232,13 +232,24 @@ export class LocalConnector implements StorageConnector {
   }
 
   async write(path: string, body: Readable, opts: WriteOptions = {}): Promise<Entry> {
+    return this.writeThrough(path, opts, async (temp, mode) => {
+      // `flush` fsyncs before close, so only complete bytes are published.
+      await pipeline(body, createWriteStream(temp, { flags: 'wx', mode, flush: this.syncWrites, highWaterMark: MiB }), { signal: opts.signal });
+    });
+  }
+
+  /**
+   * One write into the hidden temporary file beside `path` (made by `fill`, with the mode of the
+   * file it replaces), then its time and the publish; the temporary file is removed on failure.
+   */
+  private async writeThrough(path: string, opts: WriteOptions, fill: (temp: string, mode: number) => Promise<void>): Promise<Entry> {
     const abs = await this.safe(path);
     const existing = await stat(abs).catch(() => undefined);
     if (existing?.isDirectory()) throw new ServiceError('naming_conflict', `A folder named "${baseName(path)}" exists.`);
     const temp = join(dirname(abs), opts.tempName ?? tempName());
     try {
-      // `flush` fsyncs before close, so the rename below publishes complete bytes only.
-      await pipeline(body, createWriteStream(temp, { flags: 'wx', mode: existing ? existing.mode & 0o777 : 0o644, flush: this.syncWrites, highWaterMark: MiB }), { signal: opts.signal });
+      await fill(temp, existing ? existing.mode & 0o777 : 0o644);
+      opts.signal?.throwIfAborted();
       if (opts.modified) await utimes(temp, opts.modified, opts.modified);
       path = await this.publish(temp, path, opts.noReplace);
     } catch (e) {
@@ -260,33 +271,22 @@ export class LocalConnector implements StorageConnector {
    * system clones) into the hidden temporary file, fsync, then the same publish as `write`.
    */
   async writeFile(path: string, file: string, opts: WriteOptions = {}): Promise<Entry> {
-    const abs = await this.safe(path);
-    const existing = await stat(abs).catch(() => undefined);
-    if (existing?.isDirectory()) throw new ServiceError('naming_conflict', `A folder named "${baseName(path)}" exists.`);
+    await this.safe(path);
     const source = await stat(file).catch((e) => Promise.reject(fsError(e, file)));
     // A FIFO would block the copy until a writer appears (see specialFile).
     if (!source.isFile()) throw source.isDirectory() ? new ServiceError('invalid_parameters', `"${file}" is a folder.`) : specialFile(file, undefined, source);
     opts.signal?.throwIfAborted();
-    const temp = join(dirname(abs), tempName());
-    try {
+    return this.writeThrough(path, opts, async (temp, mode) => {
       await copyFile(file, temp, fsc.COPYFILE_EXCL | fsc.COPYFILE_FICLONE);
-      await chmod(temp, existing ? existing.mode & 0o777 : 0o644);
-      if (this.syncWrites) {
-        const h = await open(temp, 'r');
-        try {
-          await h.sync();
-        } finally {
-          await h.close();
-        }
+      await chmod(temp, mode);
+      if (!this.syncWrites) return;
+      const h = await open(temp, 'r');
+      try {
+        await h.sync();
+      } finally {
+        await h.close();
       }
-      opts.signal?.throwIfAborted();
-      if (opts.modified) await utimes(temp, opts.modified, opts.modified);
-      path = await this.publish(temp, path, opts.noReplace);
-    } catch (e) {
-      await unlink(temp).catch(() => {});
-      throw fsError(e, path);
-    }
-    return this.stat(path);
+    });
   }
 
   /**
