@@ -70,6 +70,16 @@ describe('smb without a process per question', () => {
     ]);
   });
 
+  it('asked together, a folder named like the end of a listing still lists its children', async () => {
+    // smbclient ends each `ls` with "N blocks of size B. F blocks available".
+    const odd = '7 blocks of size 2. 3 blocks available';
+    mkdirSync(join(server.shareDir, odd));
+    writeFileSync(join(server.shareDir, odd, 'inside.txt'), 'in');
+    const [self, children] = await Promise.all([c.stat(`/${odd}`), c.list(`/${odd}`)]);
+    expect(self).toMatchObject({ name: odd, kind: 'folder' });
+    expect(children.map((e) => e.name)).toEqual(['inside.txt']);
+  });
+
   it('asked together, a file and a missing path fail the listing as when asked apart', async () => {
     const before = runs();
     const [file, listFile] = await Promise.allSettled([c.stat('/whole.txt'), c.list('/whole.txt')]);

@@ -15,8 +15,11 @@ const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', '
 // smbclient's `ls` line: "  %-30s%7s %8.0f  %s" (name, attributes, size, ctime-style date).
 const LS_LINE = /^ {2}(.+?) +([A-Z]*) +(\d+) {2}\w{3} (\w{3}) +(\d+) (\d\d):(\d\d):(\d\d) (\d{4})$/;
 const MAX_PROCESSES = 6;
-/** The line that ends a successful `ls` (and `du`): the share's size and free blocks. */
-export const BLOCKS_LINE = /(\d+) blocks of size (\d+)\. (\d+) blocks available/;
+/**
+ * The line that ends a successful `ls` (and `du`): the share's size and free blocks. Anchored at
+ * both ends, so that an entry named like it (its line ends with a date) is not taken for it.
+ */
+export const BLOCKS_LINE = /^\s*(\d+) blocks of size (\d+)\. (\d+) blocks available$/m;
 /** The line an `ls` that failed prints instead of entries. */
 const LS_FAILED = /^NT_STATUS_[A-Z0-9_]+ listing /;
 
