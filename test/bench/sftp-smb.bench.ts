@@ -7,7 +7,8 @@
  * child node with --openssl-legacy-provider), to keep the choice in docs/sftp-smb.md honest.
  *   npm run bench sftp-smb    (or node scripts/run-ts.mjs test/bench/sftp-smb.bench.ts)
  *   BENCH_SIZE_MB (default 1024), BENCH_LIST_ENTRIES (default 100000), BENCH_LIST_RUNS (default 3:
- *   listings are best of that many runs per tool)
+ *   listings are best of that many runs per tool; SMB's listings run in turns, one per tool per
+ *   round), BENCH_ONLY (sftp or smb: that backend alone)
  * Downloads go to a null sink (or /dev/null) for every tool. Prints MB/s, entries/s and
  * Tributary's speed ÷ each tool's (>1 = Tributary faster).
  */
@@ -78,7 +79,7 @@ function makeListing(dir: string): void {
   chmodSync(dir, 0o777);
 }
 
-async function tributary(app: App, acc: number, src: string, bytes: number, listFolderName: string): Promise<Row> {
+async function tributary(app: App, acc: number, src: string, bytes: number, listFolderName: string | null): Promise<Row> {
   const MB = bytes / 1e6;
   let id = '';
   const up = await timed(async () => {
@@ -88,26 +89,52 @@ async function tributary(app: App, acc: number, src: string, bytes: number, list
     const { stream } = await app.storage.download(acc, id);
     await pipeline(stream, nullSink());
   });
-  const folder = (await app.storage.list(acc, 'root', 1, 1000)).items.find((i) => i.name === listFolderName)!;
-  let total = 0;
-  const list = await best(() =>
-    timed(async () => {
-      total = (await app.storage.list(acc, folder.id, 1, 1000)).total;
-    }),
-  );
-  if (total !== ENTRIES) throw new Error(`Tributary listed ${total} entries, not ${ENTRIES}`);
-  return { tool: 'Tributary', uploadMBs: MB / up, downloadMBs: MB / down, listEntriesPerS: ENTRIES / list };
+  const list = listFolderName === null ? null : await best(await tributaryListing(app, acc, listFolderName));
+  return { tool: 'Tributary', uploadMBs: MB / up, downloadMBs: MB / down, listEntriesPerS: list === null ? null : ENTRIES / list };
 }
 
-/** rclone with an environment-only remote; `file` and `folder` are remote paths. */
-async function rclone(env: NodeJS.ProcessEnv, src: string, bytes: number, file: string, folder: string): Promise<Row> {
+/** Times one page-1 listing of the folder named `name` in the account's root, as REST asks it. */
+async function tributaryListing(app: App, acc: number, name: string): Promise<() => Promise<number>> {
+  const folder = (await app.storage.list(acc, 'root', 1, 1000)).items.find((i) => i.name === name)!;
+  return async () => {
+    let total = 0;
+    const s = await timed(async () => {
+      total = (await app.storage.list(acc, folder.id, 1, 1000)).total;
+    });
+    if (total !== ENTRIES) throw new Error(`Tributary listed ${total} entries, not ${ENTRIES}`);
+    return s;
+  };
+}
+
+/** rclone with an environment-only remote; `file` and `folder` are remote paths (folder null: no listing). */
+async function rclone(env: NodeJS.ProcessEnv, src: string, bytes: number, file: string, folder: string | null): Promise<Row> {
   const MB = bytes / 1e6;
   const up = spawnTimed('rclone', ['copyto', src, file], env);
   const down = spawnTimed('rclone', ['cat', file], env, true);
-  let lines = 0;
-  const list = await best(() => spawnTimed('rclone', ['lsf', folder], env, false, (out) => (lines = out.split('\n').filter(Boolean).length)));
-  if (lines !== ENTRIES) throw new Error(`rclone listed ${lines} entries, not ${ENTRIES}`);
-  return { tool: 'rclone', uploadMBs: MB / up, downloadMBs: MB / down, listEntriesPerS: ENTRIES / list };
+  const list = folder === null ? null : await best(rcloneListing(env, folder));
+  return { tool: 'rclone', uploadMBs: MB / up, downloadMBs: MB / down, listEntriesPerS: list === null ? null : ENTRIES / list };
+}
+
+/** Times one `rclone lsf` of `folder`. */
+function rcloneListing(env: NodeJS.ProcessEnv, folder: string): () => number {
+  return () => {
+    let lines = 0;
+    const s = spawnTimed('rclone', ['lsf', folder], env, false, (out) => (lines = out.split('\n').filter(Boolean).length));
+    if (lines !== ENTRIES) throw new Error(`rclone listed ${lines} entries, not ${ENTRIES}`);
+    return s;
+  };
+}
+
+/**
+ * Listings of several tools timed in turns, one of each per round for LIST_RUNS rounds, best
+ * per tool: a change of load on the shared machine reaches every tool alike.
+ */
+async function listingsInTurn(tools: Record<string, () => number | Promise<number>>): Promise<Record<string, number>> {
+  const bestOf: Record<string, number> = {};
+  for (let i = 0; i < LIST_RUNS; i++) {
+    for (const [tool, fn] of Object.entries(tools)) bestOf[tool] = Math.min(bestOf[tool] ?? Infinity, await fn());
+  }
+  return bestOf;
 }
 
 /** Wall time of one command (process start included, as a user would see it). */
@@ -223,7 +250,8 @@ async function benchSmb(work: string, src: string, bytes: number): Promise<Row[]
       service: 'smb',
       options: { host: server.host, port: server.port, share: server.share, workgroup: server.workgroup, username: server.username, password: server.password },
     });
-    const rows = [await tributary(app, acc.id, src, bytes, 'many')];
+    // Listings are timed in turns below (tributaryListing, rcloneListing, smbclient's ls).
+    const rows = [await tributary(app, acc.id, src, bytes, null)];
     const env = {
       ...process.env,
       RCLONE_CONFIG_BSMB_TYPE: 'smb',
@@ -235,15 +263,23 @@ async function benchSmb(work: string, src: string, bytes: number): Promise<Row[]
       RCLONE_CONFIG_DIR: work,
     };
     // rclone's smb remote addresses the share as the first path segment.
-    rows.push(await rclone(env, src, bytes, `bsmb:${server.share}/rclone.bin`, `bsmb:${server.share}/many`));
+    rows.push(await rclone(env, src, bytes, `bsmb:${server.share}/rclone.bin`, null));
     const MB = bytes / 1e6;
     const cli = ['-s', '/dev/null', '-p', String(server.port), `//${server.host}/${server.share}`, '-U', `${server.username}%${server.password}`];
     const up = spawnTimed('smbclient', [...cli, '-c', `put ${src} cli.bin`], process.env, true);
     const down = spawnTimed('smbclient', [...cli, '-c', 'get cli.bin /dev/null'], process.env, true);
-    let lines = 0;
-    const list = await best(() => spawnTimed('smbclient', [...cli, '-c', 'ls many/*'], process.env, false, (out) => (lines = out.split('\n').filter((l) => l.includes('entry-')).length)));
-    if (lines !== ENTRIES) throw new Error(`smbclient listed ${lines} entries, not ${ENTRIES}`);
-    rows.push({ tool: 'smbclient', uploadMBs: MB / up, downloadMBs: MB / down, listEntriesPerS: ENTRIES / list });
+    rows.push({ tool: 'smbclient', uploadMBs: MB / up, downloadMBs: MB / down, listEntriesPerS: null });
+    const lists = await listingsInTurn({
+      Tributary: await tributaryListing(app, acc.id, 'many'),
+      rclone: rcloneListing(env, `bsmb:${server.share}/many`),
+      smbclient: () => {
+        let lines = 0;
+        const s = spawnTimed('smbclient', [...cli, '-c', 'ls many/*'], process.env, false, (out) => (lines = out.split('\n').filter((l) => l.includes('entry-')).length));
+        if (lines !== ENTRIES) throw new Error(`smbclient listed ${lines} entries, not ${ENTRIES}`);
+        return s;
+      },
+    });
+    for (const row of rows) row.listEntriesPerS = ENTRIES / lists[row.tool]!;
     rows.push(library(server.port, server.share, src, bytes));
     return rows;
   } finally {
@@ -286,12 +322,13 @@ export async function main(): Promise<void> {
   try {
     const src = join(work, 'source.bin');
     makeSource(src, bytes);
-    const sftp = await benchSftp(work, src, bytes);
-    print('SFTP (OpenSSH internal-sftp)', sftp);
-    const smb = await benchSmb(work, src, bytes);
-    print('SMB (Samba smbd, SMB3)', smb);
-    summarize('SFTP (OpenSSH)', sftp);
-    summarize('SMB (Samba)', smb);
+    const only = process.env.BENCH_ONLY;
+    const sftp = only === 'smb' ? undefined : await benchSftp(work, src, bytes);
+    if (sftp) print('SFTP (OpenSSH internal-sftp)', sftp);
+    const smb = only === 'sftp' ? undefined : await benchSmb(work, src, bytes);
+    if (smb) print('SMB (Samba smbd, SMB3)', smb);
+    if (sftp) summarize('SFTP (OpenSSH)', sftp);
+    if (smb) summarize('SMB (Samba)', smb);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

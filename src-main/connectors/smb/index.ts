@@ -17,17 +17,29 @@ import { defineConnector } from '../registry';
 import { assertFree, baseName, joinPath, parentOf, ROOT, tempName } from '../shared/paths';
 import type { Entry, NoReplace, ReadOptions, StorageConnector, StorageFeatures, WriteOptions } from '../types';
 import { options, type SmbOptions } from './options';
-import { parseLs, q, renameLine, Smbclient, spawnError, statusError, unavailable } from './smbclient';
+import { BLOCKS_LINE, lsAnswers, parseLs, q, renameLine, Smbclient, spawnError, statusError, unavailable } from './smbclient';
 
 /** Names SMB cannot hold: Windows' reserved characters, and trailing dots or spaces. */
 const INVALID_NAME = /["*:<>?|\\]|[. ]$/;
-const BLOCKS_LINE = /(\d+) blocks of size (\d+)\. (\d+) blocks available/;
 /** Bodies up to this size are spooled locally and sent in one smbclient process. */
 const SPOOL_BYTES = 4 << 20;
+
+/** What a stat and a listing of one path, asked in the same tick, get (smbclient's answers). */
+interface Answers {
+  stat?: Promise<Entry>;
+  list?: Promise<Entry[]>;
+}
+/** The questions about one path gathered in the current tick, and their answers once asked. */
+interface Due {
+  stat?: boolean;
+  list?: boolean;
+  answers: Promise<Answers>;
+}
 
 export class SmbConnector implements StorageConnector {
   readonly features: StorageFeatures;
   private readonly smb: Smbclient;
+  private readonly pending = new Map<string, Due>();
 
   constructor(private readonly o: SmbOptions) {
     this.smb = new Smbclient(o);
@@ -53,23 +65,85 @@ export class SmbConnector implements StorageConnector {
       await this.smb.must(['pwd'], 'The share');
       return { path: ROOT, name: '', kind: 'folder', size: null, modified: null, created: null };
     }
-    const out = await this.smb.must([`ls ${q(path)}`], `"${path}"`);
-    const entry = parseLs(out, parentOf(path)).find((e) => e.name.toLocaleLowerCase() === baseName(path).toLocaleLowerCase());
+    const due = this.due(path);
+    due.stat = true;
+    return (await due.answers).stat!;
+  }
+
+  async list(path: string): Promise<Entry[]> {
+    const due = this.due(path);
+    due.list = true;
+    return (await due.answers).list!;
+  }
+
+  /**
+   * Stats and listings start at the end of the tick they are asked in, so that a stat and a
+   * listing of the same path asked together (the storage service asks a folder's own entry
+   * alongside its children) share one smbclient run: one process start and one authentication
+   * instead of two, on the same cores that parse the listing.
+   */
+  private due(path: string): Due {
+    let due = this.pending.get(path);
+    if (!due) {
+      const fresh: Due = {
+        answers: Promise.resolve().then(() => {
+          this.pending.delete(path);
+          return this.answer(path, fresh);
+        }),
+      };
+      this.pending.set(path, fresh);
+      due = fresh;
+    }
+    return due;
+  }
+
+  private async answer(path: string, due: Due): Promise<Answers> {
+    if (!due.list) return { stat: this.statNow(path) };
+    if (!due.stat) return { list: this.listNow(path) };
+    const r = await this.smb.commands([`ls ${q(path)}`, `ls ${q(`${path}/*`)}`]);
+    const [own, children] = lsAnswers(r.output);
+    if (children === undefined) {
+      // smbclient stopped before answering both (no session, a server gone): one failure for both.
+      const err = await this.smb.settle(statusError(r.output, `"${path}"`) ?? new ServiceError('upstream_error', `"${path}": smbclient exited with ${r.code}: ${r.output.trim().slice(-300)}`), `"${path}"`);
+      return { stat: Promise.reject(err), list: Promise.reject(err) };
+    }
+    const stat = this.statFrom(own!, path);
+    // Both promises are handed to callers; this one only decides the listing's failure.
+    const self = stat.catch(() => undefined);
+    return { stat, list: this.listFrom(children, path, () => self) };
+  }
+
+  private async statNow(path: string): Promise<Entry> {
+    const r = await this.smb.commands([`ls ${q(path)}`]);
+    if (r.code !== 0 && r.code !== null && !statusError(r.output, `"${path}"`)) throw new ServiceError('upstream_error', `"${path}": smbclient exited with ${r.code}: ${r.output.trim().slice(-300)}`);
+    return this.statFrom(r.output, path);
+  }
+
+  /** The entry of `path` in the output of its `ls`. */
+  private async statFrom(output: string, path: string): Promise<Entry> {
+    const err = statusError(output, `"${path}"`);
+    if (err) throw await this.smb.settle(err, `"${path}"`);
+    const entry = parseLs(output, parentOf(path)).find((e) => e.name.toLocaleLowerCase() === baseName(path).toLocaleLowerCase());
     if (!entry) throw new ServiceError('not_found', `"${path}" was not found.`);
     return { ...entry, path };
   }
 
-  async list(path: string): Promise<Entry[]> {
+  private async listNow(path: string): Promise<Entry[]> {
     const r = await this.smb.commands([`ls ${q(path === ROOT ? '/*' : `${path}/*`)}`]);
-    const err = statusError(r.output, `"${path}"`);
+    return this.listFrom(r.output, path, () => this.stat(path).catch(() => undefined));
+  }
+
+  /** The children in the output of `ls path/*`; `self` tells a failure's cause (a file, gone). */
+  private async listFrom(output: string, path: string, self: () => Promise<Entry | undefined>): Promise<Entry[]> {
+    const err = statusError(output, `"${path}"`);
     if (err) {
       if (err.code === 'service_not_available' || err.code === 'upstream_auth_failed' || path === ROOT) throw err;
-      const self = await this.stat(path).catch(() => undefined);
-      if (self?.kind === 'file') throw new ServiceError('invalid_parent_folder', `"${path}" is not a folder.`);
+      const entry = await self();
+      if (entry?.kind === 'file') throw new ServiceError('invalid_parent_folder', `"${path}" is not a folder.`);
       // An empty folder lists "." and ".." and no error; an error here means it is gone.
-      throw self ? err : new ServiceError('not_found', `"${path}" was not found.`);
+      throw entry ? err : new ServiceError('not_found', `"${path}" was not found.`);
     }
-    return parseLs(r.output, path);
+    return parseLs(output, path);
   }
 
   async read(path: string, opts: ReadOptions = {}): Promise<Readable> {

@@ -15,6 +15,13 @@ const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', '
 // smbclient's `ls` line: "  %-30s%7s %8.0f  %s" (name, attributes, size, ctime-style date).
 const LS_LINE = /^ {2}(.+?) +([A-Z]*) +(\d+) {2}\w{3} (\w{3}) +(\d+) (\d\d):(\d\d):(\d\d) (\d{4})$/;
 const MAX_PROCESSES = 6;
+/**
+ * The line that ends a successful `ls` (and `du`): the share's size and free blocks. Anchored at
+ * both ends, so that an entry named like it (its line ends with a date) is not taken for it.
+ */
+export const BLOCKS_LINE = /^\s*(\d+) blocks of size (\d+)\. (\d+) blocks available$/m;
+/** The line an `ls` that failed prints instead of entries. */
+const LS_FAILED = /^NT_STATUS_[A-Z0-9_]+ listing /;
 
 export interface Run {
   output: string;
@@ -135,6 +142,24 @@ export function parseLs(output: string, folder: string): Entry[] {
     });
   }
   return out;
+}
+
+/**
+ * The output of a run of several `ls` commands, one answer per command in order: each ends at
+ * its "blocks of size" line or at its NT_STATUS report. Fewer answers than commands: smbclient
+ * stopped before (no session, a server gone).
+ */
+export function lsAnswers(output: string): string[] {
+  const answers: string[] = [];
+  let current: string[] = [];
+  for (const line of output.split('\n')) {
+    current.push(line);
+    if (BLOCKS_LINE.test(line) || LS_FAILED.test(line)) {
+      answers.push(current.join('\n'));
+      current = [];
+    }
+  }
+  return answers;
 }
 
 /** A path as one quoted smbclient argument: remote ones with backslashes, from the share root. */
