@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LocalConnector } from '../../src-main/connectors/local';
 import { SyncEngine } from '../../src-main/sync/engine';
-import { scratchDir, until } from '../servers/util';
+import { scratchDir, until as untilTrue } from '../servers/util';
 import { syncDb } from './scenario';
 
 describe('sync engine driven by the local watch', () => {
@@ -27,6 +27,12 @@ describe('sync engine driven by the local watch', () => {
     try {
       await engine.start();
       const pair = await engine.create({ localPath: mine, account: 1, remotePath: '/' });
+      // A wait that fails says where the pair stood: its state and error, and both stored trees.
+      const until = (check: () => boolean) =>
+        untilTrue(check).catch((e: Error) => {
+          const tree = (side: 'local' | 'remote') => [...engine.store.tree(pair.id, side).keys()].sort().join(' ');
+          throw new Error(`${e.message}; pair ${JSON.stringify(engine.store.pair(pair.id))}; local tree ${tree('local')}; remote tree ${tree('remote')}`);
+        });
       await until(() => text(theirs, 'a/deep/d.txt') === 'one' && text(theirs, 'b/y.txt') === 'one');
 
       writeFileSync(join(mine, 'a/deep/d.txt'), 'two, deep');
