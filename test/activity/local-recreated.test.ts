@@ -33,7 +33,7 @@ async function setup(monitored?: string) {
     until(() => {
       records.splice(0, records.length, ...h!.activity.log.list(acc.id, sub.id).records);
       return records.some((r) => r.type === type && r.path === path) || undefined;
-    }, 10_000, `${type} ${path}`);
+    }, 20_000, `${type} ${path}`);
   return { root, waitFor, records };
 }
 
