@@ -311,6 +311,10 @@ export function planSync(local: Tree, remote: Tree, synced: SyncedTree, options:
         // Without a synced entry the two sides are paired by place only: a copy elsewhere would be
         // a stranger next time (it clashes, is renamed and copied again), so the other side moves first.
         if (!n.synced && other && other.path !== t) continue;
+        // A file copied onto the place of another node's synced file, which this side no longer
+        // holds, would be taken for that node next time (found by place): that entry moves on first.
+        const was = syncedNode.get(t);
+        if (!n.synced && n.kind === 'file' && was && was !== n && was.kind === 'file' && !sideOf(was, side)) continue;
         if (n.kind === 'folder') add(2, t, { type: 'mkdir', side, path: t, from: n.synced?.path });
         else if (other) add(3, t, { type: 'copy', side, path: t, src: other.path, expectSource: other.ver, synced: n.synced?.path });
       } else if (e.path !== t) {
