@@ -90,9 +90,16 @@ export function mapSide(synced: SyncedTree, tree: Tree, side: Side, other?: Map<
       // Only a synced folder leads its children: an entry below a synced file (its name was taken
       // by a folder while the file moved on) is looked for at its own place.
       const lead = synced.get(parent)?.kind === 'folder' ? cur.get(parent) : undefined;
-      const base = parent === ROOT ? path : joinPath(lead ?? parent, baseName(path));
-      const e = tree.get(base);
-      if (e && !claimed.has(base) && e.kind === s.kind && (base === path || !synced.has(base))) {
+      const at = parent === ROOT ? path : joinPath(lead ?? parent, baseName(path));
+      const fits = (q: string) => {
+        const e = tree.get(q);
+        return !!e && !claimed.has(q) && e.kind === s.kind && (q === path || !synced.has(q));
+      };
+      // Where the planner parked it (see parkOne) it is still the same node: an emptied remote
+      // folder has nothing else to be found by.
+      let base = fits(at) ? at : undefined;
+      for (let i = 1, q = `${at}${PARK}`; !base && tree.has(q); q = `${at}${PARK}${++i}`) if (fits(q)) base = q;
+      if (base) {
         cur.set(path, base);
         claimed.add(base);
       } else cur.set(path, null);
@@ -304,6 +311,10 @@ export function planSync(local: Tree, remote: Tree, synced: SyncedTree, options:
         // Without a synced entry the two sides are paired by place only: a copy elsewhere would be
         // a stranger next time (it clashes, is renamed and copied again), so the other side moves first.
         if (!n.synced && other && other.path !== t) continue;
+        // A file copied onto the place of another node's synced file, which this side no longer
+        // holds, would be taken for that node next time (found by place): that entry moves on first.
+        const was = syncedNode.get(t);
+        if (!n.synced && n.kind === 'file' && was && was !== n && was.kind === 'file' && !sideOf(was, side)) continue;
         if (n.kind === 'folder') add(2, t, { type: 'mkdir', side, path: t, from: n.synced?.path });
         else if (other) add(3, t, { type: 'copy', side, path: t, src: other.path, expectSource: other.ver, synced: n.synced?.path });
       } else if (e.path !== t) {
@@ -391,8 +402,12 @@ function parkOne(
         // that waits for the name: it steps out, next to its target, under a parked name.
         const e = sideOf(m, side);
         const pp = parentOf(m.path!);
-        if (!e || !isInside(e.path, at!) || (pp !== ROOT && owner[side].get(pp) !== m.choices[0].parent)) continue;
-        return { type: 'move', side, from: e.path, path: parked(m.path!), expect: { kind: e.kind, id: e.id, ver: e.ver }, synced: m.synced?.path };
+        if (e && isInside(e.path, at!)) {
+          if (pp !== ROOT && owner[side].get(pp) !== m.choices[0].parent) continue;
+          return { type: 'move', side, from: e.path, path: parked(m.path!), expect: { kind: e.kind, id: e.id, ver: e.ver }, synced: m.synced?.path };
+        }
+        // Else what lives inside it may wait for `m` itself (its new parent): the deleted folder
+        // steps aside below, freeing the name, and is deleted from there once emptied.
       }
       const e = trees[side].get(at!)!;
       return { type: 'move', side, from: at!, path: parked(at!), expect: { kind: e.kind, id: e.id, ver: e.ver }, synced: o.synced?.path };

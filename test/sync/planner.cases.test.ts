@@ -184,6 +184,31 @@ describe('sync planner: the ten cases', () => {
     expect(w.trash).toEqual(['gone']);
   });
 
+  it('Case and Unicode normalisation: a folder renamed onto the case-folded name of a deleted folder whose subfolder moves into it', () => {
+    // From the model test (seed 994778363, 3,000 runs). Towards a case-insensitive remote, /A is
+    // the name of /a, deleted locally but still holding /a/A remotely; /a/A waits for /A (its new
+    // parent) to exist, /c waits for the name /a to go, and /a waits for /a/A to leave: the
+    // planner was stuck. The deleted folder now steps aside under a parked name, and is found
+    // there again (by place: once emptied, a remote folder has nothing else to be found by)
+    // rather than taken for a new folder and copied back. With and without a file to follow.
+    for (const files of [{ '/a/A/x': 'x', '/c/y': 'y' }, { '/c/y': 'y' }] as Record<string, string>[]) {
+      const w = synced(files, { ci: true, hashes: false });
+      if (!w.sides.local.has('/a/A')) {
+        w.mkdir('local', '/a');
+        w.mkdir('local', '/a/A');
+        expect(w.settle()).toBeGreaterThan(0);
+      }
+      w.move('local', '/a/A', '/c/b');
+      w.remove('local', '/a');
+      w.move('local', '/c', '/A');
+      expect(w.settle(20, 1)).toBeLessThan(10);
+      expect(w.problems()).toEqual([]);
+      expect(w.paths('remote')).toEqual('/a/A/x' in files ? ['/A', '/A/b', '/A/b/x', '/A/y'] : ['/A', '/A/b', '/A/y']);
+      expect(w.conflicts).toEqual([]);
+      expect(w.trash).toEqual([]);
+    }
+  });
+
   it('Case and Unicode normalisation: a synced NFD file moved remotely into new NFD/NFC folders that take its name', () => {
     // From the model test (random seed; final batches shuffled with 917655473). Remotely the NFD
     // file /é moved into /é/é/é, below two new folders (NFD, then NFC) whose first takes the
@@ -250,6 +275,29 @@ describe('sync planner: the ten cases', () => {
     expect(w.paths('remote')).toEqual(['/A', '/A/a', '/A/a/A']);
     expect(w.content('remote', '/A/a/A')).toBe('file');
     expect(w.conflicts).toEqual([]);
+  });
+
+  it('Folder renames and crossed moves: a file moved away remotely and deleted locally while a new remote file takes its old name', () => {
+    // From the model test (seed 426960158, 3,000 runs; there the trees grew by a conflict copy
+    // every round). The new remote /a was copied to the local /a while the synced entry of the
+    // moved file still held /a: next time the copy was found there (by place, as an edit saved
+    // under a new inode is) and taken for the moved file, moved after it, and uploaded over it.
+    // The new file now waits until that entry has moved on.
+    for (const folderMoved of [false, true]) {
+      const w = synced({ '/a': 'old', '/d/x': 'x' }, { hashes: false });
+      w.move('remote', '/a', '/d/a');
+      w.put('remote', '/a', 'new');
+      w.remove('local', '/a');
+      if (folderMoved) w.move('local', '/d', '/e');
+      expect(w.settle(20, 1)).toBeLessThan(10);
+      expect(w.problems()).toEqual([]);
+      const d = folderMoved ? '/e' : '/d';
+      for (const side of ['local', 'remote'] as const) {
+        expect(w.paths(side)).toEqual(['/a', d, `${d}/a`, `${d}/x`]);
+        expect([w.content(side, '/a'), w.content(side, `${d}/a`)]).toEqual(['new', 'old']);
+      }
+      expect(w.conflicts).toEqual([]);
+    }
   });
 
   it('A crash mid-run: a batch half applied, then planned again, finishes without duplicate work', () => {
