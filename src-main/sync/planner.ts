@@ -95,10 +95,15 @@ export function mapSide(synced: SyncedTree, tree: Tree, side: Side, other?: Map<
         const e = tree.get(q);
         return !!e && !claimed.has(q) && e.kind === s.kind && (q === path || !synced.has(q));
       };
-      // Where the planner parked it (see parkOne) it is still the same node: an emptied remote
-      // folder has nothing else to be found by.
-      let base = fits(at) ? at : undefined;
+      // Where the planner parked it (see parkOne) it is still the same node, looked for there
+      // first: an emptied remote folder has nothing else to be found by, and a folder made since
+      // under the old name (not recorded while this entry holds the path) must not take its place.
+      let base: string | undefined;
       for (let i = 1, q = `${at}${PARK}`; !base && tree.has(q); q = `${at}${PARK}${++i}`) if (fits(q)) base = q;
+      if (!base && fits(at)) base = at;
+      // Below a parked folder, an entry not found there may have been recorded (by path) for the
+      // folder that took the name since: it is looked for at its own place.
+      if (!base && lead && lead !== parent && PARKED.test(baseName(lead)) && fits(path)) base = path;
       if (base) {
         cur.set(path, base);
         claimed.add(base);
