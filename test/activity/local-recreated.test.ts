@@ -33,7 +33,10 @@ async function setup(monitored?: string) {
     until(() => {
       records.splice(0, records.length, ...h!.activity.log.list(acc.id, sub.id).records);
       return records.some((r) => r.type === type && r.path === path) || undefined;
-    }, 20_000, `${type} ${path}`);
+    }, 20_000, `${type} ${path}`).catch((e: Error) => {
+      // Say what was recorded instead, and how the follower stands.
+      throw new Error(`${e.message}; follower ${JSON.stringify(h!.activity.followers.status())}; records ${JSON.stringify(records.map((r) => [r.type, r.path]))}`);
+    });
   return { root, waitFor, records };
 }
 

@@ -50,6 +50,13 @@ export async function watchFolder(root: string, toUpstream: (abs: string) => str
     }, RENAME_WINDOW_MS);
     map.set(path, { change, ino, size, timer });
   };
+  // An add and a delete of one name with one inode are no rename: chokidar can report an add
+  // (again) whose stat was taken before the delete. What is on disk now says which is true.
+  const sameName = (abs: string, path: string, kind: 'file' | 'folder', deleted: RawChange) =>
+    void stat(abs).then(
+      (now) => emit({ type: 'update', path, kind, entry: entryOf(path, now) }),
+      () => emit(deleted),
+    );
   const partner = (map: Map<string, Half>, ino: number, size: number, kind: 'file' | 'folder'): [string, Half] | undefined => {
     for (const [path, h] of map) {
       if (h.ino === ino && h.size === size && h.change.kind === kind) {
@@ -74,6 +81,7 @@ export async function watchFolder(root: string, toUpstream: (abs: string) => str
     const change: RawChange = { type: 'add', path, kind, entry };
     if (!st) return emit(change);
     const from = partner(unlinked, st.ino, size, kind);
+    if (from && from[0] === path) return sameName(abs, path, kind, from[1].change);
     if (from) return pair(from[0], path, kind, entry);
     hold(addedHalf, path, change, st.ino, size);
   };
@@ -84,6 +92,7 @@ export async function watchFolder(root: string, toUpstream: (abs: string) => str
     const change: RawChange = { type: 'delete', path, kind };
     if (!was) return emit(change);
     const to = partner(addedHalf, was.ino, was.size, kind);
+    if (to && to[0] === path) return sameName(abs, path, kind, change);
     if (to) return pair(path, to[0], kind, to[1].change.entry);
     hold(unlinked, path, change, was.ino, was.size);
   };
