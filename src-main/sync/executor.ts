@@ -103,6 +103,14 @@ export class Executor {
   /** When the racy versions recorded so far can be told apart from a later change (epoch ms). */
   racyUntil = 0;
 
+  /**
+   * The entries mkdir and copy operations made on a side, and the sources of copies, as the
+   * synced tree now holds them (see SyncEngine.doRun); `madeUnsure` when a copy's source changed
+   * while it was read, so that only a scan can tell what it holds.
+   */
+  made: { side: Side; entry: SideEntry }[] = [];
+  madeUnsure = false;
+
   /** The synced tree is keyed by path: an entry of another node there is not overwritten. */
   private mayRecord(path: string, from?: string): boolean {
     return from === path || !this.store.getSynced(this.pair, path);
@@ -127,6 +135,7 @@ export class Executor {
       const [l, r] = op.side === 'local' ? [mine, other] : [other, mine];
       this.store.db.transaction(() => this.record(op.path, op.from, l, r))();
     }
+    this.made.push({ side: op.side, entry: mine });
     return 'done';
   }
 
@@ -191,6 +200,9 @@ export class Executor {
       const unchanged = after?.ver === source.ver && hash === (source.hash ?? hash) && (!direct || after.stamp === source.stamp);
       const sourceVer = unchanged ? source : { ...source, ver: `changed:${source.ver}` };
       this.store.finish(journal, () => this.completeCopy(op, result, sourceVer));
+      if (!unchanged) this.madeUnsure = true;
+      // A remote source is recorded settled (racy or not), the version the next plan compares with.
+      this.made.push({ side: op.side, entry: result }, { side: from, entry: from === 'remote' ? this.settled(source) : source });
       return 'done';
     } catch (e) {
       this.store.finish(journal);
