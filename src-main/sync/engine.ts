@@ -13,7 +13,7 @@ import { LocalConnector } from '../connectors/local';
 import { baseName, parentOf, ROOT } from '../connectors/shared/paths';
 import type { StorageConnector } from '../connectors/types';
 import { ServiceError, toServiceError } from '../errors';
-import type { Op, Plan, Side, Tree } from './model';
+import type { Op, Plan, PlanOptions, Side, Tree } from './model';
 import { checkRacy, Executor } from './executor';
 import { planSync } from './planner';
 import { below, DEFAULT_REMOTE_POLL_SECONDS, RemoteWatch, type RemoteChange } from './remote-watch';
@@ -349,11 +349,22 @@ export class SyncEngine {
       // A resumed operation changed the synced tree.
       if ((await x.resume()).completed) this.settled.delete(id);
       const max = this.options.maxRounds ?? 100;
+      // The scans of the last round with what its operations made added, when they only made
+      // folders and files and all of them did: the next round plans from these instead of
+      // scanning both sides again (the children of new folders, one level per round). Anything
+      // else that changed meanwhile is caught by the operations' checks and by the real scans of
+      // the round that finds nothing left to do, which never plans from these.
+      let made: Record<Side, Tree> | undefined;
       for (;;) {
         pair = this.store.pair(id);
         if (pair.paused || this.closed) break;
         // Only the first round may trust the watch: later ones follow this run's own writes.
-        const { plan, trees } = await this.planPair(pair, result.rounds === 0);
+        const { plan, trees } = made ? this.planFrom(pair, made, await this.remoteOf(pair.account)) : await this.planPair(pair, result.rounds === 0);
+        if (made && plan.ops.length === 0) {
+          made = undefined;
+          continue;
+        }
+        made = undefined;
         result.plan = plan;
         if (plan.refused) {
           this.settled.delete(id);
@@ -367,7 +378,14 @@ export class SyncEngine {
           return result;
         }
         if (++result.rounds > max) throw new ServiceError('internal_error', `The pair did not settle after ${max} rounds.`);
-        result.ops += await this.execute(id, x, plan.ops, trees);
+        x.made = [];
+        x.madeUnsure = false;
+        const done = await this.execute(id, x, plan.ops, trees);
+        result.ops += done;
+        if (done === plan.ops.length && !x.madeUnsure && plan.ops.every((op) => op.type === 'mkdir' || op.type === 'copy')) {
+          made = { local: new Map(trees.local), remote: new Map(trees.remote) };
+          for (const { side, entry } of x.made) made[side].set(entry.path, entry);
+        }
         // Versions just recorded as racy are looked at again once their second is over, not sooner.
         const wait = Math.min(x.racyUntil - Date.now(), 2000);
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
@@ -426,13 +444,12 @@ export class SyncEngine {
     // A version that only reading again can tell from a same-second change is settled here, so a
     // pass is only ever "settled" with no such version left.
     await checkRacy(this.store, pair.id, remote, pair.remotePath, rtree, synced);
-    const plan = planSync(local, rtree, synced, {
-      now: new Date(),
-      remoteCaseInsensitive: !remote.features.caseSensitive,
-      allowDeletes: pair.allowDeletes,
-      allowEmptySide: pair.allowDeletes,
-    });
-    return { plan, trees: { local, remote: rtree } };
+    return { plan: planSync(local, rtree, synced, planOptions(pair, remote)), trees: { local, remote: rtree } };
+  }
+
+  /** Plans from trees already known (no scan; they are not stored). */
+  private planFrom(pair: PairRow, trees: Record<Side, Tree>, remote: StorageConnector): { plan: Plan; trees: Record<Side, Tree> } {
+    return { plan: planSync(trees.local, trees.remote, this.store.synced(pair.id), planOptions(pair, remote)), trees };
   }
 
   /**
@@ -475,6 +492,10 @@ export class SyncEngine {
     for (const id of Array.from(this.watchers.keys())) await this.unwatch(id);
     await Promise.allSettled(this.running.values());
   }
+}
+
+function planOptions(pair: PairRow, remote: StorageConnector): PlanOptions {
+  return { now: new Date(), remoteCaseInsensitive: !remote.features.caseSensitive, allowDeletes: pair.allowDeletes, allowEmptySide: pair.allowDeletes };
 }
 
 /** A run that failed is tried again after this long. */

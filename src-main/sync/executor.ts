@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto';
 import { Transform } from 'node:stream';
 import { joinPath, parentOf, tempName } from '../connectors/shared/paths';
-import type { StorageConnector } from '../connectors/types';
+import type { Entry, StorageConnector } from '../connectors/types';
 import { ServiceError, toServiceError } from '../errors';
 import { otherSide, type Op, type Side, type SideEntry, type SyncedEntry, type SyncedTree, type Tree } from './model';
 import { localEntry, md5Of, remoteAbs, remoteEntry, type Ignored } from './scan';
@@ -103,6 +103,14 @@ export class Executor {
   /** When the racy versions recorded so far can be told apart from a later change (epoch ms). */
   racyUntil = 0;
 
+  /**
+   * The entries mkdir and copy operations made on a side, and the sources of copies, as the
+   * synced tree now holds them (see SyncEngine.doRun); `madeUnsure` when a copy's source changed
+   * while it was read, so that only a scan can tell what it holds.
+   */
+  made: { side: Side; entry: SideEntry }[] = [];
+  madeUnsure = false;
+
   /** The synced tree is keyed by path: an entry of another node there is not overwritten. */
   private mayRecord(path: string, from?: string): boolean {
     return from === path || !this.store.getSynced(this.pair, path);
@@ -127,6 +135,7 @@ export class Executor {
       const [l, r] = op.side === 'local' ? [mine, other] : [other, mine];
       this.store.db.transaction(() => this.record(op.path, op.from, l, r))();
     }
+    this.made.push({ side: op.side, entry: mine });
     return 'done';
   }
 
@@ -134,7 +143,11 @@ export class Executor {
     const from = otherSide(op.side);
     const source = await this.current(from, op.src, trees[from].get(op.src));
     if (!source || source.ver !== op.expectSource) return 'skipped';
-    const there = await this.current(op.side, op.path, trees[op.side].get(op.path));
+    const target = this.conn(op.side);
+    // A new name is published without replacing (below): a file that appeared there meanwhile
+    // fails the write, so it needs no look beforehand (one stat, a round trip, less per new file).
+    const fresh = op.expectTarget === undefined && !!target.features.noReplace;
+    const there = fresh ? null : await this.current(op.side, op.path, trees[op.side].get(op.path));
     if (op.expectTarget === undefined ? there !== null : there?.ver !== op.expectTarget) return 'skipped';
     // The source's time, where the target keeps it (local folder, SFTP): a version written with a
     // time of an earlier second cannot be confused with a later change. Only a time of a later
@@ -145,25 +158,37 @@ export class Executor {
     const temp = tempName();
     const journal = this.store.begin(this.pair, op, temp);
     try {
-      const h = createHash('md5');
-      const body = (await this.conn(from).read(this.abs(from, op.src))).pipe(
-        new Transform({
-          transform(chunk: Buffer, _enc, done) {
-            h.update(chunk);
-            done(null, chunk);
-          },
-        }),
-      );
-      const target = this.conn(op.side);
-      const started = Date.now();
-      const written = await target.write(this.abs(op.side, op.path), body, {
+      const options = {
         size: source.size,
         modified: keepTime ? new Date(source.modified!) : undefined,
         // A new name must still be free when published: a file that appeared meanwhile is not replaced.
         noReplace: op.expectTarget === undefined && target.features.noReplace ? {} : undefined,
         tempName: temp,
-      });
-      const hash = `md5:${h.digest('hex')}`;
+      };
+      const started = Date.now();
+      // A file of this computer towards a target on this computer too (a local account): the file
+      // system copies the bytes (copy_file_range, or a clone), none pass through this process. Its
+      // hash is the scan's, which holds while its stamp (size, times, inode) is unchanged: checked
+      // again after the copy, as the scanner trusts it.
+      const direct = from === 'local' && !!source.hash && !!source.stamp && target.features.writeFile && this.sides.local.features.localFile;
+      let hash: string;
+      let written: Entry;
+      if (direct) {
+        written = await target.features.writeFile!(this.abs(op.side, op.path), await this.sides.local.features.localFile!(op.src), options);
+        hash = source.hash!;
+      } else {
+        const h = createHash('md5');
+        const body = (await this.conn(from).read(this.abs(from, op.src))).pipe(
+          new Transform({
+            transform(chunk: Buffer, _enc, done) {
+              h.update(chunk);
+              done(null, chunk);
+            },
+          }),
+        );
+        written = await target.write(this.abs(op.side, op.path), body, options);
+        hash = `md5:${h.digest('hex')}`;
+      }
       // Tributary's own remote write is as racy as a version seen: a same-size change by someone
       // else later in the same second would keep its ETag.
       const result = op.side === 'local' ? ((await localEntry(this.sides.localRoot, op.path, undefined, hash)) ?? undefined) : { ...this.settled(remoteEntry(written, op.path, started)), hash };
@@ -172,8 +197,12 @@ export class Executor {
       // The source changed while it was read: what went over is not that version, so the synced
       // tree keeps the source as changed and the next plan copies it again.
       const after = await this.current(from, op.src, source);
-      const sourceVer = after?.ver === source.ver && hash === (source.hash ?? hash) ? source : { ...source, ver: `changed:${source.ver}` };
+      const unchanged = after?.ver === source.ver && hash === (source.hash ?? hash) && (!direct || after.stamp === source.stamp);
+      const sourceVer = unchanged ? source : { ...source, ver: `changed:${source.ver}` };
       this.store.finish(journal, () => this.completeCopy(op, result, sourceVer));
+      if (!unchanged) this.madeUnsure = true;
+      // A remote source is recorded settled (racy or not), the version the next plan compares with.
+      this.made.push({ side: op.side, entry: result }, { side: from, entry: from === 'remote' ? this.settled(source) : source });
       return 'done';
     } catch (e) {
       this.store.finish(journal);

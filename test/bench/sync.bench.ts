@@ -18,7 +18,7 @@
  * Then the time from a change to the other side (latency()), local folder ↔ Apache WebDAV and
  * local folder ↔ local folder, against one run of rclone bisync and of unison (they run on demand):
  *   BENCH_SYNC_LATENCY_FILES (default 200) files in the pair, BENCH_SYNC_LATENCY_ROUNDS (default 5)
- *   changes each way; BENCH_SYNC_LATENCY_ONLY=1 runs only this part.
+ *   changes each way; BENCH_SYNC_LATENCY_ONLY=1 runs only this part, BENCH_SYNC_LATENCY=none leaves it out.
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -58,6 +58,8 @@ interface Run {
   rssMB: number | null;
   idleMB?: number;
   ops?: number;
+  /** Planning rounds of the run (each scans both sides again). */
+  rounds?: number;
   /** Tributary's no-change pass right after a start (nothing known to be settled yet). */
   restart?: Run;
 }
@@ -106,7 +108,7 @@ async function child(src: string, dst: string, work: string, passes: number, wat
     peak = Math.max(peak, process.memoryUsage().rss);
     const status = engine.status()[0];
     if (status.state !== 'idle') throw new Error(`the pair ended ${status.state}: ${status.error}`);
-    runs.push({ seconds, rssMB: (peak - idle) / 2 ** 20, idleMB: idle / 2 ** 20, ops: r.ops });
+    runs.push({ seconds, rssMB: (peak - idle) / 2 ** 20, idleMB: idle / 2 ** 20, ops: r.ops, rounds: r.rounds });
   }
   await engine.close();
   db.close();
@@ -312,7 +314,7 @@ export async function main(argv: string[] = []): Promise<void> {
   if (argv[0] === 'child') return child(argv[1], argv[2], argv[3], Number(argv[4]), argv[5] === 'watch');
   if (process.env.BENCH_SYNC_LATENCY_ONLY === '1') return latency();
   await firstAndNoChange();
-  await latency();
+  if (process.env.BENCH_SYNC_LATENCY !== 'none') await latency();
 }
 
 async function firstAndNoChange(): Promise<void> {
@@ -350,7 +352,7 @@ async function firstAndNoChange(): Promise<void> {
       const f = first[tool];
       const a = again[tool];
       const idle = (x: Run) => (x.idleMB === undefined ? '' : ` [idle ${x.idleMB.toFixed(0)}]`);
-      const firstText = f ? `first ${f.seconds.toFixed(2).padStart(7)} s (${(totalMB / f.seconds).toFixed(1)} MB/s, ${mb(f)} MB RSS${idle(f)})` : 'first —';
+      const firstText = f ? `first ${f.seconds.toFixed(2).padStart(7)} s (${(totalMB / f.seconds).toFixed(1)} MB/s, ${mb(f)} MB RSS${idle(f)}${f.rounds === undefined ? '' : `, ${f.ops} ops in ${f.rounds} rounds`})` : 'first —';
       console.log(`${tool.padEnd(16)} ${firstText}   no-change ${a.seconds.toFixed(2).padStart(6)} s (${mb(a)} MB RSS${idle(a)})`);
     }
     const r = again.tributary.restart;

@@ -1,0 +1,81 @@
+// The first sync of a pair (docs/sync.md, "Pairs"): a round that only made folders and files,
+// all of them, plans the next one (the children of the new folders) from its scans and what it
+// made, without scanning both sides again; the round that finds nothing left scans them for real.
+// Both sides are folders on this disk (the remote one through the local connector).
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { LocalConnector } from '../../src-main/connectors/local';
+import { SyncEngine } from '../../src-main/sync/engine';
+import { scratchDir } from '../servers/util';
+import { syncDb } from './scenario';
+
+describe('sync: the first sync of nested new folders', () => {
+  const dir = scratchDir('sync-first');
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('copies three levels of new folders each way with two scans of both sides, and settles', async () => {
+    const [mine, theirs] = [join(dir, 'mine'), join(dir, 'theirs')];
+    mkdirSync(join(mine, 'a/b/c'), { recursive: true });
+    mkdirSync(join(theirs, 'r/s/t'), { recursive: true });
+    const files: Record<string, string> = { '/top.txt': 'top', '/a/one.txt': '1', '/a/b/two.txt': '2', '/a/b/c/three.txt': '3' };
+    const remoteFiles: Record<string, string> = { '/r/one.txt': 'r1', '/r/s/t/three.txt': 'r3' };
+    for (const [p, c] of Object.entries(files)) writeFileSync(join(mine, p), c);
+    for (const [p, c] of Object.entries(remoteFiles)) writeFileSync(join(theirs, p), c);
+    const db = syncDb(join(dir, 'sync.db'));
+    const remote = new LocalConnector({ path: theirs, trashDir: join(dir, 'trash') });
+    const engine = new SyncEngine(db, async () => remote, { manual: true, trashDir: join(dir, 'trash') });
+    try {
+      const pair = await engine.create({ localPath: mine, account: 1, remotePath: '/' });
+      // Each scan of both sides stores two trees.
+      const saved = vi.spyOn(engine.store, 'saveTree');
+      const run = await engine.run(pair.id);
+      // Folders a, a/b, a/b/c, r, r/s, r/s/t and six files, one operation each.
+      expect(run.ops).toBe(12);
+      expect(run.rounds).toBe(4);
+      // The first scan and the one that finds nothing left: not one per level of folders.
+      expect(saved).toHaveBeenCalledTimes(4);
+      for (const [p, c] of Object.entries(files)) expect(readFileSync(join(theirs, p), 'utf8')).toBe(c);
+      for (const [p, c] of Object.entries(remoteFiles)) expect(readFileSync(join(mine, p), 'utf8')).toBe(c);
+      expect((await engine.run(pair.id)).ops).toBe(0);
+      expect(engine.store.pair(pair.id).state).toBe('idle');
+    } finally {
+      await engine.close();
+      db.close();
+    }
+  });
+
+  it('a change made on a side while a run plans from what it made is carried over by that run', async () => {
+    const [mine, theirs] = [join(dir, 'c-mine'), join(dir, 'c-theirs')];
+    mkdirSync(join(mine, 'a/b'), { recursive: true });
+    mkdirSync(theirs);
+    writeFileSync(join(mine, 'a/b/x.txt'), 'x');
+    const db = syncDb(join(dir, 'c-sync.db'));
+    const remote = new LocalConnector({ path: theirs, trashDir: join(dir, 'trash') });
+    const engine = new SyncEngine(db, async () => remote, { manual: true, trashDir: join(dir, 'trash') });
+    try {
+      const pair = await engine.create({ localPath: mine, account: 1, remotePath: '/' });
+      // Right after the first round (the remote folder a made), a file appears on each side: the
+      // rounds planned without a scan do not know them, the scan that ends the run does.
+      const mkdir = remote.mkdir.bind(remote);
+      let once = false;
+      vi.spyOn(remote, 'mkdir').mockImplementation(async (p) => {
+        const e = await mkdir(p);
+        if (!once) {
+          once = true;
+          writeFileSync(join(mine, 'late-local.txt'), 'L');
+          writeFileSync(join(theirs, 'late-remote.txt'), 'R');
+        }
+        return e;
+      });
+      await engine.run(pair.id);
+      expect(readFileSync(join(theirs, 'a/b/x.txt'), 'utf8')).toBe('x');
+      expect(readFileSync(join(theirs, 'late-local.txt'), 'utf8')).toBe('L');
+      expect(readFileSync(join(mine, 'late-remote.txt'), 'utf8')).toBe('R');
+      expect((await engine.run(pair.id)).ops).toBe(0);
+    } finally {
+      await engine.close();
+      db.close();
+    }
+  });
+});
