@@ -11,18 +11,18 @@
  * downloader taking the file back out of the account).
  *   node scripts/run-ts.mjs test/bench/local.bench.ts
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createWriteStream, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createApp } from '../../src-main/app';
 import { scratchDir } from '../servers/util';
+import { benchChild } from './child';
 import { RATIO_LABEL, summary, timeRatio, type SummaryCell } from './ratio';
 
 const MiB = 1024 * 1024;
 const RUNS = 3;
-const root = join(import.meta.dirname, '..', '..');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const fmt = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
@@ -63,16 +63,7 @@ async function child(args: string[]): Promise<number> {
 
 async function tributary(mode: Mode, dataDir: string, file: string, target: string, name: string, sync: boolean): Promise<ChildResult> {
   rmSync(dataDir, { recursive: true, force: true });
-  const p = spawn(process.execPath, [join(root, 'scripts/run-ts.mjs'), join(root, 'test/bench/local.bench.ts'), 'child', mode, dataDir, file, target, name, sync ? 'fsync' : 'none'], {
-    cwd: root,
-    env: { ...process.env, NODE_NO_WARNINGS: '1' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let out = '';
-  p.stdout.on('data', (d) => (out += d));
-  const [code] = await once(p, 'exit');
-  if (code !== 0) throw new Error(`Tributary ${mode} failed (${code}): ${out}`);
-  return JSON.parse(out.trim().split('\n').at(-1)!);
+  return benchChild<ChildResult>('local.bench.ts', [mode, dataDir, file, target, name, sync ? 'fsync' : 'none'], `Tributary ${mode}`);
 }
 
 function timed(cmd: string, args: string[]): number {

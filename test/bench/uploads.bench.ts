@@ -10,7 +10,7 @@
  * Tributary runs in a child process (as it would after a restart) so its peak RSS is its own.
  *   node scripts/run-ts.mjs test/bench/uploads.bench.ts
  */
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,13 +23,13 @@ import { Uploader } from '../../src-main/uploads/uploader';
 import { startAzurite } from '../servers/azurite';
 import { motoBinary, startMoto, startS3rver, type S3Server } from '../servers/s3';
 import { scratchDir } from '../servers/util';
+import { benchChild } from './child';
 import { RATIO_LABEL, summary, timeRatio, type SummaryCell } from './ratio';
 
 const MiB = 1024 * 1024;
 const PART = 8 * MiB;
 const CONCURRENCY = 8;
 const RUNS = 3;
-const root = join(import.meta.dirname, '..', '..');
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
@@ -68,16 +68,7 @@ async function child(args: string[]): Promise<number> {
 }
 
 async function tributary(dataDir: string, service: string, options: unknown, file: string, name: string): Promise<ChildResult> {
-  const p = spawn(process.execPath, [join(root, 'scripts/run-ts.mjs'), join(root, 'test/bench/uploads.bench.ts'), 'child', dataDir, service, JSON.stringify(options), file, name], {
-    cwd: root,
-    env: { ...process.env, NODE_NO_WARNINGS: '1' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let out = '';
-  p.stdout.on('data', (d) => (out += d));
-  const [code] = await once(p, 'exit');
-  if (code !== 0) throw new Error(`Tributary upload failed (${code}): ${out}`);
-  return JSON.parse(out.trim().split('\n').at(-1)!);
+  return benchChild<ChildResult>('uploads.bench.ts', [dataDir, service, JSON.stringify(options), file, name], 'Tributary upload');
 }
 
 function timed(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): number {
