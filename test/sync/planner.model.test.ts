@@ -73,7 +73,7 @@ const initial = fc.array(fc.tuple(fc.constantFrom(0, 1, 2), picks), { minLength:
 
 describe('sync planner against a model of both sides (the hard cases: crash mid-run, conflicts, moves, case and Unicode)', () => {
   it('converges, terminates and loses no version under random changes, shuffled batches and crashes', () => {
-    console.log(`sync model seed: ${seed} (SYNC_MODEL_SEED=${seed} plays these ${runs} cases again)`);
+    console.log(path ? `sync model seed: ${seed}, replaying the case at path ${path}` : `sync model seed: ${seed} (SYNC_MODEL_SEED=${seed} plays these ${runs} cases again)`);
     const seen = { conflicts: 0, trashed: 0, moves: 0, files: 0 };
     fc.assert(
       fc.property(initial, commands, fc.boolean(), fc.boolean(), fc.nat(), (start, cmds, ci, hashes, order) => {
