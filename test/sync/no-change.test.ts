@@ -3,13 +3,13 @@
 // plan came out empty, the synced tree is not read and nothing is planned. A change made after
 // such a pass is still carried over. Both sides are folders on this disk (the remote one through
 // the local connector).
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { LocalConnector } from '../../src-main/connectors/local';
 import { SyncEngine } from '../../src-main/sync/engine';
 import { scratchDir, until } from '../servers/util';
-import { syncDb } from './scenario';
+import { syncDb, text } from './scenario';
 
 describe('sync: a pass over an unchanged pair', () => {
   const dir = scratchDir('sync-no-change');
@@ -58,7 +58,6 @@ describe('sync: a pass over an unchanged pair', () => {
     const db = syncDb(join(dir, 'w-sync.db'));
     const remote = new LocalConnector({ path: theirs, trashDir: join(dir, 'trash') });
     const engine = new SyncEngine(db, async () => remote, { pollMs: 0, debounceMs: 50, trashDir: join(dir, 'trash') });
-    const text = (...p: string[]) => (existsSync(join(...p)) ? readFileSync(join(...p), 'utf8') : undefined);
     try {
       await engine.start();
       const pair = await engine.create({ localPath: mine, account: 1, remotePath: '/' });

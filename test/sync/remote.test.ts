@@ -2,7 +2,7 @@
 // issue text "The engine", item 1): a backend that cannot push is walked every few seconds against
 // the stored remote tree (Apache WebDAV here), the local account pushes through its watch, and an
 // activity follower's record makes the pair look at once. The pair's own writes are no change.
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,10 +16,9 @@ import { remoteDiff, type RemoteChange } from '../../src-main/sync/remote-watch'
 import { loadIgnore } from '../../src-main/sync/scan';
 import { startApache, type ApacheServer } from '../servers/apache';
 import { scratchDir, until } from '../servers/util';
-import { syncDb } from './scenario';
+import { syncDb, text } from './scenario';
 
 const put = (c: StorageConnector, path: string, text: string) => c.write(path, Readable.from([Buffer.from(text)]));
-const text = (...p: string[]) => (existsSync(join(...p)) ? readFileSync(join(...p), 'utf8') : undefined);
 
 describe('sync: remote changes reach the local side without a subscription', () => {
   let server: ApacheServer;

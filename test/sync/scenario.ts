@@ -39,6 +39,9 @@ export async function textOf(c: StorageConnector, path: string): Promise<string>
   return Buffer.concat(chunks).toString();
 }
 
+/** The text of the file at `join(...p)` on this computer, or undefined when there is none. */
+export const text = (...p: string[]) => (existsSync(join(...p)) ? readFileSync(join(...p), 'utf8') : undefined);
+
 /** path → content ('/' suffix for folders) of the remote folder. */
 export async function remoteView(c: StorageConnector, root: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();

@@ -2,13 +2,13 @@
 // local watch ready, a run reads again only the folders the watch saw change; edits deep in the
 // tree, new folders and a renamed folder still reach the other side. Both sides are folders on
 // this disk (the remote one through the local connector).
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LocalConnector } from '../../src-main/connectors/local';
 import { SyncEngine } from '../../src-main/sync/engine';
 import { scratchDir, until as untilTrue } from '../servers/util';
-import { syncDb } from './scenario';
+import { syncDb, text } from './scenario';
 
 describe('sync engine driven by the local watch', () => {
   const dir = scratchDir('sync-watch');
@@ -23,7 +23,6 @@ describe('sync engine driven by the local watch', () => {
     const db = syncDb(join(dir, 'sync.db'));
     const remote = new LocalConnector({ path: theirs, trashDir: join(dir, 'trash') });
     const engine = new SyncEngine(db, async () => remote, { pollMs: 0, debounceMs: 50, trashDir: join(dir, 'trash') });
-    const text = (...p: string[]) => (existsSync(join(...p)) ? readFileSync(join(...p), 'utf8') : undefined);
     try {
       await engine.start();
       const pair = await engine.create({ localPath: mine, account: 1, remotePath: '/' });
