@@ -9,6 +9,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { errorMessage, rememberToken } from '../../api/client';
 import { useApi, useAppInfo, useSettings } from '../../api/hooks';
 import { Dialog } from '../../components/Dialog';
+import { SecondsSetting } from '../../components/SecondsSetting';
 import { formatDate } from '../../components/format';
 import { isAllowListEntry } from '../../../../src-main/contract/network';
 import { toastError } from '../../stores/ui';
@@ -26,7 +27,6 @@ export function SettingsDialog({ onClose }: { onClose(): void }) {
   const [created, setCreated] = useState<{ name: string; key: string } | null>(null);
   const [trackingUrl, setTrackingUrl] = useState<string | null>(null);
   const [notifyAfter, setNotifyAfter] = useState<string | null>(null);
-  const [pollSeconds, setPollSeconds] = useState<string | null>(null);
   // Shown at once when toggled; the saved value wins again once it is read back.
   const [retrieveTokens, setRetrieveTokens] = useState<boolean | null>(null);
   const [allowPrivate, setAllowPrivate] = useState<boolean | null>(null);
@@ -230,29 +230,15 @@ export function SettingsDialog({ onClose }: { onClose(): void }) {
         <p className="muted small">A desktop notification while Tributary is in the background, a message while it is in front. Empty: never.</p>
 
         <h3 className="section-title">Live folders</h3>
-        <form
+        <SecondsSetting
+          id="setting-poll-seconds"
           className="settings-row"
-          onSubmit={(e) => {
-            e.preventDefault();
-            const value = Number((pollSeconds ?? '').trim());
-            if (!Number.isInteger(value) || value < 1 || value > 3600) return toastError('Settings', 'Enter a whole number of seconds from 1 to 3600.');
-            void run(() => api.call('settings.set', { folderPollSeconds: value })).then(() => setPollSeconds(null));
-          }}
-        >
-          <label htmlFor="setting-poll-seconds">Look for changes in the open folder every</label>
-          <input
-            id="setting-poll-seconds"
-            className="input input-small input-number"
-            inputMode="numeric"
-            value={pollSeconds ?? (settings.data ? String(settings.data.folderPollSeconds) : '')}
-            onChange={(e) => setPollSeconds(e.target.value)}
-            data-testid="setting-poll-seconds"
-          />
-          <span>seconds</span>
-          <button type="submit" className="btn btn-small" data-testid="setting-poll-save">
-            Save
-          </button>
-        </form>
+          label="Look for changes in the open folder every"
+          seconds={settings.data?.folderPollSeconds}
+          title="Settings"
+          testId="setting-poll-seconds"
+          save={(folderPollSeconds) => run(() => api.call('settings.set', { folderPollSeconds }))}
+        />
         <p className="muted small">For servers that cannot announce changes (WebDAV, SFTP, SMB, S3, Azure). The local folder is watched and shows changes at once.</p>
 
         <h3 className="section-title">Mail tracking</h3>

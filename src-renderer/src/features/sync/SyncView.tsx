@@ -8,6 +8,7 @@ import { useState, type FormEvent } from 'react';
 import type { SyncConflict, SyncPair } from '../../../../src-main/contract';
 import { useAccounts, useApi, useStorageAccounts } from '../../api/hooks';
 import { AccountOptions } from '../../components/AccountOptions';
+import { SecondsSetting } from '../../components/SecondsSetting';
 import { toastError } from '../../stores/ui';
 import './sync.css';
 
@@ -77,35 +78,22 @@ function RemotePollSetting() {
   const api = useApi();
   const qc = useQueryClient();
   const current = useQuery({ queryKey: [...syncKeys.all, 'settings'], queryFn: () => api.call('sync.settings.get', {}) });
-  const [text, setText] = useState<string | null>(null);
-  const save = async (e: FormEvent) => {
-    e.preventDefault();
-    const value = Number((text ?? '').trim());
-    if (!Number.isInteger(value) || value < 1 || value > 3600) return toastError('Sync', 'Enter a whole number of seconds from 1 to 3600.');
-    try {
-      await api.call('sync.settings.set', { remotePollSeconds: value });
-      setText(null);
-    } catch (err) {
-      toastError('Could not save the setting', err);
-    }
-    void qc.invalidateQueries({ queryKey: [...syncKeys.all, 'settings'] });
-  };
   return (
-    <form className="sync-setting" onSubmit={save}>
-      <label htmlFor="sync-poll-seconds">Look for changes on servers that cannot announce them every</label>
-      <input
-        id="sync-poll-seconds"
-        className="input input-small input-number"
-        inputMode="numeric"
-        value={text ?? (current.data ? String(current.data.remotePollSeconds) : '')}
-        onChange={(e) => setText(e.target.value)}
-        data-testid="sync-poll-seconds"
-      />
-      <span>seconds</span>
-      <button type="submit" className="btn btn-small" data-testid="sync-poll-save">
-        Save
-      </button>
-    </form>
+    <SecondsSetting
+      id="sync-poll-seconds"
+      className="sync-setting"
+      label="Look for changes on servers that cannot announce them every"
+      seconds={current.data?.remotePollSeconds}
+      title="Sync"
+      testId="sync-poll-seconds"
+      save={async (remotePollSeconds) => {
+        try {
+          await api.call('sync.settings.set', { remotePollSeconds });
+        } finally {
+          void qc.invalidateQueries({ queryKey: [...syncKeys.all, 'settings'] });
+        }
+      }}
+    />
   );
 }
 
