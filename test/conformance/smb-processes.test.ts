@@ -168,7 +168,7 @@ describe('smb sessions that die or hang', () => {
   });
 
   it('a session that stops answering a read is ended and the read fails; the next read works', async () => {
-    const c = new SmbConnector(smbOptionsFor(server), { readQuietMs: 300 });
+    const c = new SmbConnector(smbOptionsFor(server), { readQuietMs: 1500 });
     try {
       const pid = await stopSession(c);
       await expect(c.list('/many')).rejects.toMatchObject({ code: 'service_not_available' });

@@ -39,6 +39,8 @@ export class SmbSession {
   private readonly marker = `tributary-${randomBytes(8).toString('hex')}`;
   private seq = 0;
   private buffer = '';
+  /** Where the search for the current marker goes on: a long listing is not scanned again per chunk. */
+  private searched = 0;
   private current?: { end: string; resolve: (r: Run) => void; reject: (e: SessionLost) => void; quiet?: NodeJS.Timeout; quietMs?: number };
   private idle?: NodeJS.Timeout;
   private hung = false;
@@ -81,8 +83,12 @@ export class SmbSession {
     const c = this.current;
     if (!c) return;
     if (c.quietMs) c.quiet?.refresh();
-    const at = this.buffer.indexOf(c.end);
-    if (at < 0) return;
+    const at = this.buffer.indexOf(c.end, this.searched);
+    if (at < 0) {
+      this.searched = Math.max(0, this.buffer.length - c.end.length);
+      return;
+    }
+    this.searched = 0;
     const output = this.buffer.slice(0, at);
     this.buffer = this.buffer.slice(at + c.end.length);
     this.current = undefined;
