@@ -4,8 +4,9 @@
 // "Delete": listings, stats and changes run on long-lived smbclient sessions, no process start and
 // no authentication per operation; a session that dies or hangs is replaced, and the request
 // under it fails or is asked again, never hangs or returns a partial answer.
+import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
 import { SmbConnector } from '../../src-main/connectors/smb';
@@ -191,5 +192,21 @@ describe('smb sessions that die or hang', () => {
       await c.close();
       await server.restart();
     }
+  });
+
+  it('an idle session does not keep the program running', () => {
+    // A program that stats once and never closes its connector ends when its work is done, not
+    // when the idle session's minute is up (the run is stopped after 30 s).
+    const script = join(scratchDir('smb-idle-exit'), 'idle.ts');
+    writeFileSync(
+      script,
+      `import { SmbConnector } from ${JSON.stringify(resolve('src-main/connectors/smb'))};
+       const c = new SmbConnector(${JSON.stringify(smbOptionsFor(server))});
+       console.log('kind', (await c.stat('/many')).kind);\n`,
+    );
+    const r = spawnSync(process.execPath, ['scripts/run-ts.mjs', script], { encoding: 'utf8', timeout: 30_000 });
+    expect(r.stdout).toContain('kind folder');
+    expect(r.signal).toBeNull();
+    expect(r.status).toBe(0);
   });
 });

@@ -101,6 +101,7 @@ export class SmbSession {
   /** Runs commands; resolves with their output once the marker that follows them is printed. */
   run(req: SessionRequest): Promise<Run> {
     clearTimeout(this.idle);
+    this.hold(true);
     const mark = `${this.marker}-${++this.seq}`;
     // The output ends with the marker's "not found" line (a new line before it: an `ls` entry
     // line cannot be taken for it).
@@ -122,6 +123,15 @@ export class SmbSession {
   release(): void {
     this.busy = false;
     if (!this.dead) this.idle = setTimeout(() => this.end(), IDLE_MS).unref();
+    this.hold(false);
+  }
+
+  /** An idle session does not keep the process alive; one with a request does. */
+  private hold(on: boolean): void {
+    for (const h of [this.child, this.child.stdin, this.child.stdout] as { ref?(): void; unref?(): void }[]) {
+      if (on) h.ref?.();
+      else h.unref?.();
+    }
   }
 
   end(): void {
