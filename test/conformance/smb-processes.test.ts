@@ -5,7 +5,7 @@
 // no authentication per operation; a session that dies or hangs is replaced, and the request
 // under it fails or is asked again, never hangs or returns a partial answer.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
@@ -103,6 +103,13 @@ describe('smb without a process per question', () => {
     await expect(c.stat('/moved')).rejects.toMatchObject({ code: 'not_found' });
     expect(await c.features.quota!()).toMatchObject({ total: expect.any(Number) });
     expect(runs() - before).toBe(0);
+  });
+
+  it('a line break in a name is refused before anything reaches a session (no second command)', async () => {
+    const marker = join(dir, 'ran');
+    await expect(c.mkdir(`/x\n!touch ${marker}`)).rejects.toMatchObject({ code: 'invalid_parameters' });
+    await expect(c.stat(`/x\r\n!touch ${marker}`)).rejects.toMatchObject({ code: 'invalid_parameters' });
+    expect(existsSync(marker)).toBe(false);
   });
 
   it('a folder page from the storage service starts no process once the account is connected', async () => {

@@ -241,6 +241,8 @@ export function lsAnswers(output: string): string[] {
 /** A path as one quoted smbclient argument: remote ones with backslashes, from the share root. */
 export function q(path: string, remote = true): string {
   if (path.includes('"')) throw new ServiceError('invalid_parameters', 'SMB names cannot contain ".');
+  // Commands are lines on smbclient's stdin: a line break would start a command of its own.
+  if (/[\r\n]/.test(path)) throw new ServiceError('invalid_parameters', 'SMB names cannot contain line breaks.');
   return remote ? `"${path.replace(/\//g, '\\')}"` : `"${path}"`;
 }
 
