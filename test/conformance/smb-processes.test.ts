@@ -1,9 +1,12 @@
 // spec 1, "Download a file": an SMB download of a whole file runs one smbclient process (no
 // `ls` before the `get`), and still refuses what it cannot read before the first byte.
-// spec 1, Folders (list contents): a folder's page, which holds the folder's own metadata and its
-// children, runs one smbclient process, with the same answers and failures as two.
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+// spec 1, Folders (list contents), "Get metadata", "Create a folder", "Update metadata" (rename),
+// "Delete": listings, stats and changes run on long-lived smbclient sessions, no process start and
+// no authentication per operation; a session that dies or hangs is replaced, and the request
+// under it fails or is asked again, never hangs or returns a partial answer.
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
 import { SmbConnector } from '../../src-main/connectors/smb';
@@ -59,10 +62,8 @@ describe('smb without a process per question', () => {
     await expect(c.read('/folder')).rejects.toMatchObject({ code: 'invalid_parameters' });
   });
 
-  it('a stat and a listing of one folder asked together run one smbclient', async () => {
-    const before = runs();
+  it('a stat and a listing of one folder asked together share one answer', async () => {
     const [self, children] = await Promise.all([c.stat('/listed'), c.list('/listed')]);
-    expect(runs() - before).toBe(1);
     expect(self).toMatchObject({ path: '/listed', name: 'Listed', kind: 'folder' });
     expect(children.map((e) => [e.name, e.kind, e.size])).toEqual([
       ['Inner', 'folder', null],
@@ -81,7 +82,6 @@ describe('smb without a process per question', () => {
   });
 
   it('asked together, a file and a missing path fail the listing as when asked apart', async () => {
-    const before = runs();
     const [file, listFile] = await Promise.allSettled([c.stat('/whole.txt'), c.list('/whole.txt')]);
     expect(file).toMatchObject({ status: 'fulfilled', value: { kind: 'file', size: 9 } });
     expect(listFile).toMatchObject({ status: 'rejected', reason: { code: 'invalid_parent_folder' } });
@@ -90,16 +90,130 @@ describe('smb without a process per question', () => {
     const empty = await Promise.all([c.stat('/folder'), c.list('/folder')]);
     expect(empty[0].kind).toBe('folder');
     expect(empty[1]).toEqual([]);
-    expect(runs() - before).toBe(3);
   });
 
-  it('a folder page from the storage service runs one smbclient', async () => {
+  it('listings, stats, mkdir, rename and delete start no process once a session is up', async () => {
+    await c.stat('/listed');
+    const before = runs();
+    await c.mkdir('/made');
+    expect((await c.stat('/made')).kind).toBe('folder');
+    await c.features.move!('/made', '/moved');
+    expect((await c.list('/')).map((e) => e.name)).toContain('moved');
+    await c.remove('/moved', { recursive: false });
+    await expect(c.stat('/moved')).rejects.toMatchObject({ code: 'not_found' });
+    expect(await c.features.quota!()).toMatchObject({ total: expect.any(Number) });
+    expect(runs() - before).toBe(0);
+  });
+
+  it('a line break in a name is refused before anything reaches a session (no second command)', async () => {
+    const marker = join(dir, 'ran');
+    await expect(c.mkdir(`/x\n!touch ${marker}`)).rejects.toMatchObject({ code: 'invalid_parameters' });
+    await expect(c.stat(`/x\r\n!touch ${marker}`)).rejects.toMatchObject({ code: 'invalid_parameters' });
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('a folder page from the storage service starts no process once the account is connected', async () => {
     const acc = await app.accounts.connect({ service: 'smb', options: { ...smbOptionsFor(server), smbclient: wrapper } });
     const listed = (await app.storage.list(acc.id, 'root')).items.find((i) => i.name === 'Listed')!;
     const before = runs();
     const page = await app.storage.list(acc.id, listed.id);
-    expect(runs() - before).toBe(1);
+    expect(runs() - before).toBe(0);
     expect(page.folder).toMatchObject({ name: 'Listed' });
     expect(page.items.map((i) => i.name)).toEqual(['Inner', 'one.txt']);
+  });
+});
+
+describe('smb sessions that die or hang', () => {
+  let server: Samba;
+  const many = 3000;
+
+  beforeAll(async () => {
+    server = await startSamba();
+    mkdirSync(join(server.shareDir, 'many'));
+    for (let i = 0; i < many; i++) writeFileSync(join(server.shareDir, 'many', `entry-${i}.txt`), 'x');
+    chmodSync(join(server.shareDir, 'many'), 0o777);
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  /** The session's smbclient stopped (SIGSTOP): a request sent to it waits in its stdin. */
+  const stopSession = async (c: SmbConnector) => {
+    await c.stat('/many');
+    const [pid] = c.sessionPids();
+    expect(pid).toBeGreaterThan(0);
+    process.kill(pid!, 'SIGSTOP');
+    return pid!;
+  };
+
+  it('a session killed under a listing is replaced and the listing asked again, whole', async () => {
+    const c = new SmbConnector(smbOptionsFor(server));
+    try {
+      const pid = await stopSession(c);
+      const listing = c.list('/many');
+      // Let the request reach the stopped session's stdin, then kill it mid-request.
+      await new Promise((r) => setTimeout(r, 50));
+      process.kill(pid, 'SIGKILL');
+      expect((await listing).length).toBe(many);
+      expect(c.sessionPids()).not.toContain(pid);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('a session killed under a change fails that change with service_not_available, and the next works', async () => {
+    const c = new SmbConnector(smbOptionsFor(server));
+    try {
+      const pid = await stopSession(c);
+      const made = c.mkdir('/under-kill');
+      await new Promise((r) => setTimeout(r, 50));
+      process.kill(pid, 'SIGKILL');
+      await expect(made).rejects.toMatchObject({ code: 'service_not_available' });
+      expect((await c.mkdir('/after-kill')).kind).toBe('folder');
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('a session that stops answering a read is ended and the read fails; the next read works', async () => {
+    const c = new SmbConnector(smbOptionsFor(server), { readQuietMs: 1500 });
+    try {
+      const pid = await stopSession(c);
+      await expect(c.list('/many')).rejects.toMatchObject({ code: 'service_not_available' });
+      expect(c.sessionPids()).not.toContain(pid);
+      expect((await c.list('/many')).length).toBe(many);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('a read after the server restarted under an idle session gets its answer', async () => {
+    const c = new SmbConnector(smbOptionsFor(server));
+    try {
+      await c.stat('/many');
+      await server.restart();
+      expect((await c.stat('/many')).kind).toBe('folder');
+      await server.kill();
+      await expect(c.list('/many')).rejects.toMatchObject({ code: 'service_not_available' });
+    } finally {
+      await c.close();
+      await server.restart();
+    }
+  });
+
+  it('an idle session does not keep the program running', () => {
+    // A program that stats once and never closes its connector ends when its work is done, not
+    // when the idle session's minute is up (the run is stopped after 30 s).
+    const script = join(scratchDir('smb-idle-exit'), 'idle.ts');
+    writeFileSync(
+      script,
+      `import { SmbConnector } from ${JSON.stringify(resolve('src-main/connectors/smb'))};
+       const c = new SmbConnector(${JSON.stringify(smbOptionsFor(server))});
+       console.log('kind', (await c.stat('/many')).kind);\n`,
+    );
+    const r = spawnSync(process.execPath, ['scripts/run-ts.mjs', script], { encoding: 'utf8', timeout: 30_000 });
+    expect(r.stdout).toContain('kind folder');
+    expect(r.signal).toBeNull();
+    expect(r.status).toBe(0);
   });
 });

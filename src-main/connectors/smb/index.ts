@@ -1,6 +1,7 @@
 /**
  * `smb`: a Windows / NAS / Samba share over SMB2 and SMB3, driven through Samba's own
- * `smbclient` (one short-lived process per operation, smbclient.ts). Chosen over the npm SMB libraries
+ * `smbclient` (long-lived sessions for listings and changes, a process per transfer: smbclient.ts).
+ * Chosen over the npm SMB libraries
  * after measuring both (docs/sftp-smb.md): smbclient negotiates SMB 3.1.1 with signing and
  * encryption, handles the server's interim (STATUS_PENDING) replies that make the libraries
  * fail on default Samba settings, needs no `--openssl-legacy-provider`, and was faster.
@@ -17,7 +18,8 @@ import { defineConnector } from '../registry';
 import { assertFree, baseName, joinPath, parentOf, ROOT, tempName } from '../shared/paths';
 import type { Entry, NoReplace, ReadOptions, StorageConnector, StorageFeatures, WriteOptions } from '../types';
 import { options, type SmbOptions } from './options';
-import { BLOCKS_LINE, lsAnswers, parseLs, q, renameLine, Smbclient, spawnError, statusError, unavailable } from './smbclient';
+import { BLOCKS_LINE, lsAnswers, parseLs, q, renameLine, Smbclient, type SmbclientTuning } from './smbclient';
+import { spawnError, statusError, unavailable } from './status';
 
 /** Names SMB cannot hold: Windows' reserved characters, and trailing dots or spaces. */
 const INVALID_NAME = /["*:<>?|\\]|[. ]$/;
@@ -41,8 +43,11 @@ export class SmbConnector implements StorageConnector {
   private readonly smb: Smbclient;
   private readonly pending = new Map<string, Due>();
 
-  constructor(private readonly o: SmbOptions) {
-    this.smb = new Smbclient(o);
+  constructor(
+    private readonly o: SmbOptions,
+    tuning: SmbclientTuning = {},
+  ) {
+    this.smb = new Smbclient(o, tuning);
     this.features = {
       // Samba and Windows match names case-insensitively for SMB clients.
       caseSensitive: false,
@@ -62,7 +67,7 @@ export class SmbConnector implements StorageConnector {
   async stat(path: string): Promise<Entry> {
     if (path === ROOT) {
       // Any command proves the share is reachable with these credentials.
-      await this.smb.must(['pwd'], 'The share');
+      await this.smb.must(['pwd'], 'The share', { read: true });
       return { path: ROOT, name: '', kind: 'folder', size: null, modified: null, created: null };
     }
     const due = this.due(path);
@@ -100,7 +105,7 @@ export class SmbConnector implements StorageConnector {
   private async answer(path: string, due: Due): Promise<Answers> {
     if (!due.list) return { stat: this.statNow(path) };
     if (!due.stat) return { list: this.listNow(path) };
-    const r = await this.smb.commands([`ls ${q(path)}`, `ls ${q(`${path}/*`)}`]);
+    const r = await this.smb.commands([`ls ${q(path)}`, `ls ${q(`${path}/*`)}`], { read: true });
     const [own, children] = lsAnswers(r.output);
     if (children === undefined) {
       // smbclient stopped before answering both (no session, a server gone): one failure for both.
@@ -114,7 +119,7 @@ export class SmbConnector implements StorageConnector {
   }
 
   private async statNow(path: string): Promise<Entry> {
-    const r = await this.smb.commands([`ls ${q(path)}`]);
+    const r = await this.smb.commands([`ls ${q(path)}`], { read: true });
     if (r.code !== 0 && r.code !== null && !statusError(r.output, `"${path}"`)) throw new ServiceError('upstream_error', `"${path}": smbclient exited with ${r.code}: ${r.output.trim().slice(-300)}`);
     return this.statFrom(r.output, path);
   }
@@ -129,7 +134,7 @@ export class SmbConnector implements StorageConnector {
   }
 
   private async listNow(path: string): Promise<Entry[]> {
-    const r = await this.smb.commands([`ls ${q(path === ROOT ? '/*' : `${path}/*`)}`]);
+    const r = await this.smb.commands([`ls ${q(path === ROOT ? '/*' : `${path}/*`)}`], { read: true });
     return this.listFrom(r.output, path, () => this.stat(path).catch(() => undefined));
   }
 
@@ -384,6 +389,11 @@ export class SmbConnector implements StorageConnector {
     this.smb.close();
   }
 
+  /** The process ids of the live smbclient sessions (tests stop and kill them). */
+  sessionPids(): number[] {
+    return this.smb.sessionPids();
+  }
+
 
   // ---- features ---------------------------------------------------------------------------
 
@@ -412,7 +422,7 @@ export class SmbConnector implements StorageConnector {
   }
 
   private async quota() {
-    const out = await this.smb.must(['du'], 'The share');
+    const out = await this.smb.must(['du'], 'The share', { read: true });
     const m = BLOCKS_LINE.exec(out);
     if (!m) return { used: null, total: null };
     const block = Number(m[2]);

@@ -1,20 +1,26 @@
 /**
- * Samba's `smbclient` as the SMB protocol layer: one short-lived process per operation (at most
- * 6 at once), commands fed on stdin, its `ls` output parsed and its NT_STATUS reports mapped
- * onto the documented codes. The password travels in the environment, never on a command line.
+ * Samba's `smbclient` as the SMB protocol layer: listings, stats and changes go through a few
+ * long-lived sessions (session.ts, at most 3 at once), transfers through one process each (at
+ * most 6 at once); its `ls` output is parsed and its NT_STATUS reports mapped onto the
+ * documented codes. The password travels in the environment, never on a command line.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
-import { ServiceError, type ErrorCode } from '../../errors';
+import { ServiceError } from '../../errors';
 import { joinPath, TEMP_NAME } from '../shared/paths';
 import type { Entry } from '../types';
 import type { SmbOptions } from './options';
+import { SessionLost, SmbSession, STDBUF } from './session';
+import { spawnError, statusError, unavailable, type Run } from './status';
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 // smbclient's `ls` line: "  %-30s%7s %8.0f  %s" (name, attributes, size, ctime-style date).
 const LS_LINE = /^ {2}(.+?) +([A-Z]*) +(\d+) {2}\w{3} (\w{3}) +(\d+) (\d\d):(\d\d):(\d\d) (\d{4})$/;
 const MAX_PROCESSES = 6;
+const MAX_SESSIONS = 3;
+/** A read whose session prints nothing for this long is given up and its session ended. */
+const READ_QUIET_MS = 60_000;
 /**
  * The line that ends a successful `ls` (and `du`): the share's size and free blocks. Anchored at
  * both ends, so that an entry named like it (its line ends with a date) is not taken for it.
@@ -23,17 +29,84 @@ export const BLOCKS_LINE = /^\s*(\d+) blocks of size (\d+)\. (\d+) blocks availa
 /** The line an `ls` that failed prints instead of entries. */
 const LS_FAILED = /^NT_STATUS_[A-Z0-9_]+ listing /;
 
-export interface Run {
-  output: string;
-  code: number | null;
+/** How commands are asked: `read` ones change nothing, so a session that died under them is asked again once. */
+export interface Ask {
+  read?: boolean;
+}
+
+export interface SmbclientTuning {
+  /** A read's session that prints nothing for this long is ended and the read fails (default 60 s). */
+  readQuietMs?: number;
 }
 
 export class Smbclient {
   private running = 0;
   private readonly waiting: (() => void)[] = [];
   private readonly children = new Set<ReturnType<typeof spawn>>();
+  private readonly sessions: SmbSession[] = [];
+  private readonly sessionWaiting: (() => void)[] = [];
+  /** Sessions need stdbuf (coreutils) to read commands a line at a time; without it, a process per operation. */
+  private readonly useSessions = existsSync(STDBUF);
+  private closed = false;
 
-  constructor(private readonly o: SmbOptions) {}
+  constructor(
+    private readonly o: SmbOptions,
+    private readonly tuning: SmbclientTuning = {},
+  ) {}
+
+  private env(): NodeJS.ProcessEnv {
+    // The password travels in the environment (PASSWD), never on the command line; TZ=UTC
+    // makes `ls` print dates in UTC.
+    return { ...process.env, PASSWD: this.o.password, TZ: 'UTC', LC_ALL: 'C.UTF-8' };
+  }
+
+  /** The process ids of the live sessions (tests stop and kill them). */
+  sessionPids(): number[] {
+    return this.sessions.filter((s) => !s.dead).map((s) => s.pid!);
+  }
+
+  /** A free session, started if fewer than MAX_SESSIONS run; else the next one freed. */
+  private async session(): Promise<SmbSession> {
+    for (;;) {
+      if (this.closed) throw new ServiceError('service_not_available', 'This connection was closed.');
+      const free = this.sessions.find((s) => !s.dead && !s.busy);
+      const s =
+        free ??
+        (this.sessions.length < MAX_SESSIONS
+          ? new SmbSession(this.o.smbclient, this.args(), this.env(), (ended) => {
+              this.sessions.splice(this.sessions.indexOf(ended), 1);
+              this.sessionWaiting.shift()?.();
+            })
+          : undefined);
+      if (s) {
+        if (!free) this.sessions.push(s);
+        s.busy = true;
+        return s;
+      }
+      await new Promise<void>((r) => this.sessionWaiting.push(r));
+    }
+  }
+
+  /** Runs commands on a session; a read whose session died by itself is asked once more on a new one. */
+  private async ask(lines: string[], how: Ask): Promise<Run> {
+    for (let attempt = 0; ; attempt++) {
+      const s = await this.session();
+      try {
+        const r = await s.run({ lines, quietMs: how.read ? (this.tuning.readQuietMs ?? READ_QUIET_MS) : undefined });
+        // A session whose connection dropped while it waited (a restarted server) has ended
+        // by now: a read asks again on a new one.
+        if (s.dead && how.read && attempt === 0 && statusError(r.output, '')?.code === 'service_not_available') continue;
+        return r;
+      } catch (e) {
+        if (!(e instanceof SessionLost)) throw e;
+        if (e.restartable && how.read && attempt === 0 && !this.closed) continue;
+        throw await this.settle(e.error, 'The SMB share');
+      } finally {
+        s.release();
+        this.sessionWaiting.shift()?.();
+      }
+    }
+  }
 
   private args(extra: string[] = []): string[] {
     const o = this.o;
@@ -49,12 +122,7 @@ export class Smbclient {
     if (program.includes('/') && !existsSync(program)) {
       throw new ServiceError('service_not_available', `${program} is not installed: SMB accounts need Samba's smbclient (package "smbclient").`);
     }
-    // The password travels in the environment (PASSWD), never on the command line; TZ=UTC
-    // makes `ls` print dates in UTC.
-    const child = spawn(program, this.args(extra), {
-      env: { ...process.env, PASSWD: this.o.password, TZ: 'UTC', LC_ALL: 'C.UTF-8' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const child = spawn(program, this.args(extra), { env: this.env(), stdio: ['pipe', 'pipe', 'pipe'] });
     this.children.add(child);
     child.once('close', () => this.children.delete(child));
     return child;
@@ -71,8 +139,13 @@ export class Smbclient {
     }
   }
 
-  /** Runs smbclient commands (fed on stdin, one per line, so names may contain ";"). */
-  commands(lines: string[]): Promise<Run> {
+  /**
+   * Runs smbclient commands (fed on stdin, one per line, so names may contain ";"): on a
+   * session, or in a process of their own where sessions cannot run. A session that ended under
+   * them throws its reason.
+   */
+  commands(lines: string[], how: Ask = {}): Promise<Run> {
+    if (this.useSessions) return this.ask(lines, how);
     return this.slot(
       () =>
         new Promise<Run>((resolve, reject) => {
@@ -106,8 +179,8 @@ export class Smbclient {
   }
 
   /** Runs commands and throws the first NT_STATUS failure they reported, mapped. */
-  async must(lines: string[], what: string): Promise<string> {
-    const r = await this.commands(lines);
+  async must(lines: string[], what: string, how: Ask = {}): Promise<string> {
+    const r = await this.commands(lines, how);
     const err = statusError(r.output, what);
     if (err) throw await this.settle(err, what);
     if (r.code !== 0 && r.code !== null) throw new ServiceError('upstream_error', `${what}: smbclient exited with ${r.code}: ${r.output.trim().slice(-300)}`);
@@ -116,6 +189,9 @@ export class Smbclient {
 
   /** Stops every smbclient still running. */
   close(): void {
+    this.closed = true;
+    for (const s of this.sessions) s.end();
+    for (const wake of this.sessionWaiting.splice(0)) wake();
     for (const child of this.children) child.kill('SIGTERM');
   }
 }
@@ -165,66 +241,10 @@ export function lsAnswers(output: string): string[] {
 /** A path as one quoted smbclient argument: remote ones with backslashes, from the share root. */
 export function q(path: string, remote = true): string {
   if (path.includes('"')) throw new ServiceError('invalid_parameters', 'SMB names cannot contain ".');
+  // Commands are lines on smbclient's stdin: a line break would start a command of its own.
+  if (/[\r\n]/.test(path)) throw new ServiceError('invalid_parameters', 'SMB names cannot contain line breaks.');
   return remote ? `"${path.replace(/\//g, '\\')}"` : `"${path}"`;
 }
 
-const STATUS: Record<string, ErrorCode> = {
-  OBJECT_NAME_NOT_FOUND: 'not_found',
-  OBJECT_PATH_NOT_FOUND: 'not_found',
-  NO_SUCH_FILE: 'not_found',
-  NOT_FOUND: 'not_found',
-  DELETE_PENDING: 'not_found',
-  OBJECT_NAME_COLLISION: 'naming_conflict',
-  DIRECTORY_NOT_EMPTY: 'folder_not_empty',
-  NOT_A_DIRECTORY: 'invalid_parent_folder',
-  FILE_IS_A_DIRECTORY: 'invalid_parameters',
-  OBJECT_NAME_INVALID: 'invalid_parameters',
-  OBJECT_PATH_SYNTAX_BAD: 'invalid_parameters',
-  BAD_NETWORK_NAME: 'invalid_parameters',
-  LOGON_FAILURE: 'upstream_auth_failed',
-  WRONG_PASSWORD: 'upstream_auth_failed',
-  NO_SUCH_USER: 'upstream_auth_failed',
-  ACCOUNT_DISABLED: 'upstream_auth_failed',
-  ACCOUNT_LOCKED_OUT: 'upstream_auth_failed',
-  ACCOUNT_RESTRICTION: 'upstream_auth_failed',
-  PASSWORD_EXPIRED: 'upstream_auth_failed',
-  PASSWORD_MUST_CHANGE: 'upstream_auth_failed',
-  ACCESS_DENIED: 'forbidden',
-  NETWORK_ACCESS_DENIED: 'forbidden',
-  SHARING_VIOLATION: 'conflict',
-  FILE_LOCK_CONFLICT: 'conflict',
-  DISK_FULL: 'payload_too_large',
-};
-
-const UNAVAILABLE = /CONNECTION_|IO_TIMEOUT|HOST_UNREACHABLE|NETWORK_UNREACHABLE|END_OF_FILE|INVALID_NETWORK_RESPONSE|PIPE_BROKEN|NETWORK_NAME_DELETED|LOCAL_DISCONNECT|REMOTE_DISCONNECT|NETWORK_SESSION_EXPIRED|PORT_UNREACHABLE|UNSUCCESSFUL|PIPE_DISCONNECTED|USER_SESSION_DELETED/;
-
 /** smbclient's rename: `-f` replaces an existing target; without it the server refuses. */
 export const renameLine = (from: string, to: string, replace: boolean) => `rename ${q(from)} ${q(to)}${replace ? ' -f' : ''}`;
-
-/** The first NT_STATUS failure in smbclient's output, as a ServiceError; undefined if none. */
-export function statusError(output: string, what: string): ServiceError | undefined {
-  const m = /NT_STATUS_([A-Z0-9_]+)/.exec(output);
-  if (!m || m[1] === 'OK') return undefined;
-  const status = m[1]!;
-  const line = output.split('\n').find((l) => l.includes(m[0]))?.trim() ?? m[0];
-  const code = STATUS[status];
-  if (code === 'upstream_auth_failed') return new ServiceError(code, `The SMB server refused the user name or password (${m[0]}).`);
-  if (status === 'BAD_NETWORK_NAME') return new ServiceError('invalid_parameters', `The server has no share of that name (${m[0]}).`);
-  if (code === 'not_found') return new ServiceError(code, `${what} was not found.`);
-  if (code === 'naming_conflict') return new ServiceError(code, `${what}: the name is already taken.`);
-  if (code === 'folder_not_empty') return new ServiceError(code, `${what}: the folder is not empty.`);
-  if (code) return new ServiceError(code, `${what}: ${line}`);
-  if (UNAVAILABLE.test(status)) return unavailable(what, line);
-  return new ServiceError('upstream_error', `${what}: ${line}`);
-}
-
-export function unavailable(what: string, detail: string): ServiceError {
-  return new ServiceError('service_not_available', `${what}: the SMB server is not reachable (${detail}).`, { retryAfter: 5 });
-}
-
-export function spawnError(program: string, e: NodeJS.ErrnoException): ServiceError {
-  if (e.code === 'ENOENT') {
-    return new ServiceError('service_not_available', `${program} was not found: SMB accounts need Samba's smbclient (package "smbclient").`, {}, { cause: e });
-  }
-  return new ServiceError('service_not_available', `Could not run ${program}: ${e.message}`, {}, { cause: e });
-}
