@@ -37,6 +37,8 @@ export interface ReadOptions {
   start?: number;
   end?: number;
   signal?: AbortSignal;
+  /** The file's size, when the caller has just looked it up: a connector may choose how to read by it. */
+  size?: number;
 }
 
 export interface WriteOptions {

@@ -106,6 +106,76 @@ describe('WebDAV readToFile against Apache (spec 1, Files: Download a file)', ()
   });
 });
 
+describe('WebDAV streamed reads of big files off their own socket (spec 1, Files: Download a file)', () => {
+  let apache: ApacheServer;
+  let dav: WebDavConnector;
+  const data = randomBytes(20 * MiB + 3);
+
+  /** Reads a stream to its end, slowly when `pauseEvery` is set (the consumer is behind). */
+  async function drain(stream: NodeJS.ReadableStream, pauseEvery = 0): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    let n = 0;
+    for await (const c of stream) {
+      chunks.push(c as Buffer);
+      if (pauseEvery && ++n % pauseEvery === 0) await new Promise((r) => setTimeout(r, 20));
+    }
+    return Buffer.concat(chunks);
+  }
+
+  beforeAll(async () => {
+    apache = await startApache();
+    dav = new WebDavConnector(webdav.options.parse(webdavOptions(apache)));
+    const p = join(apache.root, 'data.bin');
+    writeFileSync(p, data);
+    execFileSync('chown', ['www-data:www-data', p]);
+  });
+
+  afterAll(async () => {
+    await dav?.close();
+    await apache?.stop();
+  });
+
+  it('a read told the size comes in large chunks, byte-identical, also to a consumer that falls behind', async () => {
+    const stream = await dav.read('/data.bin', { size: data.length });
+    const sizes: number[] = [];
+    stream.on('data', (c: Buffer) => sizes.push(c.length));
+    expect(sha(await drain(stream, 3))).toBe(sha(data));
+    // Node's own socket reads hand on at most 64 KiB at a time.
+    expect(Math.max(...sizes)).toBeGreaterThan(64 * 1024);
+  });
+
+  it('ranged reads (start, start-end, the last byte) are byte-identical', async () => {
+    for (const [start, end] of [[5, undefined], [MiB + 1, 9 * MiB], [data.length - 1, undefined]] as const) {
+      const got = await drain(await dav.read('/data.bin', { start, end, size: data.length }));
+      expect(sha(got)).toBe(sha(data.subarray(start, end === undefined ? undefined : end + 1)));
+    }
+  });
+
+  it('a missing file is not_found (spec 1, Errors)', async () => {
+    await expect(dav.read('/missing.bin', { size: data.length })).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('a server killed mid-stream makes the stream fail, never end short', async () => {
+    // Bigger than what the kernel's socket buffers hold, so the server is still sending when killed.
+    const big = randomBytes(64 * MiB);
+    const p = join(apache.root, 'big.bin');
+    writeFileSync(p, big);
+    execFileSync('chown', ['www-data:www-data', p]);
+    const stream = await dav.read('/big.bin', { size: big.length });
+    let got = 0;
+    const read = (async () => {
+      for await (const c of stream) {
+        got += (c as Buffer).length;
+        await apache.kill(); // once; later calls find nothing to kill
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    await expect(read).rejects.toMatchObject({ code: 'UND_ERR_SOCKET' });
+    expect(got).toBeLessThan(big.length);
+    await apache.restart();
+  });
+});
+
 describe('desktop downloads from WebDAV into a file (spec 1, Files: Download with byte ranges)', () => {
   it('a server killed mid-download fails the download without a target file; retried after the restart it completes byte-identical', async () => {
     const apache = await startApache();

@@ -12,6 +12,7 @@
  */
 import { close, ftruncate, open, write } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { Readable } from 'node:stream';
 
 const BUFFER = 1 << 20;
 /** Buffers per download: one being filled, the rest being written. */
@@ -118,28 +119,11 @@ export function getToFile(req: FileGet): Promise<FileGetResult> {
 
     /** The head is complete: check it, then open the file and write what came with it. */
     const onHead = (text: string, rest: Buffer): boolean => {
-      const [statusLine, ...lines] = text.split('\r\n');
-      const m = /^HTTP\/1\.[01] (\d{3})/.exec(statusLine ?? '');
-      if (!m) {
-        finish(new FileGetError('The server sent no HTTP answer.', 'UND_ERR_SOCKET'));
-        return false;
-      }
-      status = Number(m[1]);
-      const headers = new Map<string, string>();
-      for (const l of lines) {
-        const i = l.indexOf(':');
-        if (i > 0) headers.set(l.slice(0, i).trim().toLowerCase(), l.slice(i + 1).trim());
-      }
-      if (status !== 200 && status !== 206) return (finish(null, { kind: 'status', status }), false);
-      const length = headers.get('content-length');
-      if (headers.has('transfer-encoding') || length === undefined || !/^\d+$/.test(length)) {
-        return (finish(null, { kind: 'unsupported', reason: 'no Content-Length' }), false);
-      }
-      const range = /^bytes (\d+)-/.exec(headers.get('content-range') ?? '');
-      if (req.start > 0 && (status !== 206 || Number(range?.[1]) !== req.start)) {
-        return (finish(null, { kind: 'unsupported', reason: 'the range was not served' }), false);
-      }
-      expected = Number(length);
+      const h = checkHead(text, req.start);
+      if (h instanceof Error) return (finish(h), false);
+      if (h.kind !== 'body') return (finish(null, h), false);
+      status = h.status;
+      expected = h.length;
       if (rest.length > expected) {
         finish(new FileGetError('The server sent more than Content-Length.', 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH'));
         return false;
@@ -188,18 +172,8 @@ export function getToFile(req: FileGet): Promise<FileGetResult> {
       return !paused;
     };
 
-    const socket: Socket = connect({
-      host: req.host,
-      port: req.port,
-      onread: { buffer: () => free.pop() ?? Buffer.allocUnsafe(BUFFER), callback: onRead },
-    });
-    socket.setNoDelay(true);
+    const socket = openGet(req, () => free.pop() ?? Buffer.allocUnsafe(BUFFER), onRead);
     socket.setTimeout(req.timeoutMs, () => finish(new FileGetError(`No answer for ${req.timeoutMs} ms.`, 'UND_ERR_BODY_TIMEOUT')));
-    socket.on('connect', () => {
-      const lines = [`GET ${req.path} HTTP/1.1`, `Host: ${req.host.includes(':') ? `[${req.host}]` : req.host}:${req.port}`, 'Connection: close'];
-      for (const [k, v] of Object.entries(req.headers)) lines.push(`${k}: ${v}`);
-      socket.write(lines.join('\r\n') + '\r\n\r\n');
-    });
     socket.on('error', (e) => finish(e));
     socket.on('close', () => {
       if (settled) return;
@@ -209,4 +183,156 @@ export function getToFile(req: FileGet): Promise<FileGetResult> {
     if (req.signal?.aborted) return onAbort();
     req.signal?.addEventListener('abort', onAbort);
   });
+}
+
+export interface StreamGet {
+  host: string;
+  port: number;
+  path: string;
+  headers: Record<string, string>;
+  /** First byte asked for by a Range header in `headers` (0 without one). */
+  start: number;
+  signal?: AbortSignal;
+  timeoutMs: number;
+}
+
+export type StreamGetResult = { kind: 'stream'; body: Readable } | { kind: 'status'; status: number } | { kind: 'unsupported'; reason: string };
+
+/**
+ * The same GET as `getToFile`, its body as a stream: the socket reads into 1 MiB buffers that
+ * are handed on as they are (a short read is copied out and its buffer read into again), so the
+ * stream gets a few large chunks instead of one per 64 KiB read. Reading pauses while the
+ * stream's consumer is behind. A connection that ends early destroys the stream with an error.
+ */
+export function getStream(req: StreamGet): Promise<StreamGetResult> {
+  return new Promise<StreamGetResult>((resolve, reject) => {
+    let head: Buffer | null = Buffer.alloc(0);
+    let expected = 0;
+    let received = 0;
+    let spare: Buffer | undefined;
+    let body: Readable | undefined;
+    let ended = false;
+
+    const fail = (e: Error) => {
+      if (ended) return;
+      ended = true;
+      socket.destroy();
+      req.signal?.removeEventListener('abort', onAbort);
+      if (body) body.destroy(e);
+      else reject(e);
+    };
+    const onAbort = () => fail(Object.assign(new Error('The download was cancelled.'), { name: 'AbortError' }));
+
+    const deliver = (chunk: Buffer): boolean => {
+      received += chunk.length;
+      if (received > expected) return (fail(new FileGetError('The server sent more than Content-Length.', 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH')), false);
+      const more = chunk.length === 0 || body!.push(chunk);
+      if (received === expected) {
+        ended = true;
+        req.signal?.removeEventListener('abort', onAbort);
+        body!.push(null);
+        socket.destroy();
+        return false;
+      }
+      // No idle timeout while the consumer is behind: only the server's silence counts.
+      if (!more) socket.setTimeout(0);
+      return more;
+    };
+
+    const onRead = (n: number, buf: Buffer): boolean => {
+      if (ended) return false;
+      if (head !== null) {
+        const all: Buffer = Buffer.concat([head, buf.subarray(0, n)]);
+        spare = buf;
+        const end = all.indexOf('\r\n\r\n');
+        if (end < 0) {
+          if (all.length > MAX_HEAD) fail(new FileGetError('The answer head is too long.', 'UND_ERR_HEADERS_OVERFLOW'));
+          head = all;
+          return true;
+        }
+        head = null;
+        const h = checkHead(all.subarray(0, end).toString('latin1'), req.start);
+        if (h instanceof Error) return (fail(h), false);
+        if (h.kind !== 'body') {
+          ended = true;
+          socket.destroy();
+          req.signal?.removeEventListener('abort', onAbort);
+          resolve(h);
+          return false;
+        }
+        expected = h.length;
+        body = new Readable({
+          highWaterMark: 2 * BUFFER,
+          read: () => {
+            if (ended) return;
+            socket.setTimeout(req.timeoutMs);
+            socket.resume();
+          },
+          destroy: (err, cb) => {
+            ended = true;
+            socket.destroy();
+            req.signal?.removeEventListener('abort', onAbort);
+            cb(err);
+          },
+        });
+        resolve({ kind: 'stream', body });
+        return deliver(Buffer.from(all.subarray(end + 4)));
+      }
+      if (n >= BUFFER / 4) {
+        spare = undefined; // the chunk keeps this buffer
+        return deliver(buf.subarray(0, n));
+      }
+      spare = buf;
+      return deliver(Buffer.from(buf.subarray(0, n)));
+    };
+
+    const socket = openGet(req, () => {
+      const b = spare ?? Buffer.allocUnsafe(BUFFER);
+      spare = undefined;
+      return b;
+    }, onRead);
+    socket.setTimeout(req.timeoutMs, () => fail(new FileGetError(`No answer for ${req.timeoutMs} ms.`, 'UND_ERR_BODY_TIMEOUT')));
+    socket.on('error', (e) => fail(e));
+    socket.on('close', () => {
+      if (ended) return;
+      if (head !== null) return fail(new FileGetError('The server closed the connection before answering.', 'UND_ERR_SOCKET'));
+      fail(new FileGetError(`The connection closed after ${received} of ${expected} bytes.`, 'UND_ERR_SOCKET'));
+    });
+    if (req.signal?.aborted) return onAbort();
+    req.signal?.addEventListener('abort', onAbort);
+  });
+}
+
+/** Connects and sends the GET (`Connection: close`: one answer per connection). */
+function openGet(req: { host: string; port: number; path: string; headers: Record<string, string> }, buffer: () => Buffer, callback: (n: number, buf: Buffer) => boolean): Socket {
+  const socket = connect({ host: req.host, port: req.port, onread: { buffer, callback } });
+  socket.setNoDelay(true);
+  socket.on('connect', () => {
+    const lines = [`GET ${req.path} HTTP/1.1`, `Host: ${req.host.includes(':') ? `[${req.host}]` : req.host}:${req.port}`, 'Connection: close'];
+    for (const [k, v] of Object.entries(req.headers)) lines.push(`${k}: ${v}`);
+    socket.write(lines.join('\r\n') + '\r\n\r\n');
+  });
+  return socket;
+}
+
+/**
+ * What an answer's head says: a body of `length` bytes to read, a status to report, or an
+ * answer this path does not read (chunked, no length, a range not served as asked).
+ */
+function checkHead(text: string, start: number): { kind: 'body'; status: number; length: number } | { kind: 'status'; status: number } | { kind: 'unsupported'; reason: string } | Error {
+  const [statusLine, ...lines] = text.split('\r\n');
+  const m = /^HTTP\/1\.[01] (\d{3})/.exec(statusLine ?? '');
+  if (!m) return new FileGetError('The server sent no HTTP answer.', 'UND_ERR_SOCKET');
+  const status = Number(m[1]);
+  const headers = new Map<string, string>();
+  for (const l of lines) {
+    const i = l.indexOf(':');
+    if (i > 0) headers.set(l.slice(0, i).trim().toLowerCase(), l.slice(i + 1).trim());
+  }
+  if (status !== 200 && status !== 206) return { kind: 'status', status };
+  const length = headers.get('content-length');
+  if (headers.has('transfer-encoding') || length === undefined || !/^\d+$/.test(length)) return { kind: 'unsupported', reason: 'no Content-Length' };
+  const range = /^bytes (\d+)-/.exec(headers.get('content-range') ?? '');
+  if (status === 206 ? Number(range?.[1]) !== start : start > 0) return { kind: 'unsupported', reason: 'the range was not served' };
+  return { kind: 'body', status, length: Number(length) };
 }

@@ -15,11 +15,13 @@ import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
 import { isUnreachable } from '../shared/net-errors';
 import { baseName, joinPath, parentOf, ROOT, TEMP_NAME, tempName } from '../shared/paths';
-import type { Entry, Quota, StorageConnector, StorageFeatures, WriteOptions } from '../types';
-import { getToFile, type FileGetResult } from './get-to-file';
+import type { Entry, Quota, ReadOptions, StorageConnector, StorageFeatures, WriteOptions } from '../types';
+import { getStream, getToFile, type FileGetResult, type StreamGetResult } from './get-to-file';
 import { parseMultistatus, type DavResponse } from './xml';
 
 type ReadToFileOptions = Parameters<NonNullable<StorageFeatures['readToFile']>>[2];
+/** Files from this size on are read off a socket of their own (`read` with a known size). */
+const SOCKET_READ_MIN = 8 * 1024 * 1024;
 
 const options = z.object({
   protocol: z.enum(['http', 'https']).default('https').meta({ title: 'Protocol' }),
@@ -52,6 +54,8 @@ export class WebDavConnector implements StorageConnector {
   /** Host (no brackets) and port, for the socket of `readToFile`. */
   private readonly hostname: string;
   private readonly port: number;
+  /** Plain http: the socket is Node's own, so big reads can bypass its stream reads. */
+  private readonly plainHttp: boolean;
 
   constructor(o: Options) {
     const port = o.port ?? (o.protocol === 'https' ? 443 : 80);
@@ -60,6 +64,7 @@ export class WebDavConnector implements StorageConnector {
     this.where = `${o.host}:${port}`;
     this.hostname = o.host.replace(/^\[(.*)\]$/, '$1');
     this.port = port;
+    this.plainHttp = o.protocol === 'http';
     // The base path, each segment encoded once, no trailing slash ('' for the server root).
     this.base = o.path
       .split('/')
@@ -86,7 +91,7 @@ export class WebDavConnector implements StorageConnector {
       copy: (from, to) => this.transfer('COPY', from, to),
       quota: () => this.quota(),
       // TLS sockets read through Node's streams whatever the caller does: https downloads stream.
-      ...(o.protocol === 'http' ? { readToFile: (path: string, file: string, opts?: ReadToFileOptions) => this.readToFile(path, file, opts) } : {}),
+      ...(this.plainHttp ? { readToFile: (path: string, file: string, opts?: ReadToFileOptions) => this.readToFile(path, file, opts) } : {}),
     };
   }
 
@@ -244,10 +249,23 @@ export class WebDavConnector implements StorageConnector {
     return out;
   }
 
-  async read(path: string, opts: { start?: number; end?: number; signal?: AbortSignal } = {}): Promise<Readable> {
+  async read(path: string, opts: ReadOptions = {}): Promise<Readable> {
     const ranged = opts.start !== undefined || opts.end !== undefined;
     const headers: Record<string, string> = {};
     if (ranged) headers.range = `bytes=${opts.start ?? 0}-${opts.end ?? ''}`;
+    // A big file over http comes straight off its own socket in 1 MiB chunks (get-to-file.ts);
+    // small ones keep the pool's kept-alive connections (no connection set up per file).
+    if (this.plainHttp && (opts.size ?? 0) >= SOCKET_READ_MIN) {
+      let r: StreamGetResult;
+      try {
+        r = await getStream({ host: this.hostname, port: this.port, path: this.url(path), headers: { authorization: this.auth, ...headers }, start: opts.start ?? 0, signal: opts.signal, timeoutMs: 30_000 });
+      } catch (e) {
+        throw this.networkError(e, 'GET', path);
+      }
+      if (r.kind === 'stream') return r.body;
+      if (r.kind === 'status') throw await this.getError({ statusCode: r.status, body: { dump: async () => {} } }, path);
+      // Anything else is read the ordinary way below.
+    }
     const res = await this.request('GET', path, { headers, signal: opts.signal });
     if (res.statusCode === 416 && (opts.start ?? 0) === 0) {
       await res.body.dump(); // a range on an empty file: nothing to read
