@@ -37,6 +37,8 @@ export interface ReadOptions {
   start?: number;
   end?: number;
   signal?: AbortSignal;
+  /** The file's size, when the caller has just looked it up: a connector may choose how to read by it. */
+  size?: number;
 }
 
 export interface WriteOptions {
@@ -189,6 +191,13 @@ export interface StorageFeatures {
    * or a reflink on one disk, an in-kernel copy across disks), never through this process.
    */
   writeFile?(path: string, file: string, options?: WriteOptions): Promise<Entry>;
+  /**
+   * `read` into a file on this computer instead of a stream: the bytes from `start` (default 0)
+   * on are written into `file` at the same offset (a new file when `start` is 0), straight from
+   * the connection. Resolves with the bytes written, or null when this answer cannot be read that
+   * way (nothing was written; the caller streams instead). A broken connection rejects.
+   */
+  readToFile?(path: string, file: string, options?: { start?: number; signal?: AbortSignal; onBytes?(n: number): void }): Promise<number | null>;
   trash?: TrashFeature;
   quota?(): Promise<Quota>;
   /** Sharing permissions of an entry, where the backend has them (POSIX modes, S3 ACLs). */

@@ -167,6 +167,11 @@ export class Downloader {
           this.deps.transfers.setDone(transferId, have);
           if (now.size !== null && have === now.size && have > 0) return;
           if (have === 0 && (await this.copyLocal(job, partial))) return this.deps.transfers.setDone(transferId, (await stat(partial)).size);
+          const progress = (n: number) => {
+            lastSuccess.at = Date.now();
+            this.deps.transfers.progress(transferId, n);
+          };
+          if ((await this.readToFile(job, partial, have, signal, progress)) !== null) return;
           const { stream } = await this.deps.storage.download(job.account_id, job.file_id, have > 0 ? { start: have } : undefined);
           await pipeline(stream, alive(), this.deps.transfers.meter(transferId), createWriteStream(partial, { flags: have > 0 ? 'r+' : 'w', start: have }), { signal });
         },
@@ -194,6 +199,17 @@ export class Downloader {
     if (!localFile) return false;
     await copyFile(await localFile(loc!.path), partial);
     return true;
+  }
+
+  /**
+   * A connector that can write a file's bytes straight into a local file (`readToFile`, WebDAV
+   * over http) does so, with no stream in between; null when it cannot (then the caller streams).
+   */
+  private async readToFile(job: JobRow, partial: string, start: number, signal: AbortSignal, onBytes: (n: number) => void): Promise<number | null> {
+    const loc = await this.deps.storage.locate(job.account_id, job.file_id).catch(() => null);
+    const readToFile = loc && !loc.trash ? loc.connector.features.readToFile : undefined;
+    if (!readToFile) return null;
+    return readToFile(loc!.path, partial, { start, signal, onBytes });
   }
 
   /** One stat of the remote file; files served by a provider (mail attachments) have no ETag. */

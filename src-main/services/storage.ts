@@ -285,7 +285,7 @@ export class StorageService {
     const loc = await this.locate(accountId, fileId);
     const entry = loc.trash ? undefined : await loc.connector.stat(loc.path);
     if (!entry || entry.kind !== 'file') throw new ServiceError('invalid_parameters', 'Only files can be downloaded.');
-    const stream = await loc.connector.read(loc.path, range);
+    const stream = await loc.connector.read(loc.path, { ...range, size: entry.size ?? undefined });
     return { resource: this.toResource(accountId, entry), stream };
   }
 

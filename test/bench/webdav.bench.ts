@@ -6,13 +6,14 @@
  * (>1 = Tributary faster).
  *   npm run bench webdav    (or node scripts/run-ts.mjs test/bench/webdav.bench.ts)
  *   BENCH_SIZE_MB (default 1024), BENCH_LIST_ENTRIES (default 100000), BENCH_READ_RUNS (default 2)
- * Downloads go to a null sink for every tool, so the figures are network + server + client.
+ * "down" goes to a null sink for every tool (network + server + client: the REST path, a stream);
+ * "to file" downloads into a file on disk (Tributary's desktop downloader, curl -o, rclone copyto).
  * Downloads and listings alternate between the tools in each round, best of BENCH_READ_RUNS.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
-import { closeSync, createReadStream, mkdirSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, mkdirSync, openSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -30,6 +31,8 @@ interface Row {
   tool: string;
   uploadMBs: number;
   downloadMBs: number;
+  /** Download into a file on disk (the desktop downloader; curl -o, rclone copyto). */
+  fileMBs: number;
   listEntriesPerS: number;
 }
 
@@ -121,11 +124,23 @@ export async function main(): Promise<Row[]> {
     const folder = (await app.storage.list(acc.id, 'root')).items.find((i) => i.name === 'listing')!;
     let listed = 0;
     const down = { t: Infinity, r: Infinity, c: Infinity };
+    const toFile = { t: Infinity, r: Infinity, c: Infinity };
+    /** Times one download into a file, checks its size and removes it (the disk is not the subject). */
+    const intoFile = async (fn: (target: string) => Promise<unknown>) => {
+      const target = join(work, 'downloaded.bin');
+      const s = await timed(() => fn(target));
+      if (statSync(target).size !== bytes) throw new Error(`a download into a file has ${statSync(target).size} bytes, not ${bytes}`);
+      rmSync(target);
+      return s;
+    };
     const list = { t: Infinity, r: Infinity, c: Infinity };
     for (let round = 0; round < READ_RUNS; round++) {
       down.t = Math.min(down.t, await timed(async () => pipeline((await app.storage.download(acc.id, fileId)).stream, nullSink())));
       down.r = Math.min(down.r, await timed(() => exec('rclone', ['cat', 'dav:rclone.bin'], env)));
       down.c = Math.min(down.c, await timed(() => exec('curl', ['-sSf', '-u', auth, '-o', '/dev/null', `${server.url}curl.bin`])));
+      toFile.t = Math.min(toFile.t, await intoFile((target) => app.downloads.download({ accountId: acc.id, fileId, targetPath: target })));
+      toFile.r = Math.min(toFile.r, await intoFile((target) => exec('rclone', ['copyto', 'dav:rclone.bin', target], env)));
+      toFile.c = Math.min(toFile.c, await intoFile((target) => exec('curl', ['-sSf', '-u', auth, '-o', target, `${server.url}curl.bin`])));
       list.t = Math.min(
         list.t,
         await timed(async () => {
@@ -136,19 +151,28 @@ export async function main(): Promise<Row[]> {
       list.c = Math.min(list.c, await timed(() => exec('curl', ['-sSf', '-u', auth, '-X', 'PROPFIND', '-H', 'Depth: 1', '-o', '/dev/null', `${server.url}listing/`])));
     }
     if (listed !== ENTRIES) throw new Error(`Tributary listed ${listed} entries, expected ${ENTRIES}`);
-    rows.push({ tool: 'tributary', uploadMBs: MB / tUp, downloadMBs: MB / down.t, listEntriesPerS: ENTRIES / list.t });
-    rows.push({ tool: 'rclone', uploadMBs: MB / rUp, downloadMBs: MB / down.r, listEntriesPerS: ENTRIES / list.r });
-    rows.push({ tool: 'curl', uploadMBs: MB / cUp, downloadMBs: MB / down.c, listEntriesPerS: ENTRIES / list.c });
+    rows.push({ tool: 'tributary', uploadMBs: MB / tUp, downloadMBs: MB / down.t, fileMBs: MB / toFile.t, listEntriesPerS: ENTRIES / list.t });
+    rows.push({ tool: 'rclone', uploadMBs: MB / rUp, downloadMBs: MB / down.r, fileMBs: MB / toFile.r, listEntriesPerS: ENTRIES / list.r });
+    rows.push({ tool: 'curl', uploadMBs: MB / cUp, downloadMBs: MB / down.c, fileMBs: MB / toFile.c, listEntriesPerS: ENTRIES / list.c });
 
     const f = (n: number) => n.toFixed(n >= 100 ? 0 : 1).padStart(9);
-    console.log(`\n${'tool'.padEnd(10)} ${'up MB/s'.padStart(9)} ${'down MB/s'.padStart(9)} ${'list e/s'.padStart(9)}`);
-    for (const r of rows) console.log(`${r.tool.padEnd(10)} ${f(r.uploadMBs)} ${f(r.downloadMBs)} ${f(r.listEntriesPerS)}`);
+    console.log(`\n${'tool'.padEnd(10)} ${'up MB/s'.padStart(9)} ${'down MB/s'.padStart(9)} ${'file MB/s'.padStart(9)} ${'list e/s'.padStart(9)}`);
+    for (const r of rows) console.log(`${r.tool.padEnd(10)} ${f(r.uploadMBs)} ${f(r.downloadMBs)} ${f(r.fileMBs)} ${f(r.listEntriesPerS)}`);
     const [t, rc, cu] = rows as [Row, Row, Row];
     console.log(`\n${RATIO_LABEL}`);
-    console.log(`vs rclone: up ${speedRatio(t.uploadMBs, rc.uploadMBs)}, down ${speedRatio(t.downloadMBs, rc.downloadMBs)}, list ${speedRatio(t.listEntriesPerS, rc.listEntriesPerS)}`);
-    console.log(`vs curl:   up ${speedRatio(t.uploadMBs, cu.uploadMBs)}, down ${speedRatio(t.downloadMBs, cu.downloadMBs)}, list ${speedRatio(t.listEntriesPerS, cu.listEntriesPerS)}`);
+    for (const [name, peer] of [['rclone', rc], ['curl', cu]] as const) {
+      console.log(
+        `vs ${`${name}:`.padEnd(7)} up ${speedRatio(t.uploadMBs, peer.uploadMBs)}, down ${speedRatio(t.downloadMBs, peer.downloadMBs)}, to file ${speedRatio(t.fileMBs, peer.fileMBs)}, list ${speedRatio(t.listEntriesPerS, peer.listEntriesPerS)}`,
+      );
+    }
     const speeds = (r: Row) => ({ upload: r.uploadMBs, download: r.downloadMBs, listing: r.listEntriesPerS });
-    summary([...ratioCells('WebDAV (Apache)', 'rclone', speeds(t), speeds(rc)), ...ratioCells('WebDAV (Apache)', 'curl', speeds(t), speeds(cu))]);
+    const fileCell = (peer: string, r: Row) => ({ row: 'WebDAV (Apache)', column: 'download to file', peer, value: t.fileMBs / r.fileMBs });
+    summary([
+      ...ratioCells('WebDAV (Apache)', 'rclone', speeds(t), speeds(rc)),
+      fileCell('rclone', rc),
+      ...ratioCells('WebDAV (Apache)', 'curl', speeds(t), speeds(cu)),
+      fileCell('curl', cu),
+    ]);
     return rows;
   } finally {
     await app.close();

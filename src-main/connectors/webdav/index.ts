@@ -15,8 +15,13 @@ import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
 import { isUnreachable } from '../shared/net-errors';
 import { baseName, joinPath, parentOf, ROOT, TEMP_NAME, tempName } from '../shared/paths';
-import type { Entry, Quota, StorageConnector, StorageFeatures, WriteOptions } from '../types';
+import type { Entry, Quota, ReadOptions, StorageConnector, StorageFeatures, WriteOptions } from '../types';
+import { getStream, getToFile, type FileGetResult, type StreamGetResult } from './get-to-file';
 import { parseMultistatus, type DavResponse } from './xml';
+
+type ReadToFileOptions = Parameters<NonNullable<StorageFeatures['readToFile']>>[2];
+/** Files from this size on are read off a socket of their own (`read` with a known size). */
+const SOCKET_READ_MIN = 8 * 1024 * 1024;
 
 const options = z.object({
   protocol: z.enum(['http', 'https']).default('https').meta({ title: 'Protocol' }),
@@ -46,12 +51,20 @@ export class WebDavConnector implements StorageConnector {
   private readonly base: string;
   private readonly auth: string;
   private readonly where: string;
+  /** Host (no brackets) and port, for the socket of `readToFile`. */
+  private readonly hostname: string;
+  private readonly port: number;
+  /** Plain http: the socket is Node's own, so big reads can bypass its stream reads. */
+  private readonly plainHttp: boolean;
 
   constructor(o: Options) {
     const port = o.port ?? (o.protocol === 'https' ? 443 : 80);
     const host = o.host.includes(':') && !o.host.startsWith('[') ? `[${o.host}]` : o.host;
     this.origin = `${o.protocol}://${host}:${port}`;
     this.where = `${o.host}:${port}`;
+    this.hostname = o.host.replace(/^\[(.*)\]$/, '$1');
+    this.port = port;
+    this.plainHttp = o.protocol === 'http';
     // The base path, each segment encoded once, no trailing slash ('' for the server root).
     this.base = o.path
       .split('/')
@@ -77,6 +90,8 @@ export class WebDavConnector implements StorageConnector {
       move: (from, to) => this.transfer('MOVE', from, to),
       copy: (from, to) => this.transfer('COPY', from, to),
       quota: () => this.quota(),
+      // TLS sockets read through Node's streams whatever the caller does: https downloads stream.
+      ...(this.plainHttp ? { readToFile: (path: string, file: string, opts?: ReadToFileOptions) => this.readToFile(path, file, opts) } : {}),
     };
   }
 
@@ -234,26 +249,60 @@ export class WebDavConnector implements StorageConnector {
     return out;
   }
 
-  async read(path: string, opts: { start?: number; end?: number; signal?: AbortSignal } = {}): Promise<Readable> {
+  async read(path: string, opts: ReadOptions = {}): Promise<Readable> {
     const ranged = opts.start !== undefined || opts.end !== undefined;
     const headers: Record<string, string> = {};
     if (ranged) headers.range = `bytes=${opts.start ?? 0}-${opts.end ?? ''}`;
+    // A big file over http comes straight off its own socket in 1 MiB chunks (get-to-file.ts);
+    // small ones keep the pool's kept-alive connections (no connection set up per file).
+    if (this.plainHttp && (opts.size ?? 0) >= SOCKET_READ_MIN) {
+      let r: StreamGetResult;
+      try {
+        r = await getStream({ host: this.hostname, port: this.port, path: this.url(path), headers: { authorization: this.auth, ...headers }, start: opts.start ?? 0, signal: opts.signal, timeoutMs: 30_000 });
+      } catch (e) {
+        throw this.networkError(e, 'GET', path);
+      }
+      if (r.kind === 'stream') return r.body;
+      if (r.kind === 'status') throw await this.getError({ statusCode: r.status, body: { dump: async () => {} } }, path);
+      // Anything else is read the ordinary way below.
+    }
     const res = await this.request('GET', path, { headers, signal: opts.signal });
     if (res.statusCode === 416 && (opts.start ?? 0) === 0) {
       await res.body.dump(); // a range on an empty file: nothing to read
       return Readable.from([]);
     }
-    if (res.statusCode === 301 || res.statusCode === 302) {
-      await res.body.dump();
-      throw new ServiceError('invalid_parameters', `"${path}" is a folder.`);
-    }
-    if (res.statusCode !== 200 && res.statusCode !== 206) throw await this.statusError(res, 'GET', path);
+    if (res.statusCode !== 200 && res.statusCode !== 206) throw await this.getError(res, path);
     if (ranged && res.statusCode === 200) {
       // The server ignored Range: cut the range out of the full body ourselves.
       return sliceStream(res.body, opts.start ?? 0, opts.end);
     }
     res.body.on('error', () => {}); // surfaced to the consumer through the stream itself
     return res.body;
+  }
+
+  /** The error of a GET answered other than 200/206. */
+  private async getError(res: { statusCode: number; body: { dump(): Promise<void> } }, path: string): Promise<ServiceError> {
+    if (res.statusCode !== 301 && res.statusCode !== 302) return this.statusError(res, 'GET', path);
+    await res.body.dump();
+    return new ServiceError('invalid_parameters', `"${path}" is a folder.`);
+  }
+
+  /** GET straight from the socket into a local file (get-to-file.ts: no stream in between). */
+  private async readToFile(path: string, file: string, opts: ReadToFileOptions = {}): Promise<number | null> {
+    const start = opts.start ?? 0;
+    const headers: Record<string, string> = { authorization: this.auth };
+    if (start > 0) headers.range = `bytes=${start}-`;
+    let r: FileGetResult;
+    try {
+      r = await getToFile({ host: this.hostname, port: this.port, path: this.url(path), headers, start, file, signal: opts.signal, timeoutMs: 30_000, onBytes: opts.onBytes });
+    } catch (e) {
+      // The local file's own failures (no room, no permission) are not the server's.
+      if (['open', 'write', 'ftruncate', 'close'].includes((e as NodeJS.ErrnoException).syscall ?? '')) throw e;
+      throw this.networkError(e, 'GET', path);
+    }
+    if (r.kind === 'done') return r.bytes;
+    if (r.kind === 'unsupported') return null;
+    throw await this.getError({ statusCode: r.status, body: { dump: async () => {} } }, path);
   }
 
   async write(path: string, body: Readable, opts: WriteOptions = {}): Promise<Entry> {
