@@ -139,25 +139,72 @@ export class Executor {
     return 'done';
   }
 
-  private async copy(op: Extract<Op, { type: 'copy' }>, trees: Record<Side, Tree>): Promise<OpResult> {
-    const from = otherSide(op.side);
-    const source = await this.current(from, op.src, trees[from].get(op.src));
-    if (!source || source.ver !== op.expectSource) return 'skipped';
-    const target = this.conn(op.side);
-    // A new name is published without replacing (below): a file that appeared there meanwhile
-    // fails the write, so it needs no look beforehand (one stat, a round trip, less per new file).
-    const fresh = op.expectTarget === undefined && !!target.features.noReplace;
-    const there = fresh ? null : await this.current(op.side, op.path, trees[op.side].get(op.path));
-    if (op.expectTarget === undefined ? there !== null : there?.ver !== op.expectTarget) return 'skipped';
-    // The source's time, where the target keeps it (local folder, SFTP): a version written with a
-    // time of an earlier second cannot be confused with a later change. Only a time of a later
-    // second than the version replaced, so that time and size never repeat an older version's.
-    const second = (ms: number) => Math.floor(ms / 1000);
-    const keepTime = source.modified !== undefined && (there === null || (there.modified !== undefined && second(source.modified) > second(there.modified)));
-    // The temporary file's name is journaled first: what a kill leaves of it is removed on resume.
-    const temp = tempName();
-    const journal = this.store.begin(this.pair, op, temp);
+  /**
+   * Runs a plan's operations, `concurrency` at a time; `left` hears how many are still to start.
+   * Copies are journaled ahead, JOURNAL_BATCH operations in one transaction, always before any of
+   * them starts writing; what was journaled and never started is ended here (or, after a kill,
+   * dropped by `resume`).
+   */
+  async execute(ops: Op[], trees: Record<Side, Tree>, concurrency: number, left: (n: number) => void, stopped: () => boolean): Promise<number> {
+    let next = 0;
+    let journaled = 0;
+    let done = 0;
+    const worker = async () => {
+      while (next < ops.length && !stopped()) {
+        if (next >= journaled) journaled = this.journalAhead(ops, next);
+        const op = ops[next++];
+        if ((await this.run(op, trees)) === 'done') done++;
+        left(ops.length - next);
+      }
+    };
     try {
+      await Promise.all(Array.from({ length: Math.min(concurrency, ops.length) }, worker));
+    } finally {
+      const unused = [...this.ahead.values()];
+      this.ahead.clear();
+      if (unused.length) this.store.db.transaction(() => unused.forEach((j) => this.store.finish(j.id)))();
+    }
+    return done;
+  }
+
+  /** Copies journaled by `execute` and not yet started: their entry and temporary name. */
+  private readonly ahead = new Map<Op, { id: number; temp: string }>();
+
+  /** Journals the copies among ops[from, from + JOURNAL_BATCH) in one transaction; returns the end. */
+  private journalAhead(ops: Op[], from: number): number {
+    const end = Math.min(ops.length, from + JOURNAL_BATCH);
+    this.store.db.transaction(() => {
+      for (let i = from; i < end; i++) {
+        const op = ops[i];
+        if (op.type !== 'copy') continue;
+        const temp = tempName();
+        this.ahead.set(op, { id: this.store.begin(this.pair, op, temp), temp });
+      }
+    })();
+    return end;
+  }
+
+  private async copy(op: Extract<Op, { type: 'copy' }>, trees: Record<Side, Tree>): Promise<OpResult> {
+    // The temporary file's name is journaled first: what a kill leaves of it is removed on resume.
+    const ahead = this.ahead.get(op);
+    this.ahead.delete(op);
+    const temp = ahead?.temp ?? tempName();
+    const journal = ahead?.id ?? this.store.begin(this.pair, op, temp);
+    const from = otherSide(op.side);
+    const target = this.conn(op.side);
+    try {
+      const source = await this.current(from, op.src, trees[from].get(op.src));
+      if (!source || source.ver !== op.expectSource) return this.skip(journal);
+      // A new name is published without replacing (below): a file that appeared there meanwhile
+      // fails the write, so it needs no look beforehand (one stat, a round trip, less per new file).
+      const fresh = op.expectTarget === undefined && !!target.features.noReplace;
+      const there = fresh ? null : await this.current(op.side, op.path, trees[op.side].get(op.path));
+      if (op.expectTarget === undefined ? there !== null : there?.ver !== op.expectTarget) return this.skip(journal);
+      // The source's time, where the target keeps it (local folder, SFTP): a version written with a
+      // time of an earlier second cannot be confused with a later change. Only a time of a later
+      // second than the version replaced, so that time and size never repeat an older version's.
+      const second = (ms: number) => Math.floor(ms / 1000);
+      const keepTime = source.modified !== undefined && (there === null || (there.modified !== undefined && second(source.modified) > second(there.modified)));
       const options = {
         size: source.size,
         modified: keepTime ? new Date(source.modified!) : undefined,
@@ -193,7 +240,9 @@ export class Executor {
       // else later in the same second would keep its ETag.
       const result = op.side === 'local' ? ((await localEntry(this.sides.localRoot, op.path, undefined, hash)) ?? undefined) : { ...this.settled(remoteEntry(written, op.path, started)), hash };
       if (!result) throw new ServiceError('internal_error', `${op.path} vanished right after it was written.`);
-      this.store.written(journal, result);
+      // The look at a remote source below is a round trip: a kill meanwhile finds the write
+      // recorded. A local one is a stat, and the entry ends right after it in one transaction.
+      if (from === 'remote') this.store.written(journal, result);
       // The source changed while it was read: what went over is not that version, so the synced
       // tree keeps the source as changed and the next plan copies it again.
       const after = await this.current(from, op.src, source);
@@ -209,6 +258,12 @@ export class Executor {
       if (toServiceError(e).code === 'naming_conflict') return 'skipped';
       throw e;
     }
+  }
+
+  /** Ends the journal entry of an operation that found the world changed: nothing was written. */
+  private skip(journal: number): OpResult {
+    this.store.finish(journal);
+    return 'skipped';
   }
 
   private completeCopy(op: Extract<Op, { type: 'copy' }>, written: SideEntry, source: SideEntry): void {
@@ -380,6 +435,9 @@ async function moveByCopy(c: StorageConnector, from: string, to: string, kind: '
   for (const e of await c.list(from)) await moveByCopy(c, e.path, joinPath(to, e.name), e.kind);
   await c.remove(from, { recursive: true });
 }
+
+/** Copies journaled in one transaction (see Executor.execute): a kill drops at most this many unstarted ones. */
+const JOURNAL_BATCH = 64;
 
 /** The prefix of a synced remote version that a same-second change could hide (see `checkRacy`). */
 const RACY = 'racy:';
