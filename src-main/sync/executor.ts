@@ -140,7 +140,10 @@ export class Executor {
   }
 
   /**
-   * Runs a plan's operations, `concurrency` at a time; `left` hears how many are still to start.
+   * Runs a plan's operations; `left` hears how many are still to start. Copies of files from
+   * SMALL_FILE up (and of unknown size) run `concurrency` at a time, which bounds the memory of
+   * their streams; smaller files, where a copy is mostly waiting on round trips, and the other
+   * operations run SMALL_WIDTH times as many at a time.
    * Copies are journaled ahead, JOURNAL_BATCH operations in one transaction, always before any of
    * them starts writing; what was journaled and never started is ended here (or, after a kill,
    * dropped by `resume`).
@@ -149,16 +152,31 @@ export class Executor {
     let next = 0;
     let journaled = 0;
     let done = 0;
+    let large = 0;
+    const waiting: (() => void)[] = [];
+    const isLarge = (op: Op) => op.type === 'copy' && !((trees[otherSide(op.side)].get(op.src)?.size ?? SMALL_FILE) < SMALL_FILE);
     const worker = async () => {
       while (next < ops.length && !stopped()) {
         if (next >= journaled) journaled = this.journalAhead(ops, next);
         const op = ops[next++];
-        if ((await this.run(op, trees)) === 'done') done++;
+        const big = isLarge(op);
+        if (big) {
+          while (large >= concurrency) await new Promise<void>((r) => waiting.push(r));
+          large++;
+        }
+        try {
+          if ((await this.run(op, trees)) === 'done') done++;
+        } finally {
+          if (big) {
+            large--;
+            waiting.shift()?.();
+          }
+        }
         left(ops.length - next);
       }
     };
     try {
-      await Promise.all(Array.from({ length: Math.min(concurrency, ops.length) }, worker));
+      await Promise.all(Array.from({ length: Math.min(concurrency * SMALL_WIDTH, ops.length) }, worker));
     } finally {
       const unused = [...this.ahead.values()];
       this.ahead.clear();
@@ -435,6 +453,10 @@ async function moveByCopy(c: StorageConnector, from: string, to: string, kind: '
   for (const e of await c.list(from)) await moveByCopy(c, e.path, joinPath(to, e.name), e.kind);
   await c.remove(from, { recursive: true });
 }
+
+/** Files below this size are copied SMALL_WIDTH times as many at a time as larger ones (see Executor.execute). */
+const SMALL_FILE = 1 << 20;
+const SMALL_WIDTH = 4;
 
 /** Copies journaled in one transaction (see Executor.execute): a kill drops at most this many unstarted ones. */
 const JOURNAL_BATCH = 64;
