@@ -210,8 +210,16 @@ export class Executor {
     const journal = ahead?.id ?? this.store.begin(this.pair, op, temp);
     const from = otherSide(op.side);
     const target = this.conn(op.side);
+    // A file of this computer towards a target on this computer too (a local account): the file
+    // system copies the bytes (copy_file_range, or a clone), none pass through this process. Its
+    // hash is the scan's, which holds while its stamp (size, times, inode) is unchanged: checked
+    // after the copy, as the scanner trusts it; that check alone also catches a change between
+    // the scan and the copy (one stat less per file), and a file gone or replaced by a folder
+    // meanwhile fails the copy (localFile) and is left to the next plan.
+    const planned = trees[from].get(op.src);
+    const direct = from === 'local' && planned?.ver === op.expectSource && !!planned.hash && !!planned.stamp && !!target.features.writeFile && !!this.sides.local.features.localFile;
     try {
-      const source = await this.current(from, op.src, trees[from].get(op.src));
+      const source = direct ? planned : await this.current(from, op.src, planned);
       if (!source || source.ver !== op.expectSource) return this.skip(journal);
       // A new name is published without replacing (below): a file that appeared there meanwhile
       // fails the write, so it needs no look beforehand (one stat, a round trip, less per new file).
@@ -231,11 +239,6 @@ export class Executor {
         tempName: temp,
       };
       const started = Date.now();
-      // A file of this computer towards a target on this computer too (a local account): the file
-      // system copies the bytes (copy_file_range, or a clone), none pass through this process. Its
-      // hash is the scan's, which holds while its stamp (size, times, inode) is unchanged: checked
-      // again after the copy, as the scanner trusts it.
-      const direct = from === 'local' && !!source.hash && !!source.stamp && target.features.writeFile && this.sides.local.features.localFile;
       let hash: string;
       let written: Entry;
       if (direct) {
@@ -273,7 +276,8 @@ export class Executor {
       return 'done';
     } catch (e) {
       this.store.finish(journal);
-      if (toServiceError(e).code === 'naming_conflict') return 'skipped';
+      const code = toServiceError(e).code;
+      if (code === 'naming_conflict' || (direct && (code === 'not_found' || code === 'invalid_parameters'))) return 'skipped';
       throw e;
     }
   }
