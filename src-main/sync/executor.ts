@@ -63,7 +63,7 @@ export class Executor {
     return ver === undefined ? now === null : now?.ver === ver;
   }
 
-  /** Runs one operation; `trees` are the scans the plan was made from. */
+  /** Runs one operation; `trees` are the scans the plan was made from. A copy's end is committed by `execute`. */
   async run(op: Op, trees: Record<Side, Tree>): Promise<OpResult> {
     switch (op.type) {
       case 'record': {
@@ -178,11 +178,50 @@ export class Executor {
     try {
       await Promise.all(Array.from({ length: Math.min(concurrency * SMALL_WIDTH, ops.length) }, worker));
     } finally {
+      this.flush();
       const unused = [...this.ahead.values()];
       this.ahead.clear();
       if (unused.length) this.store.db.transaction(() => unused.forEach((j) => this.store.finish(j.id)))();
     }
+    if (this.flushError) {
+      const e = this.flushError;
+      this.flushError = undefined;
+      throw e;
+    }
     return done;
+  }
+
+  /** Completed copies whose journal entries and synced-tree updates are not committed yet. */
+  private finishing: { id: number; apply: () => void }[] = [];
+  private finishTimer: NodeJS.Timeout | undefined;
+  private flushError: unknown;
+
+  /**
+   * Ends a copy's journal entry with its synced-tree update, committed together with other
+   * copies' (FINISH_BATCH of them, or FINISH_WAIT_MS after the first, and at the end of
+   * `execute`): one transaction for many. A kill before the commit leaves the entry journaled
+   * and the file in place; the next plan pairs it with its source by content, it is not copied again.
+   */
+  private finishLater(id: number, apply: () => void): void {
+    this.finishing.push({ id, apply });
+    if (this.finishing.length >= FINISH_BATCH) this.flush();
+    else
+      this.finishTimer ??= setTimeout(() => {
+        try {
+          this.flush();
+        } catch (e) {
+          this.flushError ??= e;
+        }
+      }, FINISH_WAIT_MS);
+  }
+
+  /** Commits the completions `finishLater` holds, in one transaction. */
+  private flush(): void {
+    clearTimeout(this.finishTimer);
+    this.finishTimer = undefined;
+    const batch = this.finishing;
+    this.finishing = [];
+    if (batch.length) this.store.db.transaction(() => batch.forEach((f) => this.store.finish(f.id, f.apply)))();
   }
 
   /** Copies journaled by `execute` and not yet started: their entry and temporary name. */
@@ -269,7 +308,7 @@ export class Executor {
       const after = await this.current(from, op.src, source);
       const unchanged = after?.ver === source.ver && hash === (source.hash ?? hash) && (!direct || after.stamp === source.stamp);
       const sourceVer = unchanged ? source : { ...source, ver: `changed:${source.ver}` };
-      this.store.finish(journal, () => this.completeCopy(op, result, sourceVer));
+      this.finishLater(journal, () => this.completeCopy(op, result, sourceVer));
       if (!unchanged) this.madeUnsure = true;
       // A remote source is recorded settled (racy or not), the version the next plan compares with.
       this.made.push({ side: op.side, entry: result }, { side: from, entry: from === 'remote' ? this.settled(source) : source });
@@ -457,6 +496,10 @@ async function moveByCopy(c: StorageConnector, from: string, to: string, kind: '
   for (const e of await c.list(from)) await moveByCopy(c, e.path, joinPath(to, e.name), e.kind);
   await c.remove(from, { recursive: true });
 }
+
+/** Completed copies committed in one transaction, and the longest one waits for the others (ms). */
+const FINISH_BATCH = 64;
+const FINISH_WAIT_MS = 100;
 
 /** Files below this size are copied SMALL_WIDTH times as many at a time as larger ones (see Executor.execute). */
 const SMALL_FILE = 1 << 20;
