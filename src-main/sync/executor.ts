@@ -301,7 +301,7 @@ export class Executor {
       const result = op.side === 'local' ? ((await localEntry(this.sides.localRoot, op.path, undefined, hash)) ?? undefined) : { ...this.settled(remoteEntry(written, op.path, started)), hash };
       if (!result) throw new ServiceError('internal_error', `${op.path} vanished right after it was written.`);
       // The look at a remote source below is a round trip: a kill meanwhile finds the write
-      // recorded. A local one is a stat, and the entry ends right after it in one transaction.
+      // recorded and `resume` completes it. A local source is one stat away from the entry's end.
       if (from === 'remote') this.store.written(journal, result);
       // The source changed while it was read: what went over is not that version, so the synced
       // tree keeps the source as changed and the next plan copies it again.
@@ -497,7 +497,7 @@ async function moveByCopy(c: StorageConnector, from: string, to: string, kind: '
   await c.remove(from, { recursive: true });
 }
 
-/** Completed copies committed in one transaction, and the longest one waits for the others (ms). */
+/** Finished copies committed in one transaction (see Executor.finishLater), and how long the first waits for others (ms). */
 const FINISH_BATCH = 64;
 const FINISH_WAIT_MS = 100;
 
