@@ -162,6 +162,11 @@ export class Executor {
         const big = isLarge(op);
         if (big) {
           while (large >= concurrency) await new Promise<void>((r) => waiting.push(r));
+          if (stopped()) {
+            // Not started: its journal entry is ended below; the slot passes on to the next waiter.
+            waiting.shift()?.();
+            break;
+          }
           large++;
         }
         try {
