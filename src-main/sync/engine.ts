@@ -469,19 +469,9 @@ export class SyncEngine {
 
   private async execute(id: number, x: Executor, ops: Op[], trees: Record<Side, Tree>): Promise<number> {
     this.settled.delete(id);
-    let next = 0;
-    let done = 0;
     this.pending.set(id, ops.length);
     this.changed(id);
-    const worker = async () => {
-      while (next < ops.length && !this.closed) {
-        const op = ops[next++];
-        if ((await x.run(op, trees)) === 'done') done++;
-        this.pending.set(id, ops.length - next);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.options.concurrency ?? 4, ops.length) }, worker));
-    return done;
+    return x.execute(ops, trees, this.options.concurrency ?? 4, (left) => this.pending.set(id, left), () => this.closed);
   }
 
   async close(): Promise<void> {

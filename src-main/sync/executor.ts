@@ -63,7 +63,7 @@ export class Executor {
     return ver === undefined ? now === null : now?.ver === ver;
   }
 
-  /** Runs one operation; `trees` are the scans the plan was made from. */
+  /** Runs one operation; `trees` are the scans the plan was made from. A copy's end is committed by `execute`. */
   async run(op: Op, trees: Record<Side, Tree>): Promise<OpResult> {
     switch (op.type) {
       case 'record': {
@@ -139,25 +139,142 @@ export class Executor {
     return 'done';
   }
 
-  private async copy(op: Extract<Op, { type: 'copy' }>, trees: Record<Side, Tree>): Promise<OpResult> {
-    const from = otherSide(op.side);
-    const source = await this.current(from, op.src, trees[from].get(op.src));
-    if (!source || source.ver !== op.expectSource) return 'skipped';
-    const target = this.conn(op.side);
-    // A new name is published without replacing (below): a file that appeared there meanwhile
-    // fails the write, so it needs no look beforehand (one stat, a round trip, less per new file).
-    const fresh = op.expectTarget === undefined && !!target.features.noReplace;
-    const there = fresh ? null : await this.current(op.side, op.path, trees[op.side].get(op.path));
-    if (op.expectTarget === undefined ? there !== null : there?.ver !== op.expectTarget) return 'skipped';
-    // The source's time, where the target keeps it (local folder, SFTP): a version written with a
-    // time of an earlier second cannot be confused with a later change. Only a time of a later
-    // second than the version replaced, so that time and size never repeat an older version's.
-    const second = (ms: number) => Math.floor(ms / 1000);
-    const keepTime = source.modified !== undefined && (there === null || (there.modified !== undefined && second(source.modified) > second(there.modified)));
-    // The temporary file's name is journaled first: what a kill leaves of it is removed on resume.
-    const temp = tempName();
-    const journal = this.store.begin(this.pair, op, temp);
+  /**
+   * Runs a plan's operations; `left` hears how many are still to start. Copies of files from
+   * SMALL_FILE up (and of unknown size) run `concurrency` at a time, which bounds the memory of
+   * their streams; smaller files, where a copy is mostly waiting on round trips, and the other
+   * operations run SMALL_WIDTH times as many at a time.
+   * Copies are journaled ahead, JOURNAL_BATCH operations in one transaction, always before any of
+   * them starts writing; what was journaled and never started is ended here (or, after a kill,
+   * dropped by `resume`).
+   */
+  async execute(ops: Op[], trees: Record<Side, Tree>, concurrency: number, left: (n: number) => void, stopped: () => boolean): Promise<number> {
+    let next = 0;
+    let journaled = 0;
+    let done = 0;
+    let large = 0;
+    const waiting: (() => void)[] = [];
+    const isLarge = (op: Op) => op.type === 'copy' && !((trees[otherSide(op.side)].get(op.src)?.size ?? SMALL_FILE) < SMALL_FILE);
+    const worker = async () => {
+      while (next < ops.length && !stopped()) {
+        if (next >= journaled) journaled = this.journalAhead(ops, next);
+        const op = ops[next++];
+        const big = isLarge(op);
+        if (big) {
+          while (large >= concurrency) await new Promise<void>((r) => waiting.push(r));
+          if (stopped()) {
+            // Not started: its journal entry is ended below; the slot passes on to the next waiter.
+            waiting.shift()?.();
+            break;
+          }
+          large++;
+        }
+        try {
+          if ((await this.run(op, trees)) === 'done') done++;
+        } finally {
+          if (big) {
+            large--;
+            waiting.shift()?.();
+          }
+        }
+        left(ops.length - next);
+      }
+    };
     try {
+      await Promise.all(Array.from({ length: Math.min(concurrency * SMALL_WIDTH, ops.length) }, worker));
+    } finally {
+      this.flush();
+      const unused = [...this.ahead.values()];
+      this.ahead.clear();
+      if (unused.length) this.store.db.transaction(() => unused.forEach((j) => this.store.finish(j.id)))();
+    }
+    if (this.flushError) {
+      const e = this.flushError;
+      this.flushError = undefined;
+      throw e;
+    }
+    return done;
+  }
+
+  /** Completed copies whose journal entries and synced-tree updates are not committed yet. */
+  private finishing: { id: number; apply: () => void }[] = [];
+  private finishTimer: NodeJS.Timeout | undefined;
+  private flushError: unknown;
+
+  /**
+   * Ends a copy's journal entry with its synced-tree update, committed together with other
+   * copies' (FINISH_BATCH of them, or FINISH_WAIT_MS after the first, and at the end of
+   * `execute`): one transaction for many. A kill before the commit leaves the entry journaled
+   * and the file in place; the next plan pairs it with its source by content, it is not copied again.
+   */
+  private finishLater(id: number, apply: () => void): void {
+    this.finishing.push({ id, apply });
+    if (this.finishing.length >= FINISH_BATCH) this.flush();
+    else
+      this.finishTimer ??= setTimeout(() => {
+        try {
+          this.flush();
+        } catch (e) {
+          this.flushError ??= e;
+        }
+      }, FINISH_WAIT_MS);
+  }
+
+  /** Commits the completions `finishLater` holds, in one transaction. */
+  private flush(): void {
+    clearTimeout(this.finishTimer);
+    this.finishTimer = undefined;
+    const batch = this.finishing;
+    this.finishing = [];
+    if (batch.length) this.store.db.transaction(() => batch.forEach((f) => this.store.finish(f.id, f.apply)))();
+  }
+
+  /** Copies journaled by `execute` and not yet started: their entry and temporary name. */
+  private readonly ahead = new Map<Op, { id: number; temp: string }>();
+
+  /** Journals the copies among ops[from, from + JOURNAL_BATCH) in one transaction; returns the end. */
+  private journalAhead(ops: Op[], from: number): number {
+    const end = Math.min(ops.length, from + JOURNAL_BATCH);
+    this.store.db.transaction(() => {
+      for (let i = from; i < end; i++) {
+        const op = ops[i];
+        if (op.type !== 'copy') continue;
+        const temp = tempName();
+        this.ahead.set(op, { id: this.store.begin(this.pair, op, temp), temp });
+      }
+    })();
+    return end;
+  }
+
+  private async copy(op: Extract<Op, { type: 'copy' }>, trees: Record<Side, Tree>): Promise<OpResult> {
+    // The temporary file's name is journaled first: what a kill leaves of it is removed on resume.
+    const ahead = this.ahead.get(op);
+    this.ahead.delete(op);
+    const temp = ahead?.temp ?? tempName();
+    const journal = ahead?.id ?? this.store.begin(this.pair, op, temp);
+    const from = otherSide(op.side);
+    const target = this.conn(op.side);
+    // A file of this computer towards a target on this computer too (a local account): the file
+    // system copies the bytes (copy_file_range, or a clone), none pass through this process. Its
+    // hash is the scan's, which holds while its stamp (size, times, inode) is unchanged: checked
+    // after the copy, as the scanner trusts it; that check alone also catches a change between
+    // the scan and the copy (one stat less per file), and a file gone or replaced by a folder
+    // meanwhile fails the copy (localFile) and is left to the next plan.
+    const planned = trees[from].get(op.src);
+    const direct = from === 'local' && planned?.ver === op.expectSource && !!planned.hash && !!planned.stamp && !!target.features.writeFile && !!this.sides.local.features.localFile;
+    try {
+      const source = direct ? planned : await this.current(from, op.src, planned);
+      if (!source || source.ver !== op.expectSource) return this.skip(journal);
+      // A new name is published without replacing (below): a file that appeared there meanwhile
+      // fails the write, so it needs no look beforehand (one stat, a round trip, less per new file).
+      const fresh = op.expectTarget === undefined && !!target.features.noReplace;
+      const there = fresh ? null : await this.current(op.side, op.path, trees[op.side].get(op.path));
+      if (op.expectTarget === undefined ? there !== null : there?.ver !== op.expectTarget) return this.skip(journal);
+      // The source's time, where the target keeps it (local folder, SFTP): a version written with a
+      // time of an earlier second cannot be confused with a later change. Only a time of a later
+      // second than the version replaced, so that time and size never repeat an older version's.
+      const second = (ms: number) => Math.floor(ms / 1000);
+      const keepTime = source.modified !== undefined && (there === null || (there.modified !== undefined && second(source.modified) > second(there.modified)));
       const options = {
         size: source.size,
         modified: keepTime ? new Date(source.modified!) : undefined,
@@ -166,11 +283,6 @@ export class Executor {
         tempName: temp,
       };
       const started = Date.now();
-      // A file of this computer towards a target on this computer too (a local account): the file
-      // system copies the bytes (copy_file_range, or a clone), none pass through this process. Its
-      // hash is the scan's, which holds while its stamp (size, times, inode) is unchanged: checked
-      // again after the copy, as the scanner trusts it.
-      const direct = from === 'local' && !!source.hash && !!source.stamp && target.features.writeFile && this.sides.local.features.localFile;
       let hash: string;
       let written: Entry;
       if (direct) {
@@ -193,22 +305,31 @@ export class Executor {
       // else later in the same second would keep its ETag.
       const result = op.side === 'local' ? ((await localEntry(this.sides.localRoot, op.path, undefined, hash)) ?? undefined) : { ...this.settled(remoteEntry(written, op.path, started)), hash };
       if (!result) throw new ServiceError('internal_error', `${op.path} vanished right after it was written.`);
-      this.store.written(journal, result);
+      // The look at a remote source below is a round trip: a kill meanwhile finds the write
+      // recorded and `resume` completes it. A local source is one stat away from the entry's end.
+      if (from === 'remote') this.store.written(journal, result);
       // The source changed while it was read: what went over is not that version, so the synced
       // tree keeps the source as changed and the next plan copies it again.
       const after = await this.current(from, op.src, source);
       const unchanged = after?.ver === source.ver && hash === (source.hash ?? hash) && (!direct || after.stamp === source.stamp);
       const sourceVer = unchanged ? source : { ...source, ver: `changed:${source.ver}` };
-      this.store.finish(journal, () => this.completeCopy(op, result, sourceVer));
+      this.finishLater(journal, () => this.completeCopy(op, result, sourceVer));
       if (!unchanged) this.madeUnsure = true;
       // A remote source is recorded settled (racy or not), the version the next plan compares with.
       this.made.push({ side: op.side, entry: result }, { side: from, entry: from === 'remote' ? this.settled(source) : source });
       return 'done';
     } catch (e) {
       this.store.finish(journal);
-      if (toServiceError(e).code === 'naming_conflict') return 'skipped';
+      const code = toServiceError(e).code;
+      if (code === 'naming_conflict' || (direct && (code === 'not_found' || code === 'invalid_parameters'))) return 'skipped';
       throw e;
     }
+  }
+
+  /** Ends the journal entry of an operation that found the world changed: nothing was written. */
+  private skip(journal: number): OpResult {
+    this.store.finish(journal);
+    return 'skipped';
   }
 
   private completeCopy(op: Extract<Op, { type: 'copy' }>, written: SideEntry, source: SideEntry): void {
@@ -380,6 +501,17 @@ async function moveByCopy(c: StorageConnector, from: string, to: string, kind: '
   for (const e of await c.list(from)) await moveByCopy(c, e.path, joinPath(to, e.name), e.kind);
   await c.remove(from, { recursive: true });
 }
+
+/** Finished copies committed in one transaction (see Executor.finishLater), and how long the first waits for others (ms). */
+const FINISH_BATCH = 64;
+const FINISH_WAIT_MS = 100;
+
+/** Files below this size are copied SMALL_WIDTH times as many at a time as larger ones (see Executor.execute). */
+const SMALL_FILE = 1 << 20;
+const SMALL_WIDTH = 4;
+
+/** Copies journaled in one transaction (see Executor.execute): a kill drops at most this many unstarted ones. */
+const JOURNAL_BATCH = 64;
 
 /** The prefix of a synced remote version that a same-second change could hide (see `checkRacy`). */
 const RACY = 'racy:';

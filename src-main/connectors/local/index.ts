@@ -251,7 +251,8 @@ export class LocalConnector implements StorageConnector {
       await fill(temp, existing ? existing.mode & 0o777 : 0o644);
       opts.signal?.throwIfAborted();
       if (opts.modified) await utimes(temp, opts.modified, opts.modified);
-      path = await this.publish(temp, path, opts.noReplace);
+      // `abs` was proved inside above; another name (noReplace.next) is proved by publish.
+      path = await this.publish(temp, path, opts.noReplace, abs);
     } catch (e) {
       await unlink(temp).catch(() => {});
       throw fsError(e, path);
@@ -271,7 +272,7 @@ export class LocalConnector implements StorageConnector {
    * system clones) into the hidden temporary file, fsync, then the same publish as `write`.
    */
   async writeFile(path: string, file: string, opts: WriteOptions = {}): Promise<Entry> {
-    await this.safe(path);
+    // `path` is proved inside the root by writeThrough, before anything is written.
     const source = await stat(file).catch((e) => Promise.reject(fsError(e, file)));
     // A FIFO would block the copy until a writer appears (see specialFile).
     if (!source.isFile()) throw source.isDirectory() ? new ServiceError('invalid_parameters', `"${file}" is a folder.`) : specialFile(file, undefined, source);
@@ -294,13 +295,14 @@ export class LocalConnector implements StorageConnector {
    * which replaces; or, with `noReplace`, link(temp, final) + unlink(temp), where EEXIST means the
    * name is taken (then `noReplace.next`). Returns the upstream path the file went to.
    */
-  async publish(temp: string, path: string, noReplace?: NoReplace): Promise<string> {
+  async publish(temp: string, path: string, noReplace?: NoReplace, proved?: string): Promise<string> {
+    // `proved`: the file system path of `path`, just checked by safe() (one realpath walk less per write).
     if (!noReplace) {
-      await rename(temp, await this.safe(path));
+      await rename(temp, proved ?? (await this.safe(path)));
       return path;
     }
     for (let target: string | undefined = path; target !== undefined; target = await noReplace.next?.(target)) {
-      const abs = await this.safe(target);
+      const abs = target === path && proved ? proved : await this.safe(target);
       try {
         await link(temp, abs);
       } catch (e) {
