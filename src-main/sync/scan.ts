@@ -135,8 +135,16 @@ const YIELD_EVERY = 2000;
  * it) is not read again: its entries are the cached ones, and only its subfolders are walked.
  */
 export async function scanLocal(root: string, ignored: Ignored, cache: Tree = new Map(), changed?: (folder: string) => boolean): Promise<Tree> {
-  const byId = new Map<string, SideEntry>();
-  for (const e of cache.values()) if (e.id && e.hash) byId.set(e.id, e);
+  // Files of the cache by identity (a moved file keeps its hash), made at the first file not
+  // found at its own place: a pass where nothing moved never needs it.
+  let byId: Map<string, SideEntry> | undefined;
+  const cachedById = (id: string) => {
+    if (!byId) {
+      byId = new Map();
+      for (const e of cache.values()) if (e.id && e.hash) byId.set(e.id, e);
+    }
+    return byId.get(id);
+  };
   let kids: Map<string, SideEntry[]> | undefined;
   if (changed) {
     kids = new Map();
@@ -179,7 +187,8 @@ export async function scanLocal(root: string, ignored: Ignored, cache: Tree = ne
       const kind = !st ? null : st.isDirectory() ? 'folder' : st.isFile() ? 'file' : null;
       if (!st || !kind || ignored(path, kind)) continue;
       const id = `${st.dev}:${st.ino}`;
-      const previous = cache.get(path)?.id === id ? cache.get(path) : byId.get(id);
+      const here = cache.get(path);
+      const previous = here?.id === id ? here : cachedById(id);
       const known = entryWithoutReading(path, st, previous);
       // Files to hash are hashed in parallel.
       pending.push(known !== undefined ? known : localEntry(root, path, previous, undefined, st));
