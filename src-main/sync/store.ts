@@ -101,10 +101,11 @@ export class SyncStore {
   // ---- trees -------------------------------------------------------------------------------
 
   /**
-   * Per pair and side, the tree the last `saveTree` stored (the very entries scanned), while no
-   * other write touched that side: a scan is then compared with it in memory and only the rows
-   * that differ are written. Any other write of the side drops it; a row count that no longer
-   * matches (the pair was removed with its account) does too.
+   * Per pair and side, the tree as last stored or read (the very entries of the last scan),
+   * while no other write touched that side (the engine's store is the only writer of a
+   * database's trees): a scan is then compared with it in memory and only the rows that differ
+   * are written. Any other write of the side drops it; a row count that no longer matches (the
+   * pair was removed with its account) does too.
    */
   private readonly mirrors = new Map<string, Tree>();
 
@@ -124,7 +125,9 @@ export class SyncStore {
     for (const r of this.st('SELECT * FROM sync_tree WHERE pair_id = ? AND tree = ?').iterate(pair, side) as IterableIterator<TreeRow>) {
       t.set(r.path, { path: r.path, kind: r.kind, id: u(r.local_id), ver: r.local_ver ?? '', hash: u(r.hash), size: u(r.size), stamp: u(r.stamp) });
     }
-    return t;
+    // The rows as they are now: the next scan of the side is compared with them in memory.
+    this.mirrors.set(`${pair}:${side}`, t);
+    return new Map(t);
   }
 
   /**
