@@ -9,8 +9,8 @@
  * a backend has no ETag, and then always with the size); identity = the ETag with the size.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, type BigIntStats } from 'node:fs';
-import { lstat, readdir, readFile, stat } from 'node:fs/promises';
+import { createReadStream, lstatSync, readdirSync, type BigIntStats } from 'node:fs';
+import { lstat, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import ignore from 'ignore';
 import { joinPath, parentOf, ROOT, TEMP_NAME } from '../connectors/shared/paths';
@@ -25,21 +25,47 @@ export const IGNORE_FILE = '.tributaryignore';
 /** Says whether a pair-relative path is left out: defaults, `.tributaryignore`, excluded folders. */
 export type Ignored = (path: string, kind: 'file' | 'folder') => boolean;
 
+/** Answers an ignore matcher remembers before it starts over. */
+const MEMO_MAX = 500_000;
+
 export function ignoreRules(fileText: string | undefined, excluded: string[] = []): Ignored {
   const ig = ignore().add(DEFAULT_IGNORES);
   if (fileText) ig.add(fileText);
   const ex = excluded.map((e) => (e.startsWith('/') ? e : `/${e}`).replace(/\/+$/, ''));
-  return (path, kind) => {
+  // Every pass asks about the same paths again: answers are remembered (a few MB per 50,000).
+  const memo = new Map<string, boolean>();
+  const test = (path: string, kind: 'file' | 'folder') => {
     if (ex.some((e) => path === e || path.startsWith(`${e}/`))) return true;
     if (TEMP_NAME.test(path.slice(path.lastIndexOf('/') + 1))) return true;
     return ig.ignores(path.slice(1) + (kind === 'folder' ? '/' : ''));
   };
+  return (path, kind) => {
+    const key = kind === 'folder' ? `${path}/` : path;
+    let answer = memo.get(key);
+    if (answer === undefined) {
+      if (memo.size >= MEMO_MAX) memo.clear();
+      memo.set(key, (answer = test(path, kind)));
+    }
+    return answer;
+  };
 }
 
-/** The rules of a pair: the local root's `.tributaryignore` (itself synced) and the exclusions. */
+/** The last rules made per local root, with what they were made from. */
+const lastRules = new Map<string, { text: string | undefined; excluded: string; rules: Ignored }>();
+
+/**
+ * The rules of a pair: the local root's `.tributaryignore` (itself synced) and the exclusions.
+ * The same rules are given again while neither changed: the matcher remembers each path it
+ * answered, so a pass over unchanged paths does not match them again.
+ */
 export async function loadIgnore(localRoot: string, excluded: string[]): Promise<Ignored> {
   const text = await readFile(join(localRoot, IGNORE_FILE), 'utf8').catch(() => undefined);
-  return ignoreRules(text, excluded);
+  const key = JSON.stringify(excluded);
+  const last = lastRules.get(localRoot);
+  if (last && last.text === text && last.excluded === key) return last.rules;
+  const rules = ignoreRules(text, excluded);
+  lastRules.set(localRoot, { text, excluded: key, rules });
+  return rules;
 }
 
 export async function localRootPresent(root: string): Promise<boolean> {
@@ -73,15 +99,35 @@ export async function localEntry(root: string, path: string, previous?: SideEntr
       throw e;
     }
   }
+  if (!knownHash) {
+    const known = entryWithoutReading(path, st, previous);
+    if (known !== undefined) return known;
+  }
   const id = `${st.dev}:${st.ino}`;
-  if (st.isDirectory()) return { path, kind: 'folder', id, ver: 'd' };
-  if (!st.isFile()) return null;
-  const stamp = `${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.ino}`;
-  // Unchanged since the last scan: that scan's entry itself, so both trees share it in memory.
-  if (!knownHash && previous && previous.path === path && previous.kind === 'file' && previous.id === id && previous.stamp === stamp && previous.hash) return previous;
+  const stamp = stampOf(st);
   const hash = knownHash ?? (previous && previous.id === id && previous.stamp === stamp && previous.hash ? previous.hash : await md5File(abs));
   return { path, kind: 'file', id, ver: hash, hash, size: Number(st.size), stamp, modified: Number(st.mtimeNs / 1_000_000n) };
 }
+
+const stampOf = (st: BigIntStats) => `${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.ino}`;
+
+/**
+ * A local entry that needs no reading: a folder, null for what is not synced (links, special
+ * files), or a file unchanged since the last scan (that scan's entry itself, so both trees
+ * share it in memory); undefined when the file's content must be hashed.
+ */
+function entryWithoutReading(path: string, st: BigIntStats, previous?: SideEntry): SideEntry | null | undefined {
+  if (st.isDirectory()) {
+    const id = `${st.dev}:${st.ino}`;
+    return previous && previous.path === path && previous.kind === 'folder' && previous.id === id ? previous : { path, kind: 'folder', id, ver: 'd' };
+  }
+  if (!st.isFile()) return null;
+  if (previous && previous.path === path && previous.kind === 'file' && previous.hash && previous.id === `${st.dev}:${st.ino}` && previous.stamp === stampOf(st)) return previous;
+  return undefined;
+}
+
+/** Entries a walk reads between two turns of the event loop. */
+const YIELD_EVERY = 2000;
 
 /**
  * The local folder's tree; `cache` is the previous scan (its hashes are reused by stamp). With
@@ -89,8 +135,16 @@ export async function localEntry(root: string, path: string, previous?: SideEntr
  * it) is not read again: its entries are the cached ones, and only its subfolders are walked.
  */
 export async function scanLocal(root: string, ignored: Ignored, cache: Tree = new Map(), changed?: (folder: string) => boolean): Promise<Tree> {
-  const byId = new Map<string, SideEntry>();
-  for (const e of cache.values()) if (e.id && e.hash) byId.set(e.id, e);
+  // Files of the cache by identity (a moved file keeps its hash), made at the first file not
+  // found at its own place: a pass where nothing moved never needs it.
+  let byId: Map<string, SideEntry> | undefined;
+  const cachedById = (id: string) => {
+    if (!byId) {
+      byId = new Map();
+      for (const e of cache.values()) if (e.id && e.hash) byId.set(e.id, e);
+    }
+    return byId.get(id);
+  };
   let kids: Map<string, SideEntry[]> | undefined;
   if (changed) {
     kids = new Map();
@@ -102,6 +156,7 @@ export async function scanLocal(root: string, ignored: Ignored, cache: Tree = ne
     }
   }
   const tree: Tree = new Map();
+  let sinceYield = 0;
   const walk = async (folder: string, known: boolean) => {
     if (kids && known && !changed!(folder)) {
       for (const e of (kids.get(folder) ?? []).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))) {
@@ -112,18 +167,33 @@ export async function scanLocal(root: string, ignored: Ignored, cache: Tree = ne
       return;
     }
     const abs = folder === ROOT ? root : join(root, ...folder.split('/').filter(Boolean));
-    const names = (await readdir(abs)).sort();
-    // One folder's entries at once: the file system answers them in parallel.
-    const entries = await Promise.all(
-      names.map(async (name) => {
-        const path = joinPath(folder, name);
-        const st = await lstat(join(abs, name), { bigint: true }).catch(() => null);
-        const kind = !st ? null : st.isDirectory() ? 'folder' : st.isFile() ? 'file' : null;
-        if (!st || !kind || ignored(path, kind)) return null;
-        return localEntry(root, path, byId.get(`${st.dev}:${st.ino}`), undefined, st);
-      }),
-    );
-    for (const e of entries) {
+    // Synchronous calls: on metadata the kernel has cached they cost a fraction of a promise
+    // round trip each (50,000 lstat: ~0.4 s against 1–2 s with one promise per entry). The walk
+    // yields to the event loop every YIELD_EVERY entries, so the process keeps answering.
+    const names = readdirSync(abs).sort();
+    const pending: (SideEntry | null | Promise<SideEntry | null>)[] = [];
+    for (const name of names) {
+      if (++sinceYield >= YIELD_EVERY) {
+        sinceYield = 0;
+        await new Promise((r) => setImmediate(r));
+      }
+      const path = joinPath(folder, name);
+      let st: BigIntStats | undefined;
+      try {
+        st = lstatSync(join(abs, name), { bigint: true, throwIfNoEntry: false });
+      } catch {
+        continue; // unreadable: left out, as a vanished entry
+      }
+      const kind = !st ? null : st.isDirectory() ? 'folder' : st.isFile() ? 'file' : null;
+      if (!st || !kind || ignored(path, kind)) continue;
+      const id = `${st.dev}:${st.ino}`;
+      const here = cache.get(path);
+      const previous = here?.id === id ? here : cachedById(id);
+      const known = entryWithoutReading(path, st, previous);
+      // Files to hash are hashed in parallel.
+      pending.push(known !== undefined ? known : localEntry(root, path, previous, undefined, st));
+    }
+    for (const e of pending.some((x) => x instanceof Promise) ? await Promise.all(pending) : (pending as (SideEntry | null)[])) {
       if (!e) continue;
       tree.set(e.path, e);
       // A folder read before under this name and identity: its cached entries are its own.

@@ -45,6 +45,10 @@ interface TreeRow {
 
 const u = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
 
+/** Whether a scanned entry is what a stored row holds (the columns a side's row keeps). */
+const sameRow = (e: SideEntry, kind: string, id?: string, ver?: string, hash?: string, size?: number, stamp?: string) =>
+  e.kind === kind && e.id === id && e.ver === ver && e.hash === hash && e.size === size && e.stamp === stamp;
+
 export class SyncStore {
   private readonly statements = new Map<string, Database.Statement>();
   constructor(readonly db: Db) {}
@@ -76,6 +80,8 @@ export class SyncStore {
   }
 
   removePair(id: number): void {
+    this.mirrors.delete(`${id}:local`);
+    this.mirrors.delete(`${id}:remote`);
     this.st('DELETE FROM sync_pairs WHERE id = ?').run(id);
   }
 
@@ -94,43 +100,74 @@ export class SyncStore {
 
   // ---- trees -------------------------------------------------------------------------------
 
+  /**
+   * Per pair and side, the tree as last stored or read (the very entries of the last scan),
+   * while no other write touched that side (the engine's store is the only writer of a
+   * database's trees): a scan is then compared with it in memory and only the rows that differ
+   * are written. Any other write of the side drops it; a row count that no longer matches (the
+   * pair was removed with its account) does too.
+   */
+  private readonly mirrors = new Map<string, Tree>();
+
+  private mirror(pair: number, side: Side): Tree | undefined {
+    const key = `${pair}:${side}`;
+    const m = this.mirrors.get(key);
+    if (m && this.st('SELECT count(*) FROM sync_tree WHERE pair_id = ? AND tree = ?').pluck().get(pair, side) === m.size) return m;
+    this.mirrors.delete(key);
+    return undefined;
+  }
+
   /** A side's last scan: also the cache of local content hashes (by inode, size and times). */
   tree(pair: number, side: Side): Tree {
+    const m = this.mirror(pair, side);
+    if (m) return new Map(m);
     const t: Tree = new Map();
     for (const r of this.st('SELECT * FROM sync_tree WHERE pair_id = ? AND tree = ?').iterate(pair, side) as IterableIterator<TreeRow>) {
       t.set(r.path, { path: r.path, kind: r.kind, id: u(r.local_id), ver: r.local_ver ?? '', hash: u(r.hash), size: u(r.size), stamp: u(r.stamp) });
     }
-    return t;
+    // The rows as they are now: the next scan of the side is compared with them in memory.
+    this.mirrors.set(`${pair}:${side}`, t);
+    return new Map(t);
   }
 
   /**
-   * Stores a side's scan, writing only the rows that changed: the stored rows are read one at a
-   * time and compared (no second copy of the tree in memory). Returns how many rows it wrote or
-   * deleted (0: the side is as it was at its last scan).
+   * Stores a side's scan, writing only the rows that changed: compared with the last stored
+   * scan in memory when there is one, else with the stored rows read one at a time. Returns how
+   * many rows it wrote or deleted (0: the side is as it was at its last scan). The entries are
+   * kept as they are: callers do not change them afterwards.
    */
   saveTree(pair: number, side: Side, tree: Tree): number {
-    return this.db.transaction(() => {
+    const last = this.mirror(pair, side);
+    const written = this.db.transaction(() => {
       const gone: string[] = [];
-      const same = new Set<string>();
-      for (const r of this.st('SELECT * FROM sync_tree WHERE pair_id = ? AND tree = ?').iterate(pair, side) as IterableIterator<TreeRow>) {
-        const e = tree.get(r.path);
-        if (!e) gone.push(r.path);
-        else if (e.kind === r.kind && e.id === u(r.local_id) && e.ver === (r.local_ver ?? '') && e.hash === u(r.hash) && e.size === u(r.size) && e.stamp === u(r.stamp)) same.add(r.path);
+      const changed: SideEntry[] = [];
+      if (last) {
+        for (const path of last.keys()) if (!tree.has(path)) gone.push(path);
+        for (const e of tree.values()) {
+          const r = last.get(e.path);
+          if (!r || (e !== r && !sameRow(e, r.kind, r.id, r.ver, r.hash, r.size, r.stamp))) changed.push(e);
+        }
+      } else {
+        const same = new Set<string>();
+        for (const r of this.st('SELECT * FROM sync_tree WHERE pair_id = ? AND tree = ?').iterate(pair, side) as IterableIterator<TreeRow>) {
+          const e = tree.get(r.path);
+          if (!e) gone.push(r.path);
+          else if (sameRow(e, r.kind, u(r.local_id), r.local_ver ?? '', u(r.hash), u(r.size), u(r.stamp))) same.add(r.path);
+        }
+        for (const e of tree.values()) if (!same.has(e.path)) changed.push(e);
       }
       const del = this.st('DELETE FROM sync_tree WHERE pair_id = ? AND tree = ? AND path = ?');
       for (const p of gone) del.run(pair, side, p);
-      let written = gone.length;
-      for (const e of tree.values()) {
-        if (same.has(e.path)) continue;
-        this.insTree(pair, side, e);
-        written++;
-      }
-      return written;
+      for (const e of changed) this.insTree(pair, side, e);
+      return gone.length + changed.length;
     })();
+    this.mirrors.set(`${pair}:${side}`, tree);
+    return written;
   }
 
   /** One entry of a side's stored tree (a file Tributary itself just wrote: its hash is known). */
   putTreeEntry(pair: number, side: Side, e: SideEntry): void {
+    this.mirrors.delete(`${pair}:${side}`);
     this.insTree(pair, side, e);
   }
 

@@ -13,6 +13,8 @@
  * starts as two identical copies that each tool syncs once, untimed; Tributary's no-change figure
  * is the second pass of a process (as the watch or poll runs it), the first one after a start is
  * printed apart. The engine runs without its watch, so every pass reads every local folder.
+ * Tributary's CPU seconds per pass (user + system) are printed too: on a shared machine they
+ * move far less than wall time.
  * Prints seconds and RSS per tool and Tributary's speed ÷ each peer's (>1 = Tributary faster).
  *
  * Then the time from a change to the other side (latency()), local folder ↔ Apache WebDAV and
@@ -57,6 +59,8 @@ interface Run {
   /** Peak resident set (MB): the peer's whole process, Tributary's above its idle. */
   rssMB: number | null;
   idleMB?: number;
+  /** Tributary: CPU seconds of the run (user + system, all threads), steadier than wall time on a loaded machine. */
+  cpu?: number;
   ops?: number;
   /** Planning rounds of the run (each scans both sides again). */
   rounds?: number;
@@ -102,13 +106,15 @@ async function child(src: string, dst: string, work: string, passes: number, wat
     let peak = process.memoryUsage().rss;
     const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10);
     const t0 = process.hrtime.bigint();
+    const c0 = process.cpuUsage();
     const r = await engine.run(id);
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+    const used = process.cpuUsage(c0);
     clearInterval(sampler);
     peak = Math.max(peak, process.memoryUsage().rss);
     const status = engine.status()[0];
     if (status.state !== 'idle') throw new Error(`the pair ended ${status.state}: ${status.error}`);
-    runs.push({ seconds, rssMB: (peak - idle) / 2 ** 20, idleMB: idle / 2 ** 20, ops: r.ops, rounds: r.rounds });
+    runs.push({ seconds, rssMB: (peak - idle) / 2 ** 20, idleMB: idle / 2 ** 20, cpu: (used.user + used.system) / 1e6, ops: r.ops, rounds: r.rounds });
   }
   await engine.close();
   db.close();
@@ -353,14 +359,16 @@ async function firstAndNoChange(): Promise<void> {
       const a = again[tool];
       const idle = (x: Run) => (x.idleMB === undefined ? '' : ` [idle ${x.idleMB.toFixed(0)}]`);
       const firstText = f ? `first ${f.seconds.toFixed(2).padStart(7)} s (${(totalMB / f.seconds).toFixed(1)} MB/s, ${mb(f)} MB RSS${idle(f)}${f.rounds === undefined ? '' : `, ${f.ops} ops in ${f.rounds} rounds`})` : 'first —';
-      console.log(`${tool.padEnd(16)} ${firstText}   no-change ${a.seconds.toFixed(2).padStart(6)} s (${mb(a)} MB RSS${idle(a)})`);
+      const cpu = a.cpu === undefined ? '' : `, ${a.cpu.toFixed(2)} s CPU`;
+      console.log(`${tool.padEnd(16)} ${firstText}   no-change ${a.seconds.toFixed(2).padStart(6)} s (${mb(a)} MB RSS${idle(a)}${cpu})`);
     }
     const r = again.tributary.restart;
-    if (r) console.log(`tributary's no-change pass right after a start: ${r.seconds.toFixed(2)} s (${mb(r)} MB RSS above idle)`);
-    if (watched) console.log(`tributary's no-change pass on its watch (local side not read): ${watched.seconds.toFixed(2)} s (${mb(watched)} MB RSS above idle [idle ${watched.idleMB?.toFixed(0)}])`);
+    if (r) console.log(`tributary's no-change pass right after a start: ${r.seconds.toFixed(2)} s (${mb(r)} MB RSS above idle, ${r.cpu?.toFixed(2)} s CPU)`);
+    if (watched) console.log(`tributary's no-change pass on its watch (local side not read): ${watched.seconds.toFixed(2)} s (${mb(watched)} MB RSS above idle [idle ${watched.idleMB?.toFixed(0)}], ${watched.cpu?.toFixed(2)} s CPU)`);
     const cells: SummaryCell[] = [
       { row: 'sync', column: `no-change pass, ${NOCHANGE} files`, value: again.tributary.seconds * 1000, unit: 'ms' },
       { row: 'sync', column: `no-change pass RSS above idle, ${NOCHANGE} files`, value: again.tributary.rssMB ?? NaN, unit: 'MiB' },
+      { row: 'sync', column: `no-change pass CPU, ${NOCHANGE} files`, value: (again.tributary.cpu ?? NaN) * 1000, unit: 'ms' },
     ];
     if (r) cells.push({ row: 'sync', column: `no-change pass after a start, ${NOCHANGE} files`, value: r.seconds * 1000, unit: 'ms' }, { row: 'sync', column: `no-change pass after a start, RSS above idle`, value: r.rssMB ?? NaN, unit: 'MiB' });
     if (watched) cells.push({ row: 'sync', column: `no-change pass on the watch, ${NOCHANGE} files`, value: watched.seconds * 1000, unit: 'ms' }, { row: 'sync', column: 'no-change pass on the watch, RSS above idle', value: watched.rssMB ?? NaN, unit: 'MiB' });

@@ -3,7 +3,7 @@
 import { mkdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ignoreRules, scanLocal } from '../../src-main/sync/scan';
+import { ignoreRules, loadIgnore, scanLocal } from '../../src-main/sync/scan';
 import { scratchDir } from '../servers/util';
 
 describe('sync scanner', () => {
@@ -37,6 +37,25 @@ describe('sync scanner', () => {
     const rules = ignoreRules('build/\n*.log\n', ['/photos/raw']);
     const tree = await scanLocal(root, rules);
     expect([...tree.keys()].sort()).toEqual(['/docs', '/docs/keep.md', '/photos', '/photos/a.jpg']);
+    // Answers are remembered per path and kind: `build/` leaves out a folder, not a file of that name.
+    expect(rules('/x/build', 'file')).toBe(false);
+    expect(rules('/x/build', 'folder')).toBe(true);
+    expect(rules('/x/build', 'file')).toBe(false);
+  });
+
+  it('gives the same rules again until .tributaryignore changes, then the new ones', async () => {
+    const root = join(dir, 'ignore-file');
+    mkdirSync(root);
+    writeFileSync(join(root, '.tributaryignore'), '*.log\n');
+    const first = await loadIgnore(root, []);
+    expect(first('/a.log', 'file')).toBe(true);
+    expect(await loadIgnore(root, [])).toBe(first);
+    writeFileSync(join(root, '.tributaryignore'), '*.bak\n');
+    const second = await loadIgnore(root, []);
+    expect([second('/a.log', 'file'), second('/a.bak', 'file')]).toEqual([false, true]);
+    // Other excluded folders are other rules too.
+    expect((await loadIgnore(root, ['/photos']))('/photos', 'folder')).toBe(true);
+    expect(second('/photos', 'folder')).toBe(false);
   });
 
   // docs/sync.md, "How changes are found": folders the watch saw no change in are not read again.

@@ -5,7 +5,7 @@
  * crash never leaves a half-written file under its final name. Deletion goes to the desktop
  * trash (freedesktop.org Trash spec) unless the account names its own trash folder.
  */
-import { constants as fsc, createWriteStream, existsSync, statSync, type Stats } from 'node:fs';
+import { constants as fsc, createWriteStream, existsSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { chmod, copyFile, cp, link, lstat, mkdir, open, readdir, readFile, realpath, rename, rm, rmdir, stat, statfs, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
 import { homedir, userInfo } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
@@ -187,23 +187,23 @@ export class LocalConnector implements StorageConnector {
       throw fsError(e, path);
     }
     const out: Entry[] = [];
-    // Stat in batches: enough concurrency for 100,000-entry folders, bounded file handles.
+    // Synchronous stat calls, a batch between two turns of the event loop: on metadata the
+    // kernel has cached, one costs a fraction of a promise round trip (a listing of 50,000
+    // entries took 1–2 s with a promise per entry).
     for (let i = 0; i < dirents.length; i += 256) {
-      const batch = dirents.slice(i, i + 256).filter((d) => !TEMP_NAME.test(d.name));
-      const entries = await Promise.all(
-        batch.map(async (d): Promise<Entry | undefined> => {
-          const child = join(abs, d.name);
-          try {
-            if (d.isSymbolicLink() && !this.inside(await realpath(child), rootReal)) return undefined; // leads out: not ours to show
-            const st = await stat(child);
-            if (isSpecial(st)) return undefined; // sockets, fifos, devices: see specialFile
-            return entryOf(joinPath(path, d.name), st);
-          } catch {
-            return undefined; // vanished meanwhile, or a broken link
-          }
-        }),
-      );
-      for (const e of entries) if (e) out.push(e);
+      if (i > 0) await new Promise((r) => setImmediate(r));
+      for (const d of dirents.slice(i, i + 256)) {
+        if (TEMP_NAME.test(d.name)) continue;
+        const child = join(abs, d.name);
+        try {
+          if (d.isSymbolicLink() && !this.inside(realpathSync.native(child), rootReal)) continue; // leads out: not ours to show
+          const st = statSync(child, { throwIfNoEntry: false });
+          if (!st || isSpecial(st)) continue; // vanished meanwhile; sockets, fifos, devices: see specialFile
+          out.push(entryOf(joinPath(path, d.name), st));
+        } catch {
+          continue; // a broken link, a loop, no permission
+        }
+      }
     }
     return out;
   }
