@@ -7,7 +7,7 @@
  * its contents, a deleted root watched again once it is back. On Linux the folder watches cost
  * one inotify watch per folder, where chokidar took one per file as well.
  */
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LocalConnector } from '../../src-main/connectors/local';
@@ -115,6 +115,20 @@ describe.each(['folders', 'chokidar'] as const)('tree watch through %s: events k
     await waitFor('unlinkDir', join(m, 'inner'));
     await waitFor('unlinkDir', m);
     expect(errors).toEqual([]);
+  });
+
+  it('a root reached through a symbolic link, holding a name like its own, stays watched', async () => {
+    const dir = scratchDir(`tree-${using}-link`);
+    mkdirSync(join(dir, 'real'));
+    symlinkSync(join(dir, 'real'), join(dir, 'box'));
+    const root = join(dir, 'box');
+    const { waitFor, seen } = await start(root);
+    // The root's own events come with its name: this one is a child's.
+    writeFileSync(join(root, 'box'), 'a file named like the root');
+    await waitFor('add', join(root, 'box'));
+    writeFileSync(join(root, 'after.txt'), 'x');
+    await waitFor('add', join(root, 'after.txt'));
+    expect(seen('unlinkDir', root)).toBeUndefined();
   });
 
   it('the root deleted and made again: what is written into it is reported', async () => {

@@ -260,8 +260,9 @@ class FolderWatches implements TreeWatch {
   private async checkRoot(): Promise<void> {
     const r = this.folders.get(this.root);
     if (!r || this.closed) return;
-    const now = await lstat(this.root).catch(() => undefined);
-    if (now?.isDirectory() && now.ino === this.rootIno) return;
+    // stat, not lstat: the root may be a link to the folder (its ino was taken the same way).
+    const now = await stat(this.root).catch(() => undefined);
+    if (now?.isDirectory() && (this.rootIno === undefined || now.ino === this.rootIno)) return;
     if (this.folders.get(this.root) !== r || this.closed) return;
     this.drop(r);
     this.onEvent({ type: 'unlinkDir', path: this.root });
