@@ -117,6 +117,17 @@ describe.each(['folders', 'chokidar'] as const)('tree watch through %s: events k
     expect(errors).toEqual([]);
   });
 
+  it('a burst of 300 new files in one folder: each is one add, none lost', async () => {
+    const root = scratchDir(`tree-${using}-burst`);
+    makeTree(root, 1, 1);
+    const { events, waitFor } = await start(root);
+    for (let i = 0; i < 300; i++) writeFileSync(join(root, 'd0', `b${i}.txt`), `${i}`);
+    for (let i = 0; i < 300; i++) await waitFor('add', join(root, 'd0', `b${i}.txt`));
+    const adds = events.filter((e) => e.type === 'add').map((e) => e.path);
+    expect(new Set(adds).size).toBe(300);
+    expect(adds.length).toBe(300);
+  });
+
   it('a root reached through a symbolic link, holding a name like its own, stays watched', async () => {
     const dir = scratchDir(`tree-${using}-link`);
     mkdirSync(join(dir, 'real'));

@@ -149,9 +149,13 @@ class FolderWatches implements TreeWatch {
     if (f.abs === this.root && n === basename(f.abs)) void this.queue(f, () => this.checkRoot());
     if (f.queued.has(n)) return;
     f.queued.add(n);
+    // One task reads every name queued by the time it starts, many at once (a copied-in folder
+    // of thousands of files is not read one name after another).
+    if (f.queued.size > 1) return;
     void this.queue(f, () => {
-      f.queued.delete(n);
-      return this.settle(f, n, true);
+      const names = [...f.queued];
+      f.queued.clear();
+      return this.settle(f, names, true, []);
     });
   }
 
@@ -174,13 +178,7 @@ class FolderWatches implements TreeWatch {
         if (gone(e)) return f.abs === this.root ? this.checkRoot() : undefined;
         throw e;
       }
-      const all = [...new Set([...names, ...f.children.keys()])];
-      for (let i = 0; i < all.length; i += STAT_BATCH) {
-        const batch = all.slice(i, i + STAT_BATCH);
-        const now = await Promise.all(batch.map((n) => (this.ignored(join(f.abs, n)) ? undefined : look(join(f.abs, n)))));
-        if (f.closed) return;
-        batch.forEach((n, j) => this.apply(f, n, now[j], report, opened));
-      }
+      await this.settle(f, [...new Set([...names, ...f.children.keys()])], report, opened);
     } finally {
       this.release();
     }
@@ -207,12 +205,24 @@ class FolderWatches implements TreeWatch {
     return this.options.ignored?.(abs) ?? false;
   }
 
-  /** Reads one name again and reports how it differs from what the folder knew. */
-  private async settle(f: Folder, name: string, report: boolean): Promise<void> {
-    const abs = join(f.abs, name);
-    if (this.ignored(abs)) return;
-    const now = await look(abs);
-    if (!f.closed) this.apply(f, name, now, report, []);
+  /** Reads names again, STAT_BATCH at a time, and reports how each differs from what the folder knew. */
+  private async settle(f: Folder, names: string[], report: boolean, opened: Promise<void>[]): Promise<void> {
+    for (let i = 0; i < names.length; i += STAT_BATCH) {
+      const batch = names.slice(i, i + STAT_BATCH);
+      const now = await Promise.all(
+        batch.map((n) => {
+          const abs = join(f.abs, n);
+          // null: left as it was (ignored, or cannot be read: permissions, reported as an error).
+          if (this.ignored(abs)) return null;
+          return look(abs).catch((e) => (this.failed(f, e), null));
+        }),
+      );
+      if (f.closed) return;
+      batch.forEach((n, j) => {
+        const it = now[j];
+        if (it !== null) this.apply(f, n, it, report, opened);
+      });
+    }
   }
 
   private apply(f: Folder, name: string, now: { st: Stats; link: boolean } | undefined, report: boolean, opened: Promise<void>[]) {
