@@ -2,14 +2,14 @@
  * The sync engine: keeps each pair in step. A run scans both sides (a full rescan: the planner
  * needs no cursor, so a follower's reset or a restart costs one walk, never a wrong delete),
  * plans, executes the batch a few operations at a time, and plans again until nothing is left.
- * Runs are triggered by the local folder's watch (chokidar), by remote changes (remote-watch.ts:
+ * Runs are triggered by the local folder's watch (tree-watch.ts), by remote changes (remote-watch.ts:
  * the account's watch, or a walk every few seconds and when an activity follower recorded
  * something), on start, and on demand; one run per pair at a time, a trigger during a run asks
  * for one more.
  */
-import { watch, type FSWatcher } from 'chokidar';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { LocalConnector } from '../connectors/local';
+import { watchTree, type TreeWatch } from '../connectors/local/tree-watch';
 import { baseName, parentOf, ROOT } from '../connectors/shared/paths';
 import type { StorageConnector } from '../connectors/types';
 import { ServiceError, toServiceError } from '../errors';
@@ -58,7 +58,7 @@ export class SyncEngine {
   private readonly running = new Map<number, Promise<RunResult>>();
   private readonly again = new Set<number>();
   private readonly pending = new Map<number, number>();
-  private readonly watchers = new Map<number, FSWatcher>();
+  private readonly watchers = new Map<number, TreeWatch>();
   /**
    * Per pair with a ready watch: the local folders (pair-relative) the watch saw change since
    * the last local scan began. Absent: the next scan reads every folder.
@@ -284,24 +284,27 @@ export class SyncEngine {
 
   private watchPair(p: PairRow) {
     if (this.watchers.has(p.id) || this.closed || this.options.manual) return;
-    const w = watch(p.localPath, { ignoreInitial: true, persistent: false, awaitWriteFinish: false });
-    w.on('ready', () => this.ready.add(p.id));
-    w.on('all', (event, abs) => {
-      const rel = localBelow(p.localPath, abs);
-      const set = this.dirty.get(p.id);
-      // The ignore rules changed, or a path outside the folder: every folder is read again.
-      if (rel === undefined || rel === ROOT || basename(abs) === IGNORE_FILE) this.dirty.delete(p.id);
-      else if (set) {
-        set.add(parentOf(rel));
-        if (event === 'addDir' || event === 'unlinkDir') set.add(rel);
-      }
-      this.schedule(p.id);
-    });
-    w.on('error', () => {
-      // Events may have been lost: the next scan reads everything.
-      this.dirty.delete(p.id);
-      this.schedule(p.id);
-    });
+    const w = watchTree(
+      p.localPath,
+      ({ type, path: abs }) => {
+        const rel = localBelow(p.localPath, abs);
+        const set = this.dirty.get(p.id);
+        // The ignore rules changed, or a path outside the folder: every folder is read again.
+        if (rel === undefined || rel === ROOT || basename(abs) === IGNORE_FILE) this.dirty.delete(p.id);
+        else if (set) {
+          set.add(parentOf(rel));
+          if (type === 'addDir' || type === 'unlinkDir') set.add(rel);
+        }
+        this.schedule(p.id);
+      },
+      () => {
+        // Events may have been lost: the next scan reads everything.
+        this.dirty.delete(p.id);
+        this.schedule(p.id);
+      },
+      { persistent: false },
+    );
+    void w.ready.then(() => this.watchers.get(p.id) === w && this.ready.add(p.id));
     this.watchers.set(p.id, w);
   }
 

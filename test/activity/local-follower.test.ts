@@ -1,7 +1,7 @@
 /**
  * spec 3, Activity v1/v2 from the local follower: files created, modified, renamed, moved and
  * deleted from outside the app (plain fs calls) show up as the right activity — through the
- * connector's chokidar watch, and through the polling walker.
+ * connector's file-system watch, and through the polling walker.
  */
 import { appendFileSync, mkdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -78,7 +78,7 @@ async function scenario(mode: 'watch' | 'poll') {
 }
 
 describe('spec 3, Activity: local follower', () => {
-  it('chokidar watch: create/modify/rename/move/delete → add/update/rename/move/delete (v1 and v2)', async () => {
+  it('local watch: create/modify/rename/move/delete → add/update/rename/move/delete (v1 and v2)', async () => {
     await scenario('watch');
   }, 60_000);
 

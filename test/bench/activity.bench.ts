@@ -2,7 +2,7 @@
  * Activity bench (spec 3): change-to-log latency, ingest rate, and one poll over a big tree.
  *   node scripts/run-ts.mjs test/bench/activity.bench.ts
  * Sizes: ACT_LAT_N (latency samples, 100), ACT_INGEST_N (100000), ACT_TREE_FILES (50000),
- * ACT_TREE_FOLDERS (500). Backends: local (chokidar watch), local, S3 and WebDAV (polling
+ * ACT_TREE_FOLDERS (500). Backends: local (its watch), local, S3 and WebDAV (polling
  * walker).
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -193,7 +193,7 @@ const davOptions = (dav: ApacheServer) => ({ protocol: 'http', host: dav.host, p
 
 export async function main(): Promise<void> {
   const n = env('ACT_LAT_N', 100);
-  await latency('local (chokidar watch), file write → committed activity', {}, n, 30);
+  await latency('local (its watch), file write → committed activity', {}, n, 30);
   await latency('local (polling walker, 1 s interval), file write → committed activity', { forcePolling: true, pollIntervalMs: 1000 }, Math.min(n, 30), 137);
   await s3Latency(Math.min(n, 20), 1000);
   await ingest(env('ACT_INGEST_N', 100_000));

@@ -1,26 +1,23 @@
 /**
- * Push notifications of changes below a local folder (chokidar), in batches. An unlink and an
- * add of the same inode and size close together are reported as one rename or move; a root
+ * Push notifications of changes below a local folder (tree-watch.ts), in batches. An unlink and
+ * an add of the same inode and size close together are reported as one rename or move; a root
  * folder deleted and created again is watched anew.
  */
 import type { Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { sep } from 'node:path';
-import { watch as chokidarWatch } from 'chokidar';
 import { baseName, parentOf, TEMP_NAME } from '../shared/paths';
 import type { Entry, RawChange, Watcher } from '../types';
-import { entryOf, isSpecial } from './files';
+import { entryOf } from './files';
+import { watchTree, type Known } from './tree-watch';
 
 /** An unlink followed this soon by an add of the same inode and size is one rename/move. */
 const RENAME_WINDOW_MS = 150;
-/** How often a watch whose root folder was deleted looks for it to be created again. */
-const ROOT_RECHECK_MS = 250;
 
 /** Watches `root`; `toUpstream` turns a file system path below it into an upstream path. */
 export async function watchFolder(root: string, toUpstream: (abs: string) => string, onChanges: (changes: RawChange[]) => void, onError: (e: Error) => void): Promise<Watcher> {
-  const known = new Map<string, { ino: number; size: number; kind: 'file' | 'folder' }>();
-  // Both halves of a rename wait up to RENAME_WINDOW_MS for their partner: chokidar reports
-  // them in either order (it stats both names of the directory event concurrently).
+  // Both halves of a rename wait up to RENAME_WINDOW_MS for their partner: they can be reported
+  // in either order (both names of a directory event are stat'ed concurrently).
   interface Half {
     change: RawChange;
     ino: number;
@@ -29,7 +26,6 @@ export async function watchFolder(root: string, toUpstream: (abs: string) => str
   }
   const unlinked = new Map<string, Half>();
   const addedHalf = new Map<string, Half>();
-  let ready = false;
   let batch: RawChange[] = [];
   let flushTimer: NodeJS.Timeout | undefined;
   const emit = (c: RawChange) => {
@@ -50,8 +46,8 @@ export async function watchFolder(root: string, toUpstream: (abs: string) => str
     }, RENAME_WINDOW_MS);
     map.set(path, { change, ino, size, timer });
   };
-  // An add and a delete of one name with one inode are no rename: chokidar can report an add
-  // (again) whose stat was taken before the delete. What is on disk now says which is true.
+  // An add and a delete of one name with one inode are no rename: an add can be reported
+  // (again) from a stat taken before the delete. What is on disk now says which is true.
   const sameName = (abs: string, path: string, kind: 'file' | 'folder', deleted: RawChange) =>
     void stat(abs).then(
       (now) => emit({ type: 'update', path, kind, entry: entryOf(path, now) }),
@@ -67,16 +63,9 @@ export async function watchFolder(root: string, toUpstream: (abs: string) => str
     }
     return undefined;
   };
-  const watcher = chokidarWatch(root, {
-    alwaysStat: true,
-    ignored: (p: string) => TEMP_NAME.test(baseName(p.split(sep).join('/'))),
-  });
   const added = (abs: string, st: Stats | undefined, kind: 'file' | 'folder') => {
-    if (st && isSpecial(st)) return; // not shown, so not activity either
     const path = toUpstream(abs);
     const size = kind === 'file' && st ? st.size : 0;
-    if (st) known.set(path, { ino: st.ino, size, kind });
-    if (!ready) return;
     const entry = st ? entryOf(path, st) : undefined;
     const change: RawChange = { type: 'add', path, kind, entry };
     if (!st) return emit(change);
@@ -85,10 +74,8 @@ export async function watchFolder(root: string, toUpstream: (abs: string) => str
     if (from) return pair(from[0], path, kind, entry);
     hold(addedHalf, path, change, st.ino, size);
   };
-  const removed = (abs: string, kind: 'file' | 'folder') => {
+  const removed = (abs: string, kind: 'file' | 'folder', was: Known | undefined) => {
     const path = toUpstream(abs);
-    const was = known.get(path);
-    known.delete(path);
     const change: RawChange = { type: 'delete', path, kind };
     if (!was) return emit(change);
     const to = partner(addedHalf, was.ino, was.size, kind);
@@ -96,44 +83,26 @@ export async function watchFolder(root: string, toUpstream: (abs: string) => str
     if (to) return pair(path, to[0], kind, to[1].change.entry);
     hold(unlinked, path, change, was.ino, was.size);
   };
-  watcher.on('add', (p, st) => added(p, st, 'file'));
-  watcher.on('addDir', (p, st) => (p === root ? undefined : added(p, st, 'folder')));
-  watcher.on('change', (p, st) => {
-    if (st && isSpecial(st)) return;
-    const path = toUpstream(p);
-    if (st) known.set(path, { ino: st.ino, size: st.size, kind: 'file' });
-    emit({ type: 'update', path, kind: 'file', entry: st ? entryOf(path, st) : undefined });
-  });
-  watcher.on('unlink', (p) => removed(p, 'file'));
-  // The root itself deleted: its watch died with it (chokidar does not notice a new folder of
-  // that name), so look for it again until it is back, then watch it anew.
-  let rootGone: NodeJS.Timeout | undefined;
-  const rewatchRoot = () => {
-    if (rootGone) return;
-    rootGone = setInterval(() => {
-      void stat(root).then(
-        (st) => {
-          if (!st.isDirectory() || !rootGone) return;
-          clearInterval(rootGone);
-          rootGone = undefined;
-          watcher.unwatch(root);
-          watcher.add(root);
-        },
-        () => {},
-      );
-    }, ROOT_RECHECK_MS);
-    rootGone.unref();
-  };
-  watcher.on('unlinkDir', (p) => (p === root ? rewatchRoot() : removed(p, 'folder')));
-  watcher.on('error', (e) => onError(e instanceof Error ? e : new Error(String(e))));
-  await new Promise<void>((res) => watcher.once('ready', () => res()));
-  ready = true;
+  const watcher = watchTree(
+    root,
+    (e) => {
+      if (e.type === 'add' || e.type === 'addDir') added(e.path, e.stats, e.type === 'add' ? 'file' : 'folder');
+      else if (e.type === 'unlink') removed(e.path, 'file', e.was);
+      // The root deleted: the tree watch reports what was in it and watches it again once it is back.
+      else if (e.type === 'unlinkDir') return e.path === root ? undefined : removed(e.path, 'folder', e.was);
+      else {
+        const path = toUpstream(e.path);
+        emit({ type: 'update', path, kind: 'file', entry: e.stats ? entryOf(path, e.stats) : undefined });
+      }
+    },
+    onError,
+    { ignored: (p: string) => TEMP_NAME.test(baseName(p.split(sep).join('/'))) },
+  );
+  await watcher.ready;
   return {
     close: async () => {
       for (const h of [...unlinked.values(), ...addedHalf.values()]) clearTimeout(h.timer);
       if (flushTimer) clearTimeout(flushTimer);
-      if (rootGone) clearInterval(rootGone);
-      rootGone = undefined;
       await watcher.close();
     },
   };
