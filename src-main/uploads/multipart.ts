@@ -122,6 +122,14 @@ export class MultipartService {
     return row;
   }
 
+  /**
+   * Sessions on this account send their parts to the backend as they come (a native chunk
+   * writer); otherwise parts are spooled here and go to the backend as one upload on complete.
+   */
+  async partsGoUpstream(accountId: number): Promise<boolean> {
+    return !!(await this.deps.accounts.storage(accountId)).features.openChunkWriter;
+  }
+
   /** The session's parts are spooled here and go to the backend only on complete. */
   staged(accountId: number, id: number): boolean {
     return this.row(accountId, id).mode === 'spool';
@@ -144,6 +152,12 @@ export class MultipartService {
       this.writers.set(row.id, w);
     }
     return w;
+  }
+
+  /** The session's chunk writer; a backend that lost the upload (resume refused) is UploadLostError. */
+  private async nativeWriter(accountId: number, row: SessionRow): Promise<ChunkWriter> {
+    const connector = await this.deps.accounts.storage(accountId);
+    return lostAsUploadLost(row.id, this.writer(row, connector));
   }
 
   // ---- spec endpoints -------------------------------------------------------------------------
@@ -235,7 +249,7 @@ export class MultipartService {
     if (row.mode === 'native') {
       const buffer = await readAtMost(body, limit, partNumber);
       this.checkPartSize(row, partNumber, expected, buffer.length);
-      const writer = await this.writer(row, await this.deps.accounts.storage(accountId));
+      const writer = await this.nativeWriter(accountId, row);
       receipt = await lostAsUploadLost(id, writer.writePart(partNumber, buffer, signal));
     } else {
       const dir = this.spoolDir(id);
@@ -275,7 +289,7 @@ export class MultipartService {
   async sendsFromFile(accountId: number, id: number): Promise<boolean> {
     const row = this.row(accountId, id);
     if (row.mode !== 'native') return false;
-    return !!(await this.writer(row, await this.deps.accounts.storage(accountId))).writeFilePart;
+    return !!(await this.nativeWriter(accountId, row)).writeFilePart;
   }
 
   /**
@@ -284,7 +298,7 @@ export class MultipartService {
    */
   async putFilePart(accountId: number, id: number, partNumber: number, part: FilePart, signal?: AbortSignal): Promise<ConfirmedPart> {
     const row = this.row(accountId, id);
-    const writer = row.mode === 'native' ? await this.writer(row, await this.deps.accounts.storage(accountId)) : undefined;
+    const writer = row.mode === 'native' ? await this.nativeWriter(accountId, row) : undefined;
     if (!writer?.writeFilePart) {
       return this.putPart(accountId, id, partNumber, openFilePart(part), part.length, signal);
     }
