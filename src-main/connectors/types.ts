@@ -148,6 +148,13 @@ export interface PartReceipt {
   etag?: string;
 }
 
+/** Bytes `start` to `start + length - 1` of the file at `path` on this computer's disk. */
+export interface FilePart {
+  path: string;
+  start: number;
+  length: number;
+}
+
 /**
  * Native multipart upload (S3 UploadPart, Azure stage block, offset writes). `state` is
  * JSON-serializable and persisted, so `resumeChunkWriter` can continue after a crash.
@@ -157,6 +164,11 @@ export interface ChunkWriter {
   readonly parallel: boolean;
   readonly state: Record<string, unknown>;
   writePart(partNumber: number, body: Buffer, signal?: AbortSignal): Promise<PartReceipt>;
+  /**
+   * Sends a part straight from a file on this computer's disk, read by range, so the part is
+   * never held in memory (the uploader's source is a file). Absent: parts come as buffers.
+   */
+  writeFilePart?(partNumber: number, part: FilePart, signal?: AbortSignal): Promise<PartReceipt>;
   /** Publishes the file; with `noReplace`, as WriteOptions.noReplace (then it may go to another path). */
   complete(parts: PartReceipt[], options?: { noReplace?: NoReplace }): Promise<Entry>;
   abort(): Promise<void>;

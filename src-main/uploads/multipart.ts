@@ -23,9 +23,10 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { nowIso, type Db } from '../cache/db';
 import { baseName, checkName, joinPath, ROOT } from '../connectors/shared/paths';
-import type { ChunkWriter, Entry, PartReceipt, StorageConnector } from '../connectors/types';
+import type { ChunkWriter, Entry, FilePart, PartReceipt, StorageConnector } from '../connectors/types';
 import type { Resource } from '../contract';
 import { MULTIPART_MIN_SIZE } from '../contract/limits';
+import { openFilePart } from '../connectors/shared/file-part';
 import { ServiceError } from '../errors';
 import type { AccountsService } from '../services/accounts';
 import type { StorageService } from '../services/storage';
@@ -121,6 +122,14 @@ export class MultipartService {
     return row;
   }
 
+  /**
+   * Sessions on this account send their parts to the backend as they come (a native chunk
+   * writer); otherwise parts are spooled here and go to the backend as one upload on complete.
+   */
+  async partsGoUpstream(accountId: number): Promise<boolean> {
+    return !!(await this.deps.accounts.storage(accountId)).features.openChunkWriter;
+  }
+
   /** The session's parts are spooled here and go to the backend only on complete. */
   staged(accountId: number, id: number): boolean {
     return this.row(accountId, id).mode === 'spool';
@@ -143,6 +152,12 @@ export class MultipartService {
       this.writers.set(row.id, w);
     }
     return w;
+  }
+
+  /** The session's chunk writer; a backend that lost the upload (resume refused) is UploadLostError. */
+  private async nativeWriter(accountId: number, row: SessionRow): Promise<ChunkWriter> {
+    const connector = await this.deps.accounts.storage(accountId);
+    return lostAsUploadLost(row.id, this.writer(row, connector));
   }
 
   // ---- spec endpoints -------------------------------------------------------------------------
@@ -226,9 +241,6 @@ export class MultipartService {
    */
   async putPart(accountId: number, id: number, partNumber: number, body: Readable, length?: number, signal?: AbortSignal): Promise<ConfirmedPart> {
     const row = this.row(accountId, id);
-    if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > MAX_PARTS) {
-      throw new ServiceError('invalid_parameters', `\`part_number\` must be a whole number from 1 to ${MAX_PARTS}.`);
-    }
     const expected = this.expectedSize(row, partNumber);
     if (length !== undefined) this.checkPartSize(row, partNumber, expected, length);
     const limit = expected ?? row.part_size;
@@ -237,13 +249,8 @@ export class MultipartService {
     if (row.mode === 'native') {
       const buffer = await readAtMost(body, limit, partNumber);
       this.checkPartSize(row, partNumber, expected, buffer.length);
-      const connector = await this.deps.accounts.storage(accountId);
-      try {
-        receipt = await (await this.writer(row, connector)).writePart(partNumber, buffer, signal);
-      } catch (e) {
-        if (e instanceof ServiceError && e.code === 'not_found') throw new UploadLostError(id, e);
-        throw e;
-      }
+      const writer = await this.nativeWriter(accountId, row);
+      receipt = await lostAsUploadLost(id, writer.writePart(partNumber, buffer, signal));
     } else {
       const dir = this.spoolDir(id);
       await mkdir(dir, { recursive: true });
@@ -272,13 +279,42 @@ export class MultipartService {
       }
       receipt = { partNumber, size, etag: hash.digest('hex') };
     }
+    return this.confirm(accountId, id, receipt);
+  }
+
+  /**
+   * The backend's writer takes parts straight from a file on this computer's disk
+   * (ChunkWriter.writeFilePart): putFilePart then holds no part in memory.
+   */
+  async sendsFromFile(accountId: number, id: number): Promise<boolean> {
+    const row = this.row(accountId, id);
+    if (row.mode !== 'native') return false;
+    return !!(await this.nativeWriter(accountId, row)).writeFilePart;
+  }
+
+  /**
+   * A part read from a local file (the uploader's source): sent by range where the backend's
+   * writer can (see sendsFromFile), otherwise read like a part of PUT …?part_number.
+   */
+  async putFilePart(accountId: number, id: number, partNumber: number, part: FilePart, signal?: AbortSignal): Promise<ConfirmedPart> {
+    const row = this.row(accountId, id);
+    const writer = row.mode === 'native' ? await this.nativeWriter(accountId, row) : undefined;
+    if (!writer?.writeFilePart) {
+      return this.putPart(accountId, id, partNumber, openFilePart(part), part.length, signal);
+    }
+    this.checkPartSize(row, partNumber, this.expectedSize(row, partNumber), part.length);
+    return this.confirm(accountId, id, await lostAsUploadLost(id, writer.writeFilePart(partNumber, part, signal)));
+  }
+
+  /** Records a part the backend (or the spool) confirmed. */
+  private confirm(accountId: number, id: number, receipt: PartReceipt): ConfirmedPart {
     // The session may have been aborted while the part was in flight.
     this.row(accountId, id);
     this.db
       .prepare('INSERT OR REPLACE INTO multipart_parts (session_id, part_number, size, etag, created) VALUES (?, ?, ?, ?, ?)')
-      .run(id, partNumber, receipt.size, receipt.etag ?? null, nowIso());
+      .run(id, receipt.partNumber, receipt.size, receipt.etag ?? null, nowIso());
     this.touch(id);
-    return { partNumber, size: receipt.size, etag: receipt.etag ?? null };
+    return { partNumber: receipt.partNumber, size: receipt.size, etag: receipt.etag ?? null };
   }
 
   /**
@@ -414,6 +450,9 @@ export class MultipartService {
 
   /** The exact size part `partNumber` must have, or undefined (size not announced: ≤ part_size). */
   private expectedSize(row: SessionRow, partNumber: number): number | undefined {
+    if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > MAX_PARTS) {
+      throw new ServiceError('invalid_parameters', `\`part_number\` must be a whole number from 1 to ${MAX_PARTS}.`);
+    }
     if (row.size === null) return undefined;
     const count = Math.max(1, Math.ceil(row.size / row.part_size));
     if (partNumber > count) {
@@ -441,6 +480,16 @@ export class MultipartService {
 
 /** The owner of a session's name reservation. */
 const claimOwner = (sessionId: number) => `multipart:${sessionId}`;
+
+/** A writer's not_found: the backend no longer knows the upload. */
+async function lostAsUploadLost<T>(id: number, p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (e) {
+    if (e instanceof ServiceError && e.code === 'not_found') throw new UploadLostError(id, e);
+    throw e;
+  }
+}
 
 /** Reads a part into memory (parts are bounded by part_size), refusing more than `limit` bytes. */
 async function readAtMost(body: Readable, limit: number, partNumber: number): Promise<Buffer> {

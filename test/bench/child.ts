@@ -9,9 +9,10 @@ import { join } from 'node:path';
 
 const root = join(import.meta.dirname, '..', '..');
 
-export async function benchChild<T>(benchFile: string, args: string[], what: string): Promise<T> {
-  const p = spawn(process.execPath, [join(root, 'scripts/run-ts.mjs'), join(root, 'test/bench', benchFile), 'child', ...args], {
-    cwd: root,
+/** `tree`: another checkout whose code runs the child (a bench alternating old and new code). */
+export async function benchChild<T>(benchFile: string, args: string[], what: string, tree = root): Promise<T> {
+  const p = spawn(process.execPath, [join(tree, 'scripts/run-ts.mjs'), join(tree, 'test/bench', benchFile), 'child', ...args], {
+    cwd: tree,
     env: { ...process.env, NODE_NO_WARNINGS: '1' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -8,6 +8,8 @@
  *   - Azurite: the SDK's own BlockBlobClient.uploadFile
  * (The local folder against `cp` is test/bench/local.bench.ts.)
  * Tributary runs in a child process (as it would after a restart) so its peak RSS is its own.
+ * BENCH_BASELINE=<another checkout> also runs that checkout's uploader in each round, in turn with
+ * the others (rows "tributary (baseline)"), to compare two versions under the same load.
  *   node scripts/run-ts.mjs test/bench/uploads.bench.ts
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -67,8 +69,20 @@ async function child(args: string[]): Promise<number> {
   }
 }
 
-async function tributary(dataDir: string, service: string, options: unknown, file: string, name: string): Promise<ChildResult> {
-  return benchChild<ChildResult>('uploads.bench.ts', [dataDir, service, JSON.stringify(options), file, name], 'Tributary upload');
+const BASELINE = process.env.BENCH_BASELINE;
+
+async function tributary(dataDir: string, service: string, options: unknown, file: string, name: string, tree?: string): Promise<ChildResult> {
+  return benchChild<ChildResult>('uploads.bench.ts', [dataDir, service, JSON.stringify(options), file, name], 'Tributary upload', tree);
+}
+
+/** The baseline checkout's upload of `file` (BENCH_BASELINE), in its own data folder; recorded in `row`. */
+async function baseline(rows: Row[], target: string, dataDir: string, service: string, options: unknown, file: string, name: string): Promise<void> {
+  if (!BASELINE) return;
+  const r = await tributary(`${dataDir}-baseline`, service, options, file, name, BASELINE);
+  let row = rows.find((x) => x.target === target && x.tool === 'tributary (baseline)');
+  if (!row) rows.push((row = { target, tool: 'tributary (baseline)', runs: [], aboveIdle: [] }));
+  row.runs.push(r.ms);
+  row.aboveIdle!.push(r.maxRssMb - r.baseRssMb);
 }
 
 function timed(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): number {
@@ -101,6 +115,8 @@ interface Row {
   target: string;
   tool: string;
   runs: number[];
+  /** Tributary's peak RSS above idle per run (MiB). */
+  aboveIdle?: number[];
 }
 
 async function benchS3(label: string, s: S3Server, file: string, work: string, rows: Row[], rss: number[], baseRss: number[]): Promise<void> {
@@ -129,6 +145,8 @@ async function benchS3(label: string, s: S3Server, file: string, work: string, r
     rss.push(r.maxRssMb);
     baseRss.push(r.baseRssMb);
     await emptyBucket(s);
+    await baseline(rows, label, dataDir, 's3', s.options, file, `base-${i}.bin`);
+    await emptyBucket(s);
     aws.push(timed('aws', ['--endpoint-url', s.endpoint, 's3', 'cp', '--only-show-errors', file, `s3://${s.bucket}/aws-${i}.bin`], awsEnv));
     await emptyBucket(s);
     rclone.push(
@@ -136,7 +154,7 @@ async function benchS3(label: string, s: S3Server, file: string, work: string, r
     );
     await emptyBucket(s);
   }
-  rows.push({ target: label, tool: 'tributary', runs: trib }, { target: label, tool: 'aws s3 cp', runs: aws }, { target: label, tool: 'rclone copyto', runs: rclone });
+  rows.push({ target: label, tool: 'tributary', runs: trib, aboveIdle: trib.map((_, i) => rss[rss.length - trib.length + i]! - baseRss[baseRss.length - trib.length + i]!) }, { target: label, tool: 'aws s3 cp', runs: aws }, { target: label, tool: 'rclone copyto', runs: rclone });
 }
 
 export async function main(args: string[] = []): Promise<number> {
@@ -196,30 +214,35 @@ export async function main(args: string[] = []): Promise<number> {
         rss.push(r.maxRssMb);
         baseRss.push(r.baseRssMb);
         await container.deleteBlob(`trib-${i}.bin`);
+        if (BASELINE) {
+          await baseline(rows, 'azurite', join(work, 'data-azure'), 'azure', az.options, file, `base-${i}.bin`);
+          await container.deleteBlob(`base-${i}.bin`);
+        }
         const t0 = performance.now();
         await container.getBlockBlobClient(`sdk-${i}.bin`).uploadFile(file, { blockSize: PART, concurrency: CONCURRENCY });
         sdk.push(performance.now() - t0);
         await container.deleteBlob(`sdk-${i}.bin`);
       }
-      rows.push({ target: 'azurite', tool: 'tributary', runs: trib }, { target: 'azurite', tool: 'SDK uploadFile', runs: sdk });
+      rows.push({ target: 'azurite', tool: 'tributary', runs: trib, aboveIdle: trib.map((_, i) => rss[rss.length - trib.length + i]! - baseRss[baseRss.length - trib.length + i]!) }, { target: 'azurite', tool: 'SDK uploadFile', runs: sdk });
     } finally {
       await az.stop();
     }
 
-    console.log(`\n| target | tool | median | runs | MiB/s | ${RATIO_LABEL} |`);
-    console.log('|---|---|---|---|---|---|');
+    console.log(`\n| target | tool | median | runs | MiB/s | ${RATIO_LABEL} | peak RSS above idle (MiB) |`);
+    console.log('|---|---|---|---|---|---|---|');
     for (const row of rows) {
       const m = median(row.runs);
       const ours = median(rows.find((r) => r.target === row.target && r.tool === 'tributary')!.runs);
       const ratio = row.tool === 'tributary' ? '' : timeRatio(ours, m);
-      console.log(`| ${row.target} | ${row.tool} | ${fmt(m)} | ${row.runs.map(fmt).join(', ')} | ${(sizeMb / (m / 1000)).toFixed(0)} | ${ratio} |`);
+      const above = row.aboveIdle?.map((x) => x.toFixed(0)).join(', ') ?? '';
+      console.log(`| ${row.target} | ${row.tool} | ${fmt(m)} | ${row.runs.map(fmt).join(', ')} | ${(sizeMb / (m / 1000)).toFixed(0)} | ${ratio} | ${above} |`);
     }
     const ROW: Record<string, string> = { s3rver: 'S3 multipart (s3rver)', moto: 'S3 multipart (moto)', azurite: 'Azure (Azurite)' };
     const PEER: Record<string, string> = { 'aws s3 cp': 'aws cli', 'rclone copyto': 'rclone', 'SDK uploadFile': 'SDK uploadFile' };
     const oursMs = (target: string) => median(rows.find((x) => x.target === target && x.tool === 'tributary')!.runs)!;
     // Times, so the speed ratio is the peer's time ÷ Tributary's.
     const cells: SummaryCell[] = rows
-      .filter((r) => r.tool !== 'tributary')
+      .filter((r) => !r.tool.startsWith('tributary'))
       .map((r) => ({ row: ROW[r.target] ?? r.target, column: 'upload', peer: PEER[r.tool] ?? r.tool, value: median(r.runs)! / oursMs(r.target) }));
     const above = rss.map((peak, i) => peak - baseRss[i]!);
     cells.push({ row: 'memory', column: `uploader peak above idle, ${sizeMb} MiB (max of ${above.length})`, value: Math.max(...above), unit: 'MiB' });

@@ -1,6 +1,7 @@
-// The uploader's parts in flight are capped by its memory budget (docs/uploads.md, "The uploader"):
-// parts × part size stays within it whatever concurrency is asked for, and the file still arrives
-// byte-identical (spec 1, Multipart upload). On the memory account, whose sessions take parallel parts.
+// The uploader's buffered parts in flight are capped by its memory budget (docs/uploads.md, "The
+// uploader"): parts × part size stays within it whatever concurrency is asked for, and the file
+// still arrives byte-identical (spec 1, Multipart upload). Parts are buffered where they cannot go
+// straight from the file: here a paced upload (a bandwidth limit, far above what is reached) to S3.
 import { createHash, randomBytes } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
 import { MultipartService } from '../../src-main/uploads/multipart';
 import { Uploader } from '../../src-main/uploads/uploader';
+import { startS3rver, type S3Server } from '../servers/s3';
 import { scratchDir } from '../servers/util';
 
 const MiB = 1024 * 1024;
@@ -27,6 +29,7 @@ class Counting extends MultipartService {
   }
 }
 
+let s3: S3Server;
 let app: App;
 let work: string;
 let account: number;
@@ -35,22 +38,24 @@ const data = randomBytes(6 * 8 * MiB + 1); // seven 8 MiB parts
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 beforeAll(async () => {
+  s3 = await startS3rver();
   work = scratchDir('memory-budget');
   app = await createApp({ dataDir: join(work, 'data'), defaultLocalFolder: false });
-  account = (await app.accounts.connect({ service: 'memory', options: { store: `budget-${randomBytes(4).toString('hex')}` } })).id;
+  account = (await app.accounts.connect({ service: 's3', options: s3.options })).id;
   file = join(work, 'big.bin');
   writeFileSync(file, data);
 });
 
 afterAll(async () => {
   await app?.close();
+  await s3?.stop();
   rmSync(work, { recursive: true, force: true });
 });
 
-/** Uploads the file (8 MiB parts: the spooled sessions' size for it); the most parts at once, and the content's hash. */
+/** Uploads the file (8 MiB parts: S3's size for it); the most parts at once, and the content's hash. */
 async function uploadWith(name: string, memoryBudget?: number): Promise<{ most: number; sha: string }> {
   const multipart = new Counting(app);
-  const uploader = new Uploader(app, multipart, { concurrency: { memory: 8 }, memoryBudget });
+  const uploader = new Uploader(app, multipart, { concurrency: { s3: 8 }, memoryBudget, bandwidthLimit: 4096 * MiB });
   const resource = await uploader.upload({ accountId: account, parentId: 'root', localPath: file, name });
   const chunks: Buffer[] = [];
   for await (const c of (await app.storage.download(account, resource.id)).stream) chunks.push(c as Buffer);

@@ -16,7 +16,8 @@ import {
 } from '@azure/storage-blob';
 import { ServiceError } from '../../errors';
 import type { AzureOptions } from './options';
-import { md5Of } from '../shared/md5';
+import { openFilePart } from '../shared/file-part';
+import { md5Of, md5OfFilePart } from '../shared/md5';
 import { isUnreachable } from '../shared/net-errors';
 import { contentTypeOf, inParallel, ObjectStoreConnector, uploadPartSize, type StoredObject } from '../shared/object-store';
 import { baseName } from '../shared/paths';
@@ -227,6 +228,13 @@ export class AzureConnector extends ObjectStoreConnector {
         const md5 = await md5Of(body);
         await this.call(`Part ${partNumber}`, () => blob.stageBlock(blockId(partNumber), body, body.length, { transactionalContentMD5: md5, abortSignal: signal }));
         return { partNumber, size: body.length, etag: md5.toString('hex') };
+      },
+      writeFilePart: async (partNumber, part, signal): Promise<PartReceipt> => {
+        // Hashed by a worker reading the file, then streamed from it (a factory: the SDK opens
+        // the range again for each of its retries); the block is never held in memory.
+        const md5 = await md5OfFilePart(part);
+        await this.call(`Part ${partNumber}`, () => blob.stageBlock(blockId(partNumber), () => openFilePart(part), part.length, { transactionalContentMD5: md5, abortSignal: signal }));
+        return { partNumber, size: part.length, etag: md5.toString('hex') };
       },
       complete: async (parts, options = {}) => {
         const ids = [...parts].sort((a, b) => a.partNumber - b.partNumber).map((p) => blockId(p.partNumber));

@@ -32,7 +32,8 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { MULTIPART_MIN_SIZE } from '../../contract/limits';
 import { ServiceError } from '../../errors';
 import type { S3Options } from './options';
-import { md5Of } from '../shared/md5';
+import { openFilePart } from '../shared/file-part';
+import { md5Of, md5OfFilePart } from '../shared/md5';
 import { isUnreachable } from '../shared/net-errors';
 import { contentTypeOf, inParallel, ObjectStoreConnector, uploadPartSize, type StoredObject } from '../shared/object-store';
 import { MAX_PARTS, MiB } from '../shared/parts';
@@ -415,6 +416,28 @@ export class S3Connector extends ObjectStoreConnector {
           throw new ServiceError('upstream_error', `S3 stored part ${partNumber} with a different checksum.`);
         }
         return { partNumber, size: body.length, etag };
+      },
+      writeFilePart: async (partNumber, part, signal): Promise<PartReceipt> => {
+        // Hashed by a worker reading the file, then streamed from the file: the part is never
+        // in memory, and a stream body is signed as UNSIGNED-PAYLOAD (a buffer body would be
+        // SHA-256-hashed on the event loop first). Content-MD5 still makes the server check it.
+        const md5 = await md5OfFilePart(part);
+        // The SDK does not retry a request with a stream body; the uploader's retry sends the
+        // part again, from a new stream.
+        const body = openFilePart(part);
+        let res;
+        try {
+          res = await this.call(`Part ${partNumber}`, () =>
+            this.client.send(new UploadPartCommand({ ...base, PartNumber: partNumber, Body: body, ContentLength: part.length, ContentMD5: md5.toString('base64') }), { abortSignal: signal }),
+          );
+        } finally {
+          body.destroy();
+        }
+        const etag = stripQuotes(res.ETag);
+        if (etag && /^[0-9a-f]{32}$/.test(etag) && etag !== md5.toString('hex')) {
+          throw new ServiceError('upstream_error', `S3 stored part ${partNumber} with a different checksum.`);
+        }
+        return { partNumber, size: part.length, etag };
       },
       complete: async (parts, options = {}) => {
         const sorted = [...parts].sort((a, b) => a.partNumber - b.partNumber);

@@ -6,12 +6,36 @@
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { ServiceError } from '../../errors';
+import type { FilePart } from '../types';
 
 const SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const { createHash } = require('node:crypto');
-parentPort.on('message', ({ id, buf, off, len }) => {
-  const md5 = createHash('md5').update(new Uint8Array(buf, off, len)).digest();
+const { closeSync, openSync, readSync } = require('node:fs');
+let chunk;
+parentPort.on('message', ({ id, buf, off, len, path, start }) => {
+  const h = createHash('md5');
+  if (path === undefined) h.update(new Uint8Array(buf, off, len));
+  else {
+    try {
+      chunk ??= Buffer.allocUnsafe(1 << 20);
+      const fd = openSync(path, 'r');
+      try {
+        for (let done = 0; done < len; ) {
+          const n = readSync(fd, chunk, 0, Math.min(chunk.length, len - done), start + done);
+          if (n === 0) return parentPort.postMessage({ id, error: 'short' });
+          h.update(chunk.subarray(0, n));
+          done += n;
+        }
+      } finally {
+        closeSync(fd);
+      }
+    } catch (e) {
+      return parentPort.postMessage({ id, error: String(e && e.message) });
+    }
+  }
+  const md5 = h.digest();
   parentPort.postMessage({ id, md5 }, [md5.buffer]);
 });`;
 
@@ -33,11 +57,12 @@ function pool() {
     workers = Array.from({ length: size }, () => {
       const worker = new Worker(SOURCE, { eval: true });
       const entry = { worker, busy: 0 };
-      worker.on('message', ({ id, md5 }: { id: number; md5: Uint8Array }) => {
+      worker.on('message', ({ id, md5, error }: { id: number; md5?: Uint8Array; error?: string }) => {
         if (--entry.busy === 0) worker.unref();
         const p = pending.get(id);
         pending.delete(id);
-        p?.resolve(Buffer.from(md5.buffer, md5.byteOffset, md5.byteLength));
+        if (md5) p?.resolve(Buffer.from(md5.buffer, md5.byteOffset, md5.byteLength));
+        else p?.reject(error);
       });
       worker.on('error', (e) => {
         for (const p of pending.values()) p.reject(e);
@@ -58,13 +83,30 @@ export async function md5Of(data: Buffer): Promise<Buffer> {
     const { createHash } = await import('node:crypto');
     return createHash('md5').update(data).digest();
   }
-  const entry = pool().reduce((a, b) => (b.busy < a.busy ? b : a));
-  const id = nextId++;
   const shared = data.buffer instanceof SharedArrayBuffer;
   const buf = shared ? data.buffer : new Uint8Array(data).buffer;
+  return post({ buf, off: shared ? data.byteOffset : 0, len: data.length }, shared ? [] : [buf as ArrayBuffer]);
+}
+
+/**
+ * MD5 of a range of a file, read and hashed by the worker (1 MiB at a time): a part sent
+ * straight from disk is hashed without being held in memory or hashed on the event loop.
+ */
+export async function md5OfFilePart(part: FilePart): Promise<Buffer> {
+  try {
+    return await post({ path: part.path, start: part.start, len: part.length }, []);
+  } catch (e) {
+    if (e === 'short') throw new ServiceError('conflict', `"${part.path}" became shorter during the upload.`);
+    throw new ServiceError('internal_error', `"${part.path}" could not be read: ${String(e)}`);
+  }
+}
+
+function post(message: Record<string, unknown>, transfer: ArrayBuffer[]): Promise<Buffer> {
+  const entry = pool().reduce((a, b) => (b.busy < a.busy ? b : a));
+  const id = nextId++;
   return new Promise<Buffer>((resolve, reject) => {
     pending.set(id, { resolve, reject });
     if (entry.busy++ === 0) entry.worker.ref();
-    entry.worker.postMessage({ id, buf, off: shared ? data.byteOffset : 0, len: data.length }, shared ? [] : [buf as ArrayBuffer]);
+    entry.worker.postMessage({ id, ...message }, transfer);
   });
 }
