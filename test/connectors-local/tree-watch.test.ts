@@ -10,11 +10,9 @@
 import { appendFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LocalConnector } from '../../src-main/connectors/local';
 import { watchTree, type TreeEvent, type TreeWatch } from '../../src-main/connectors/local/tree-watch';
-import { SyncEngine } from '../../src-main/sync/engine';
 import { scratchDir, until } from '../servers/util';
-import { syncDb, text } from '../sync/scenario';
+import { text, localEngine } from '../sync/scenario';
 
 /** inotify watches this process holds, from /proc/self/fdinfo (one `inotify wd:` line each). */
 function inotifyWatches(): number {
@@ -183,9 +181,7 @@ describe.runIf(process.platform === 'linux')('tree watch on Linux: one inotify w
     makeTree(mine, 3, 20);
     mkdirSync(theirs);
     const before = inotifyWatches();
-    const db = syncDb(join(dir, 'sync.db'));
-    const remote = new LocalConnector({ path: theirs, trashDir: join(dir, 'trash') });
-    const engine = new SyncEngine(db, async () => remote, { pollMs: 0, debounceMs: 50, trashDir: join(dir, 'trash') });
+    const { db, engine } = localEngine(dir, theirs, { pollMs: 0, debounceMs: 50 }, 'sync.db');
     try {
       await engine.start();
       const pair = await engine.create({ localPath: mine, account: 1, remotePath: '/' });

@@ -6,10 +6,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { LocalConnector } from '../../src-main/connectors/local';
-import { SyncEngine } from '../../src-main/sync/engine';
 import { scratchDir } from '../servers/util';
-import { syncDb } from './scenario';
+import { localEngine } from './scenario';
 
 describe('sync: the first sync of nested new folders', () => {
   const dir = scratchDir('sync-first');
@@ -23,9 +21,7 @@ describe('sync: the first sync of nested new folders', () => {
     const remoteFiles: Record<string, string> = { '/r/one.txt': 'r1', '/r/s/t/three.txt': 'r3' };
     for (const [p, c] of Object.entries(files)) writeFileSync(join(mine, p), c);
     for (const [p, c] of Object.entries(remoteFiles)) writeFileSync(join(theirs, p), c);
-    const db = syncDb(join(dir, 'sync.db'));
-    const remote = new LocalConnector({ path: theirs, trashDir: join(dir, 'trash') });
-    const engine = new SyncEngine(db, async () => remote, { manual: true, trashDir: join(dir, 'trash') });
+    const { db, engine } = localEngine(dir, theirs, { manual: true }, 'sync.db');
     try {
       const pair = await engine.create({ localPath: mine, account: 1, remotePath: '/' });
       // Each scan of both sides stores two trees.
@@ -51,9 +47,7 @@ describe('sync: the first sync of nested new folders', () => {
     mkdirSync(join(mine, 'a/b'), { recursive: true });
     mkdirSync(theirs);
     writeFileSync(join(mine, 'a/b/x.txt'), 'x');
-    const db = syncDb(join(dir, 'c-sync.db'));
-    const remote = new LocalConnector({ path: theirs, trashDir: join(dir, 'trash') });
-    const engine = new SyncEngine(db, async () => remote, { manual: true, trashDir: join(dir, 'trash') });
+    const { db, remote, engine } = localEngine(dir, theirs, { manual: true }, 'c-sync.db');
     try {
       const pair = await engine.create({ localPath: mine, account: 1, remotePath: '/' });
       // Right after the first round (the remote folder a made), a file appears on each side: the
@@ -88,9 +82,7 @@ describe('sync: the first sync of nested new folders', () => {
     mkdirSync(theirs);
     writeFileSync(join(mine, 'a/x.txt'), 'x');
     writeFileSync(join(mine, 'a/y.txt'), 'y');
-    const db = syncDb(join(dir, 'e-sync.db'));
-    const remote = new LocalConnector({ path: theirs, trashDir: join(dir, 'trash') });
-    const engine = new SyncEngine(db, async () => remote, { manual: true, trashDir: join(dir, 'trash') });
+    const { db, remote, engine } = localEngine(dir, theirs, { manual: true }, 'e-sync.db');
     try {
       const pair = await engine.create({ localPath: mine, account: 1, remotePath: '/' });
       // The remote folder a is made in the first round; its files are copied in the next one,
@@ -123,9 +115,7 @@ describe('sync: the first sync of nested new folders', () => {
     mkdirSync(theirs);
     for (let i = 0; i < 24; i++) writeFileSync(join(mine, `s${i}.txt`), `small ${i}`);
     for (let i = 0; i < 6; i++) writeFileSync(join(mine, `L${i}.bin`), Buffer.alloc((1 << 20) + 1, i));
-    const db = syncDb(join(dir, 'w-sync.db'));
-    const remote = new LocalConnector({ path: theirs, trashDir: join(dir, 'trash') });
-    const engine = new SyncEngine(db, async () => remote, { manual: true, trashDir: join(dir, 'trash'), concurrency: 2 });
+    const { db, remote, engine } = localEngine(dir, theirs, { manual: true, concurrency: 2 }, 'w-sync.db');
     const writeFile = remote.features.writeFile!;
     const now = { small: 0, large: 0 };
     const most = { small: 0, large: 0 };

@@ -6,10 +6,8 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { LocalConnector } from '../../src-main/connectors/local';
-import { SyncEngine } from '../../src-main/sync/engine';
 import { scratchDir, until } from '../servers/util';
-import { syncDb, text } from './scenario';
+import { text, localEngine } from './scenario';
 
 describe('sync: a pass over an unchanged pair', () => {
   const dir = scratchDir('sync-no-change');
@@ -21,9 +19,7 @@ describe('sync: a pass over an unchanged pair', () => {
     mkdirSync(theirs);
     writeFileSync(join(mine, 'a/x.txt'), 'one');
     writeFileSync(join(mine, 'y.txt'), 'one');
-    const db = syncDb(join(dir, 'sync.db'));
-    const remote = new LocalConnector({ path: theirs, trashDir: join(dir, 'trash') });
-    const engine = new SyncEngine(db, async () => remote, { manual: true, trashDir: join(dir, 'trash') });
+    const { db, engine } = localEngine(dir, theirs, { manual: true }, 'sync.db');
     try {
       const pair = await engine.create({ localPath: mine, account: 1, remotePath: '/' });
       expect((await engine.run(pair.id)).ops).toBeGreaterThan(0);
@@ -55,9 +51,7 @@ describe('sync: a pass over an unchanged pair', () => {
     mkdirSync(join(mine, 'a'), { recursive: true });
     mkdirSync(theirs);
     writeFileSync(join(mine, 'a/x.txt'), 'one');
-    const db = syncDb(join(dir, 'w-sync.db'));
-    const remote = new LocalConnector({ path: theirs, trashDir: join(dir, 'trash') });
-    const engine = new SyncEngine(db, async () => remote, { pollMs: 0, debounceMs: 50, trashDir: join(dir, 'trash') });
+    const { db, engine } = localEngine(dir, theirs, { pollMs: 0, debounceMs: 50 }, 'w-sync.db');
     try {
       await engine.start();
       const pair = await engine.create({ localPath: mine, account: 1, remotePath: '/' });

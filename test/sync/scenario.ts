@@ -11,7 +11,8 @@ import { Readable } from 'node:stream';
 import { openDb, type Db } from '../../src-main/cache/db';
 import { joinPath, ROOT } from '../../src-main/connectors/shared/paths';
 import type { StorageConnector } from '../../src-main/connectors/types';
-import { SyncEngine } from '../../src-main/sync/engine';
+import { LocalConnector } from '../../src-main/connectors/local';
+import { SyncEngine, type SyncEngineOptions } from '../../src-main/sync/engine';
 
 export function rng(seed: number) {
   let x = seed >>> 0 || 1;
@@ -198,6 +199,17 @@ export async function pairEngine(db: Db, remote: StorageConnector, localRoot: st
   const engine = new SyncEngine(db, async () => remote, { trashDir, manual: true });
   const pair = engine.store.pairs()[0] ?? (await engine.create({ localPath: localRoot, account: 1, remotePath: remoteRoot }));
   return { engine, pair };
+}
+
+/**
+ * An engine over a test folder and a local account at `theirs`, trash and database in `dir`
+ * (`dbName` in memory when omitted).
+ */
+export function localEngine(dir: string, theirs: string, options: Omit<SyncEngineOptions, 'trashDir'>, dbName?: string, trash = 'trash'): { db: Db; remote: LocalConnector; engine: SyncEngine } {
+  const db = syncDb(dbName ? join(dir, dbName) : undefined);
+  const remote = new LocalConnector({ path: theirs, trashDir: join(dir, trash) });
+  const engine = new SyncEngine(db, async () => remote, { ...options, trashDir: join(dir, trash) });
+  return { db, remote, engine };
 }
 
 export const sorted = (m: Map<string, string>) => [...m].sort(([a], [b]) => (a < b ? -1 : 1));

@@ -5,10 +5,8 @@
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LocalConnector } from '../../src-main/connectors/local';
-import { SyncEngine } from '../../src-main/sync/engine';
 import { scratchDir, until as untilTrue } from '../servers/util';
-import { syncDb, text } from './scenario';
+import { text, localEngine } from './scenario';
 
 describe('sync engine driven by the local watch', () => {
   const dir = scratchDir('sync-watch');
@@ -20,9 +18,7 @@ describe('sync engine driven by the local watch', () => {
     mkdirSync(theirs);
     writeFileSync(join(mine, 'a/deep/d.txt'), 'one');
     writeFileSync(join(mine, 'b/y.txt'), 'one');
-    const db = syncDb(join(dir, 'sync.db'));
-    const remote = new LocalConnector({ path: theirs, trashDir: join(dir, 'trash') });
-    const engine = new SyncEngine(db, async () => remote, { pollMs: 0, debounceMs: 50, trashDir: join(dir, 'trash') });
+    const { db, engine } = localEngine(dir, theirs, { pollMs: 0, debounceMs: 50 }, 'sync.db');
     try {
       await engine.start();
       const pair = await engine.create({ localPath: mine, account: 1, remotePath: '/' });
