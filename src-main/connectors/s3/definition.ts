@@ -27,5 +27,5 @@ export default defineConnector<'storage', S3Options>({
   }),
   describe: (o) => `${o.bucket}@${o.endpoint ? new URL(o.endpoint).host : `s3.${o.region}.amazonaws.com`}`,
   // The SDK (about 20 MB in memory) is loaded with the first S3 account used.
-  create: async (o): Promise<StorageConnector> => new (await import('./index')).S3Connector(o),
+  create: async (o, context): Promise<StorageConnector> => new (await import('./index')).S3Connector(o, context),
 });

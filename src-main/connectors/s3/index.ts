@@ -38,7 +38,8 @@ import { isUnreachable } from '../shared/net-errors';
 import { contentTypeOf, inParallel, ObjectStoreConnector, uploadPartSize, type StoredObject } from '../shared/object-store';
 import { MAX_PARTS, MiB } from '../shared/parts';
 import { baseName } from '../shared/paths';
-import type { ChunkWriter, Entry, PartReceipt, Permission, PermissionChanges, ReadOptions, StorageFeatures, WriteOptions } from '../types';
+import { OpenUploads } from './open-uploads';
+import type { ChunkWriter, ConnectorContext, Entry, PartReceipt, Permission, PermissionChanges, ReadOptions, StorageFeatures, WriteOptions } from '../types';
 
 /** Grantees by group are named by the last segment of their URI (`AllUsers`, `AuthenticatedUsers`). */
 const GROUP_URI = 'http://acs.amazonaws.com/groups/global/';
@@ -126,8 +127,15 @@ export class S3Connector extends ObjectStoreConnector {
   readonly client: S3Client;
   readonly bucket: string;
   readonly features: StorageFeatures;
+  /** Records of the multipart uploads `write` has open; none without a context (tests, scripts). */
+  private readonly openUploads?: OpenUploads;
+  /**
+   * Settles once the uploads an earlier process left open (killed mid-write) are aborted; resolves
+   * to how many were. Records whose abort failed stay for the next start.
+   */
+  readonly abandonedAborted: Promise<number>;
 
-  constructor(o: Options) {
+  constructor(o: Options, context?: ConnectorContext) {
     const prefix = (o.prefix ?? '').replace(/^\/+|\/+$/g, '');
     super(prefix ? `${prefix}/` : '');
     this.bucket = o.bucket;
@@ -156,6 +164,66 @@ export class S3Connector extends ObjectStoreConnector {
       uploadUrl: (path, opts) => this.uploadUrl(path, opts),
       permissions: { list: (path) => this.permissions(path), update: (path, changes, o) => this.setPermissions(path, changes, o.replace) },
     };
+    this.openUploads = context ? new OpenUploads(context.dataDir, context.accountId) : undefined;
+    this.abandonedAborted = this.abortAbandoned().catch((e: unknown) => {
+      console.warn(`S3 (${this.bucket}): could not abort uploads left open by an earlier run:`, e);
+      return 0;
+    });
+  }
+
+  private async abortAbandoned(): Promise<number> {
+    if (!this.openUploads) return 0;
+    let aborted = 0;
+    for (const { name, upload } of await this.openUploads.abandoned()) {
+      if (await this.abortUpload(upload)) {
+        await this.openUploads.remove(name);
+        aborted++;
+      }
+    }
+    return aborted;
+  }
+
+  /** AbortMultipartUpload; true once the upload is gone (NoSuchUpload counts), false on any other failure. */
+  private async abortUpload(u: { bucket: string; key: string; uploadId: string }): Promise<boolean> {
+    try {
+      await this.client.send(new AbortMultipartUploadCommand({ Bucket: u.bucket, Key: u.key, UploadId: u.uploadId }));
+      return true;
+    } catch (e) {
+      const err = e as { name?: string; $metadata?: { httpStatusCode?: number } };
+      return err.name === 'NoSuchUpload' || err.$metadata?.httpStatusCode === 404;
+    }
+  }
+
+  /**
+   * The client `write` hands to lib-storage: the same client, except that a multipart upload it
+   * creates is recorded (`openUploads`) before CreateMultipartUpload returns, so before the first
+   * part is sent, and the record is removed once Complete or Abort succeeds. `open()` tells whether
+   * one is still recorded, with its id.
+   */
+  private recordingClient(records: OpenUploads): { client: S3Client; open(): { name: string; uploadId: string } | undefined } {
+    const send = this.client.send.bind(this.client) as (command: unknown, options?: unknown) => Promise<unknown>;
+    let open: { name: string; uploadId: string } | undefined;
+    const client = Object.create(this.client) as S3Client;
+    client.send = (async (command: unknown, options?: unknown) => {
+      const out = await send(command, options);
+      if (command instanceof CreateMultipartUploadCommand) {
+        const { Bucket, Key } = command.input;
+        const uploadId = (out as { UploadId?: string }).UploadId!;
+        try {
+          open = { name: await records.add({ bucket: Bucket!, key: Key!, uploadId }), uploadId };
+        } catch (e) {
+          // Unrecorded, it would outlive a crash: send no part.
+          await this.abortUpload({ bucket: Bucket!, key: Key!, uploadId });
+          throw e;
+        }
+      } else if (open && (command instanceof CompleteMultipartUploadCommand || command instanceof AbortMultipartUploadCommand)) {
+        const name = open.name;
+        open = undefined;
+        await records.remove(name);
+      }
+      return out;
+    }) as S3Client['send'];
+    return { client, open: () => open };
   }
 
   protected mapError(e: unknown, what: string): ServiceError {
@@ -295,8 +363,9 @@ export class S3Connector extends ObjectStoreConnector {
 
   async write(path: string, body: Readable, opts: WriteOptions = {}): Promise<Entry> {
     const contentType = contentTypeOf(path, opts.mimeType);
+    const recording = this.openUploads ? this.recordingClient(this.openUploads) : undefined;
     const upload = new Upload({
-      client: this.client,
+      client: recording?.client ?? this.client,
       // If-None-Match: * makes S3 refuse (412) to replace: the no-replace publish. It reaches S3
       // on a single PUT (files below one part); lib-storage's own multipart path does not carry
       // it to CompleteMultipartUpload, so big files rely on Tributary's name reservations.
@@ -306,7 +375,14 @@ export class S3Connector extends ObjectStoreConnector {
       leavePartsOnError: false,
       abortController: opts.signal ? abortControllerFor(opts.signal) : undefined,
     });
-    await this.call(path, () => upload.done()).catch((e) => Promise.reject(notReplaced(e, path)));
+    try {
+      await this.call(path, () => upload.done()).catch((e) => Promise.reject(notReplaced(e, path)));
+    } finally {
+      // lib-storage does not abort when the signal fires while its body stream is waiting; what is
+      // still open is aborted here, or left recorded for the next start when that fails too.
+      const open = recording?.open();
+      if (open && (await this.abortUpload({ bucket: this.bucket, key: this.key(path), uploadId: open.uploadId }))) await this.openUploads!.remove(open.name);
+    }
     return this.stat(path);
   }
 
