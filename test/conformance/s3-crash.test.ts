@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { CreateMultipartUploadCommand, ListMultipartUploadsCommand, ListPartsCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateMultipartUploadCommand, ListMultipartUploadsCommand, ListPartsCommand, S3Client, UploadPartCopyCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3Connector } from '../../src-main/connectors/s3';
 import { DEFAULT_PART, MiB } from '../../src-main/connectors/shared/parts';
@@ -120,6 +120,27 @@ describe.skipIf(!motoBinary())('S3 multipart uploads after a crash (moto)', () =
       const entry = await s3.write('/done.bin', Readable.from(body()), { size: DEFAULT_PART + MiB });
       expect(entry.size).toBe(DEFAULT_PART + MiB);
       expect(seenDuringWrite).toHaveLength(1);
+      expect(records(dataDir)).toEqual([]);
+      expect(await openUploads()).toEqual([]);
+    } finally {
+      await s3.close();
+    }
+  });
+
+  it('a multipart copy (above CopyObject\'s limit; here in 5 MiB ranges) is recorded while its parts are copied, and leaves no record once complete', async () => {
+    const dataDir = scratchDir('s3-crash');
+    const s3 = new S3Connector(moto.options, { dataDir, accountId: 1 });
+    const seen: string[][] = [];
+    const send = s3.client.send.bind(s3.client) as (command: unknown) => Promise<unknown>;
+    s3.client.send = ((command: unknown) => {
+      if (command instanceof UploadPartCopyCommand) seen.push(records(dataDir));
+      return send(command);
+    }) as S3Client['send'];
+    try {
+      await s3.write('/source.bin', Readable.from([Buffer.alloc(6 * MiB, 4)]), { size: 6 * MiB });
+      await s3.copyLarge('source.bin', 'copy.bin', 6 * MiB, 5 * MiB);
+      expect((await s3.stat('/copy.bin')).size).toBe(6 * MiB);
+      expect(seen.map((r) => r.length)).toEqual([1, 1]);
       expect(records(dataDir)).toEqual([]);
       expect(await openUploads()).toEqual([]);
     } finally {

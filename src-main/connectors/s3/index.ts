@@ -195,7 +195,7 @@ export class S3Connector extends ObjectStoreConnector {
   }
 
   /**
-   * The client `write` hands to lib-storage: the same client, except that a multipart upload it
+   * The client `write` hands to lib-storage (and `copyLarge` uses): the same client, except that a multipart upload it
    * creates is recorded (`openUploads`) before CreateMultipartUpload returns, so before the first
    * part is sent, and the record is removed once Complete or Abort succeeds. `open()` tells whether
    * one is still recorded, with its id.
@@ -429,7 +429,9 @@ export class S3Connector extends ObjectStoreConnector {
   /** Server-side multipart copy in ranges of `partSize` (used above CopyObject's 5 GiB limit). */
   async copyLarge(from: string, to: string, size: number, partSize: number): Promise<void> {
     const head = await this.head(from);
-    const { UploadId } = await this.call(to, () => this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: to, ContentType: head?.ContentType })));
+    // Recorded like `write`'s uploads, so that a kill mid-copy leaves nothing open for long.
+    const client = this.openUploads ? this.recordingClient(this.openUploads).client : this.client;
+    const { UploadId } = await this.call(to, () => client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: to, ContentType: head?.ContentType })));
     const base = { Bucket: this.bucket, Key: to, UploadId };
     try {
       const count = Math.ceil(size / partSize);
@@ -447,10 +449,10 @@ export class S3Connector extends ObjectStoreConnector {
         },
       );
       await this.call(to, () =>
-        this.client.send(new CompleteMultipartUploadCommand({ ...base, MultipartUpload: { Parts: etags.map((ETag, i) => ({ PartNumber: i + 1, ETag })) } })),
+        client.send(new CompleteMultipartUploadCommand({ ...base, MultipartUpload: { Parts: etags.map((ETag, i) => ({ PartNumber: i + 1, ETag })) } })),
       );
     } catch (e) {
-      await this.client.send(new AbortMultipartUploadCommand(base)).catch(() => {});
+      await client.send(new AbortMultipartUploadCommand(base)).catch(() => {});
       throw e;
     }
   }
