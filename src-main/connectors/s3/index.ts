@@ -195,10 +195,10 @@ export class S3Connector extends ObjectStoreConnector {
   }
 
   /**
-   * The client `write` hands to lib-storage (and `copyLarge` uses): the same client, except that a multipart upload it
-   * creates is recorded (`openUploads`) before CreateMultipartUpload returns, so before the first
-   * part is sent, and the record is removed once Complete or Abort succeeds. `open()` tells whether
-   * one is still recorded, with its id.
+   * The client `write` hands to lib-storage (and `copyLarge` uses): the same client, except that a
+   * multipart upload it creates is recorded (`openUploads`) before CreateMultipartUpload returns,
+   * so before the first part is sent, and the record is removed once Complete or Abort succeeds.
+   * `open()` tells whether one is still recorded, with its id.
    */
   private recordingClient(records: OpenUploads): { client: S3Client; open(): { name: string; uploadId: string } | undefined } {
     const send = this.client.send.bind(this.client) as (command: unknown, options?: unknown) => Promise<unknown>;
