@@ -158,8 +158,19 @@ export class MailEngine {
     const sync = await this.ready(account);
     const s = await this.state(account);
     await s.started?.catch(() => {});
-    if (folderId) return sync.syncFolder(this.ids.folderPath(account, folderId));
+    if (folderId) return sync.syncFolder(await this.knownFolder(account, folderId, sync));
     await sync.syncAll();
+  }
+
+  /**
+   * The path of a folder id; a folder the cache does not hold (created since the last pass, or
+   * deleted and created again on the server) is looked for in a fresh folder list first.
+   */
+  private async knownFolder(account: number, folderId: string, sync: MailSync): Promise<string> {
+    // Only a well-formed folder id of this account is worth asking the server about.
+    const [path] = this.ids.decode(account, folderId, 'f', 'The folder');
+    if (!this.store.folder(account, path!)) await sync.syncFolders();
+    return this.ids.folderPath(account, folderId);
   }
 
   /** One pass over every folder now (what NOTIFY and the interval run); answers the folders synced. */

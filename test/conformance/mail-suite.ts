@@ -296,6 +296,23 @@ export function mailConformance(name: string, start: () => Promise<MailServerUnd
       await expect(mail.messages.get(alice, oldId)).rejects.toMatchObject({ code: 'not_found' });
     });
 
+    it('a folder the cache saw deleted and the server has again: a sync by its id finds it (document 2, folders)', async () => {
+      const ext = await server.external('alice');
+      await ext.mailboxCreate('Again');
+      await mail.sync(alice);
+      const folder = (await mail.folders.list(alice)).find((f) => f.name === 'Again')!;
+      await ext.mailboxDelete('Again');
+      // A pass over every folder sees it gone and drops it from the cache.
+      await mail.refresh(alice);
+      expect((await mail.folders.list(alice)).map((f) => f.name)).not.toContain('Again');
+      await ext.mailboxCreate('Again');
+      await ext.append('Again', await compose({ from: 'x@example.test', to: 'alice@example.test', subject: 'Back again', text: '3' }));
+      await ext.logout();
+      await mail.sync(alice, folder.id);
+      const after = await mail.messages.list(alice, { ...all, folder_id: folder.id, bodies: false });
+      expect(after.objects.map((m) => m.subject)).toEqual(['Back again']);
+    });
+
     // Nothing in Tributary polls: a change event without a manual sync can only come from IDLE. The
     // latency itself (target < 2 s; about 0.1 s measured) is a benchmark figure (test/bench/mail.bench.ts),
     // the bound here only keeps a loaded CI machine from failing the test.
