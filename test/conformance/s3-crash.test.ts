@@ -2,7 +2,6 @@
 // multipart is recorded in the data directory before its first part is sent; a process killed
 // mid-write leaves the upload open on the server (moto), and the account's next start aborts it
 // and removes the record. A write that completes, or is cancelled, leaves neither.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -11,41 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3Connector } from '../../src-main/connectors/s3';
 import { DEFAULT_PART, MiB } from '../../src-main/connectors/shared/parts';
 import { motoBinary, startMoto, type S3Server } from '../servers/s3';
-import { scratchDir } from '../servers/util';
-
-const ROOT = join(import.meta.dirname, '..', '..');
+import { runTsChild, scratchDir } from '../servers/util';
 
 /** Runs the child to its end, or with `killWhen`, SIGKILLs it once that says so (polled). */
-function child(args: string[], killWhen?: (out: string) => Promise<boolean>): Promise<{ out: string; killed: boolean }> {
-  const c = spawn(process.execPath, [join(ROOT, 'scripts/run-ts.mjs'), 'test/conformance/s3-crash-child.ts', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  const kill = () => c.kill('SIGKILL');
-  process.once('exit', kill);
-  let out = '';
-  let err = '';
-  c.stdout!.on('data', (d) => (out += d));
-  c.stderr!.on('data', (d) => (err += d));
-  let killed = false;
-  let timer: NodeJS.Timeout | undefined;
-  if (killWhen) {
-    const poll = async () => {
-      if (c.exitCode !== null) return;
-      if (await killWhen(out).catch(() => false)) {
-        killed = c.kill('SIGKILL');
-        return;
-      }
-      timer = setTimeout(poll, 50);
-    };
-    timer = setTimeout(poll, 50);
-  }
-  return new Promise((resolve, reject) => {
-    c.once('exit', (code) => {
-      clearTimeout(timer);
-      process.off('exit', kill);
-      if (killed || code === 0) resolve({ out, killed });
-      else reject(new Error(`child exited ${code}: ${err}`));
-    });
-  });
-}
+const child = (args: string[], killWhen?: (out: string) => Promise<boolean>) => runTsChild('test/conformance/s3-crash-child.ts', args, { killWhen });
 
 describe.skipIf(!motoBinary())('S3 multipart uploads after a crash (moto)', () => {
   let moto: S3Server;

@@ -84,3 +84,46 @@ export async function until<T>(probe: () => T | undefined | Promise<T | undefine
     await new Promise((r) => setTimeout(r, 25));
   }
 }
+
+const REPO = join(import.meta.dirname, '..', '..');
+
+/**
+ * Runs a TypeScript script of the repo in a child Node to its end; with `killWhen`, SIGKILLs it
+ * once that says so (asked every `pollMs` with the output so far). Rejects when the child fails
+ * by itself.
+ */
+export function runTsChild(
+  script: string,
+  args: string[],
+  options: { env?: Record<string, string>; killWhen?: (out: string) => Promise<boolean> | boolean; pollMs?: number } = {},
+): Promise<{ out: string; killed: boolean }> {
+  const { killWhen, pollMs = 50 } = options;
+  const c = spawn(process.execPath, [join(REPO, 'scripts/run-ts.mjs'), script, ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
+  const kill = () => c.kill('SIGKILL');
+  process.once('exit', kill);
+  let out = '';
+  let err = '';
+  c.stdout!.on('data', (d) => (out += d));
+  c.stderr!.on('data', (d) => (err += d));
+  let killed = false;
+  let timer: NodeJS.Timeout | undefined;
+  if (killWhen) {
+    const poll = async () => {
+      if (c.exitCode !== null) return;
+      if (await Promise.resolve(killWhen(out)).catch(() => false)) {
+        killed = c.kill('SIGKILL');
+        return;
+      }
+      timer = setTimeout(poll, pollMs);
+    };
+    timer = setTimeout(poll, pollMs);
+  }
+  return new Promise((resolve, reject) => {
+    c.once('exit', (code) => {
+      clearTimeout(timer);
+      process.off('exit', kill);
+      if (killed || code === 0) resolve({ out, killed });
+      else reject(new Error(`child exited ${code}: ${err}`));
+    });
+  });
+}

@@ -3,7 +3,6 @@
 // moto), restarted on the same database each time, and must end in step with nothing lost,
 // nothing duplicated and no conflict copies. A kill in the middle of a write leaves a temporary
 // file on the side written to; the next start removes it.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -14,42 +13,12 @@ import type { StorageConnector } from '../../src-main/connectors/types';
 import { startApache } from '../servers/apache';
 import { startMoto } from '../servers/s3';
 import { startSshd } from '../servers/sshd';
-import { scratchDir } from '../servers/util';
+import { runTsChild, scratchDir } from '../servers/util';
 import { localView, remoteView, sorted, trashContents } from './scenario';
 
-const ROOT = join(import.meta.dirname, '..', '..');
-
 /** Runs the child; with `watch`, SIGKILLs it once `watch` says so (checked after its journal is resumed). */
-function child(args: string[], watch?: () => Promise<boolean> | boolean, env: Record<string, string> = {}): Promise<{ out: string; killed: boolean }> {
-  const c = spawn(process.execPath, [join(ROOT, 'scripts/run-ts.mjs'), 'test/sync/crash-child.ts', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-  const kill = () => c.kill('SIGKILL');
-  process.once('exit', kill);
-  let out = '';
-  let err = '';
-  c.stdout!.on('data', (d) => (out += d));
-  c.stderr!.on('data', (d) => (err += d));
-  let killed = false;
-  let timer: NodeJS.Timeout | undefined;
-  if (watch) {
-    const poll = async () => {
-      if (c.exitCode !== null) return;
-      if (out.includes('JOURNAL') && (await Promise.resolve(watch()).catch(() => false))) {
-        killed = c.kill('SIGKILL');
-        return;
-      }
-      timer = setTimeout(poll, 20);
-    };
-    timer = setTimeout(poll, 20);
-  }
-  return new Promise((resolve, reject) => {
-    c.once('exit', (code) => {
-      clearTimeout(timer);
-      process.off('exit', kill);
-      if (killed || code === 0) resolve({ out, killed });
-      else reject(new Error(`child exited ${code}: ${err}`));
-    });
-  });
-}
+const child = (args: string[], watch?: () => Promise<boolean> | boolean, env: Record<string, string> = {}) =>
+  runTsChild('test/sync/crash-child.ts', args, { env, pollMs: 20, killWhen: watch && (async (out) => out.includes('JOURNAL') && (await watch())) });
 
 /** Tributary's temporary files below a folder of this computer (paths relative to it). */
 function temps(root: string, rel = ''): string[] {

@@ -51,6 +51,15 @@ export class FileGetError extends Error {
   }
 }
 
+/** The answer head read so far plus `chunk`: still incomplete (`more`), too long, or whole with the body bytes after it. */
+function readHead(sofar: Buffer, chunk: Buffer): { more: Buffer } | { head: string; rest: Buffer } | FileGetError {
+  const all = Buffer.concat([sofar, chunk]);
+  const end = all.indexOf('\r\n\r\n');
+  if (end >= 0) return { head: all.subarray(0, end).toString('latin1'), rest: all.subarray(end + 4) };
+  if (all.length > MAX_HEAD) return new FileGetError('The answer head is too long.', 'UND_ERR_HEADERS_OVERFLOW');
+  return { more: all };
+}
+
 export function getToFile(req: FileGet): Promise<FileGetResult> {
   return new Promise<FileGetResult>((resolve, reject) => {
     const free: Buffer[] = Array.from({ length: BUFFERS }, () => Buffer.allocUnsafe(BUFFER));
@@ -151,16 +160,12 @@ export function getToFile(req: FileGet): Promise<FileGetResult> {
     const onRead = (n: number, buf: Buffer): boolean => {
       if (settled || failure) return false;
       if (head !== null) {
-        const all: Buffer = Buffer.concat([head, buf.subarray(0, n)]);
+        const got = readHead(head, buf.subarray(0, n));
         free.push(buf);
-        const end = all.indexOf('\r\n\r\n');
-        if (end < 0) {
-          if (all.length > MAX_HEAD) finish(new FileGetError('The answer head is too long.', 'UND_ERR_HEADERS_OVERFLOW'));
-          head = all;
-          return true;
-        }
+        if (got instanceof FileGetError) return (finish(got), true);
+        if ('more' in got) return ((head = got.more), true);
         head = null;
-        return onHead(all.subarray(0, end).toString('latin1'), all.subarray(end + 4));
+        return onHead(got.head, got.rest);
       }
       if (received + n > expected) {
         finish(new FileGetError('The server sent more than Content-Length.', 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH'));
@@ -242,16 +247,12 @@ export function getStream(req: StreamGet): Promise<StreamGetResult> {
     const onRead = (n: number, buf: Buffer): boolean => {
       if (ended) return false;
       if (head !== null) {
-        const all: Buffer = Buffer.concat([head, buf.subarray(0, n)]);
+        const got = readHead(head, buf.subarray(0, n));
         spare = buf;
-        const end = all.indexOf('\r\n\r\n');
-        if (end < 0) {
-          if (all.length > MAX_HEAD) fail(new FileGetError('The answer head is too long.', 'UND_ERR_HEADERS_OVERFLOW'));
-          head = all;
-          return true;
-        }
+        if (got instanceof FileGetError) return (fail(got), true);
+        if ('more' in got) return ((head = got.more), true);
         head = null;
-        const h = checkHead(all.subarray(0, end).toString('latin1'), req.start);
+        const h = checkHead(got.head, req.start);
         if (h instanceof Error) return (fail(h), false);
         if (h.kind !== 'body') {
           ended = true;
@@ -276,7 +277,7 @@ export function getStream(req: StreamGet): Promise<StreamGetResult> {
           },
         });
         resolve({ kind: 'stream', body });
-        return deliver(Buffer.from(all.subarray(end + 4)));
+        return deliver(Buffer.from(got.rest));
       }
       if (n >= BUFFER / 4) {
         spare = undefined; // the chunk keeps this buffer
