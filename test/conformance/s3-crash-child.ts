@@ -20,6 +20,8 @@ export async function main([dataDir, options, mode]: string[]): Promise<void> {
     async function* body(): AsyncGenerator<Buffer> {
       yield Buffer.alloc(DEFAULT_PART + 1, 7);
       process.stdout.write('STALLED\n');
+      // Waits to be killed: a timer keeps the process up once the part's request is done.
+      setInterval(() => {}, 60_000);
       await new Promise(() => {});
     }
     await s3.write('/big.bin', Readable.from(body()), { size: DEFAULT_PART + MiB });
