@@ -66,6 +66,19 @@ export function mailError(e: unknown, what: string): ServiceError {
   return new ServiceError('upstream_error', `${what}: ${detail}`, {}, { cause: e });
 }
 
+/**
+ * A VANISHED response without EARLIER (QRESYNC, RFC 7162 §3.2.10) removes a message from the
+ * selected mailbox as EXPUNGE does, but imapflow 2.1.2 leaves its message count as it was. Its
+ * next EXISTS then carries the count imapflow already holds (one expunged elsewhere, one
+ * delivered), and imapflow drops it without an `exists` event: IDLE would miss that new mail.
+ * Runs before the watchers' own listeners. Should imapflow start counting VANISHED itself, the
+ * count ends up too low, which only makes the next EXISTS an event, never hides one.
+ */
+function countVanished(client: ImapFlow, e: { path: string; vanished?: boolean; earlier?: boolean }): void {
+  const box = client.mailbox;
+  if (e.vanished && !e.earlier && box && box.path === e.path && box.exists > 0) box.exists--;
+}
+
 export class ImapConnector implements MailConnector {
   readonly kind = 'mail' as const;
   readonly address: string;
@@ -107,6 +120,7 @@ export class ImapConnector implements MailConnector {
     }
     this.owned.add(client);
     client.on('close', () => this.owned.delete(client));
+    client.on('expunge', (e: { path: string; vanished?: boolean; earlier?: boolean }) => countVanished(client, e));
     return client;
   }
 

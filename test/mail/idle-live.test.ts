@@ -1,0 +1,67 @@
+// Live updates (docs/mail.md, "How the cache stays current"; spec 2 Messages) against a real
+// Dovecot: the IDLE connection on the inbox keeps reporting new mail whatever happened on it
+// before. NOTIFY and the interval pass are off, so a stored message can only come from IDLE.
+import { rmSync } from 'node:fs';
+import { ImapFlow } from 'imapflow';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp, type App } from '../../src-main/app';
+import { startDovecot, type DovecotServer } from '../servers/dovecot';
+import { startSmtpRelay, type SmtpRelay } from '../servers/smtp-relay';
+import { scratchDir, until } from '../servers/util';
+
+const raw = (subject: string) => Buffer.from(`From: other@example.test\r\nTo: alice@example.test\r\nSubject: ${subject}\r\nMessage-ID: <${subject.replace(/\W/g, '')}@example.test>\r\n\r\nbody\r\n`);
+
+describe('IDLE on the inbox stays live (docs/mail.md, Live updates; Dovecot)', () => {
+  let dovecot: DovecotServer;
+  let smtp: SmtpRelay;
+  let app: App;
+  let dataDir: string;
+  let alice: number;
+  let other: ImapFlow;
+  let inboxId: string;
+  const changed: string[] = [];
+
+  const stored = (subject: string) => app.mail.store.db.prepare('SELECT 1 FROM mail_messages WHERE account_id = ? AND subject = ?').get(alice, subject) !== undefined;
+
+  beforeAll(async () => {
+    dovecot = await startDovecot({ users: { alice: 'secret' } });
+    smtp = await startSmtpRelay({ lmtpPort: dovecot.lmtpPort, users: dovecot.users });
+    dataDir = scratchDir('mail-idle');
+    // No NOTIFY and no interval pass within the test: only IDLE can bring mail in.
+    app = await createApp({ dataDir, defaultLocalFolder: false, mail: { notify: false, followIntervalMs: 600_000, followSafetyMs: 600_000, prefetchBodies: 0 } });
+    alice = (await app.accounts.connect({ service: 'imap', options: { host: dovecot.host, port: dovecot.imapPort, tls: 'none', user: 'alice', password: 'secret', smtp_host: smtp.host, smtp_port: smtp.port, smtp_tls: 'none' } })).id;
+    for (const s of ['Seed 1', 'Seed 2', 'Seed 3']) await dovecot.deliver(raw(s), ['alice']);
+    await app.mail.sync(alice);
+    inboxId = (await app.mail.folders.list(alice)).find((f) => f.specialUse === 'inbox')!.id;
+    app.events.on('mail.changed', (e) => {
+      if (e.account === alice && e.folder === inboxId) changed.push(e.kind);
+    });
+    other = new ImapFlow({ host: dovecot.host, port: dovecot.imapPort, secure: false, auth: { user: 'alice', pass: 'secret' }, logger: false });
+    await other.connect();
+    await other.mailboxOpen('INBOX');
+  });
+
+  afterAll(async () => {
+    await other?.logout().catch(() => {});
+    await app?.close();
+    await smtp?.stop();
+    await dovecot?.stop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('a message expunged elsewhere, then one delivered: the delivery still raises mail.changed (QRESYNC VANISHED, then EXISTS of the same count)', async () => {
+    expect(await app.mail.watching(alice)).toEqual(['INBOX']);
+    for (const round of [1, 2]) {
+      // Another client expunges one message. With QRESYNC enabled the IDLE connection hears
+      // VANISHED (RFC 7162 §3.2.10), which lowers the message count like EXPUNGE does.
+      const [uid] = (await other.search({ subject: `Seed ${round}` }, { uid: true })) || [];
+      await other.messageDelete(String(uid), { uid: true });
+      await until(() => !stored(`Seed ${round}`), 15_000, `IDLE to report the expunge of Seed ${round}`);
+      // One message arrives: the count is back where it was, and the server says EXISTS with it.
+      const mark = changed.length;
+      await dovecot.deliver(raw(`Live ${round}`), ['alice']);
+      await until(() => stored(`Live ${round}`), 15_000, `IDLE to bring in Live ${round}`);
+      expect(changed.slice(mark)).toContain('messages');
+    }
+  });
+});
