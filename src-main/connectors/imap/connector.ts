@@ -126,6 +126,10 @@ export class ImapConnector implements MailConnector {
 
   withClient<T>(fn: (client: ImapFlow) => Promise<T>): Promise<T> {
     const attempt = async (retry: boolean): Promise<T> => {
+      // A connection that is gone, or a connect that failed for an earlier operation (the server
+      // was down then), is replaced now, so the server's return never costs one more failure.
+      const previous = await this.shared?.catch(() => null);
+      if (!previous?.usable) this.shared = null;
       if (!this.shared) this.shared = this.connect();
       let client: ImapFlow;
       try {
@@ -133,10 +137,6 @@ export class ImapConnector implements MailConnector {
       } catch (e) {
         this.shared = null;
         throw e;
-      }
-      if (!client.usable) {
-        this.shared = this.connect();
-        client = await this.shared;
       }
       try {
         return await fn(client);
