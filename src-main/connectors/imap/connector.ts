@@ -79,6 +79,15 @@ function countVanished(client: ImapFlow, e: { path: string; vanished?: boolean; 
   if (e.vanished && !e.earlier && box && box.path === e.path && box.exists > 0) box.exists--;
 }
 
+/**
+ * Logged in and not logging out. After the server's BYE and until the socket closes, imapflow
+ * still calls a connection usable but skips every command, answering undefined: a CREATE that
+ * never reached the server would look done.
+ */
+export function isLive(client: ImapFlow): boolean {
+  return client.usable && (client.state === client.states.AUTHENTICATED || client.state === client.states.SELECTED);
+}
+
 export class ImapConnector implements MailConnector {
   readonly kind = 'mail' as const;
   readonly address: string;
@@ -129,7 +138,7 @@ export class ImapConnector implements MailConnector {
       // A connection that is gone, or a connect that failed for an earlier operation (the server
       // was down then), is replaced now, so the server's return never costs one more failure.
       const previous = await this.shared?.catch(() => null);
-      if (!previous?.usable) this.shared = null;
+      if (!previous || !isLive(previous)) this.shared = null;
       if (!this.shared) this.shared = this.connect();
       let client: ImapFlow;
       try {
@@ -143,7 +152,7 @@ export class ImapConnector implements MailConnector {
       } catch (e) {
         const err = e as { code?: string; rejectedFrom?: string };
         // StateLogout: the server logged us out (a kick, BYE) before imapflow noticed.
-        const lost = ['NoConnection', 'EConnectionClosed', 'StateLogout'].includes(err.code ?? '') || !client.usable;
+        const lost = ['NoConnection', 'EConnectionClosed', 'StateLogout'].includes(err.code ?? '') || !isLive(client);
         if (lost) {
           // The server dropped us (BYE, reset): the next operation gets a fresh connection.
           if (this.shared) void this.shared.then((c) => c === client && c.close()).catch(() => {});
