@@ -84,7 +84,7 @@ function countVanished(client: ImapFlow, e: { path: string; vanished?: boolean; 
  * still calls a connection usable but skips every command, answering undefined: a CREATE that
  * never reached the server would look done.
  */
-export function isLive(client: ImapFlow): boolean {
+function isLive(client: ImapFlow): boolean {
   return client.usable && (client.state === client.states.AUTHENTICATED || client.state === client.states.SELECTED);
 }
 
