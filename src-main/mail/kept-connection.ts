@@ -51,9 +51,11 @@ export abstract class KeptConnection {
   }
 
   /** IDLE on the selected mailbox while the connection lasts; `ready` once the first IDLE is under way. */
-  protected async idle(client: ImapFlow, ready: () => void, selected: () => boolean = () => true): Promise<void> {
+  protected async idle(client: ImapFlow, ready: () => void): Promise<void> {
     let first = true;
-    while (!this.stopped && client.usable && selected()) {
+    // IDLE needs a selected mailbox. Without one (after the server's BYE, or a mailbox closed
+    // under it) imapflow answers idle() at once, and `usable` alone would let this loop spin.
+    while (!this.stopped && client.usable && client.state === client.states.SELECTED) {
       const idling = client.idle();
       if (first) {
         first = false;

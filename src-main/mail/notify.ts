@@ -120,7 +120,7 @@ export class FolderFollower extends KeptConnection {
         connected();
         // What changed while this connection was being set up.
         this.poke();
-        await this.idle(client, ready, () => Boolean(client.mailbox));
+        await this.idle(client, ready);
       },
       () => (this.notifying = false),
     );

@@ -66,6 +66,28 @@ export function mailError(e: unknown, what: string): ServiceError {
   return new ServiceError('upstream_error', `${what}: ${detail}`, {}, { cause: e });
 }
 
+/**
+ * A VANISHED response without EARLIER (QRESYNC, RFC 7162 §3.2.10) removes a message from the
+ * selected mailbox as EXPUNGE does, but imapflow 2.1.2 leaves its message count as it was. Its
+ * next EXISTS then carries the count imapflow already holds (one expunged elsewhere, one
+ * delivered), and imapflow drops it without an `exists` event: IDLE would miss that new mail.
+ * Runs before the watchers' own listeners. Should imapflow start counting VANISHED itself, the
+ * count ends up too low, which only makes the next EXISTS an event, never hides one.
+ */
+function countVanished(client: ImapFlow, e: { path: string; vanished?: boolean; earlier?: boolean }): void {
+  const box = client.mailbox;
+  if (e.vanished && !e.earlier && box && box.path === e.path && box.exists > 0) box.exists--;
+}
+
+/**
+ * Logged in and not logging out. After the server's BYE and until the socket closes, imapflow
+ * still calls a connection usable but skips every command, answering undefined: a CREATE that
+ * never reached the server would look done.
+ */
+function isLive(client: ImapFlow): boolean {
+  return client.usable && (client.state === client.states.AUTHENTICATED || client.state === client.states.SELECTED);
+}
+
 export class ImapConnector implements MailConnector {
   readonly kind = 'mail' as const;
   readonly address: string;
@@ -107,11 +129,16 @@ export class ImapConnector implements MailConnector {
     }
     this.owned.add(client);
     client.on('close', () => this.owned.delete(client));
+    client.on('expunge', (e: { path: string; vanished?: boolean; earlier?: boolean }) => countVanished(client, e));
     return client;
   }
 
   withClient<T>(fn: (client: ImapFlow) => Promise<T>): Promise<T> {
     const attempt = async (retry: boolean): Promise<T> => {
+      // A connection that is gone, or a connect that failed for an earlier operation (the server
+      // was down then), is replaced now, so the server's return never costs one more failure.
+      const previous = await this.shared?.catch(() => null);
+      if (!previous || !isLive(previous)) this.shared = null;
       if (!this.shared) this.shared = this.connect();
       let client: ImapFlow;
       try {
@@ -120,16 +147,12 @@ export class ImapConnector implements MailConnector {
         this.shared = null;
         throw e;
       }
-      if (!client.usable) {
-        this.shared = this.connect();
-        client = await this.shared;
-      }
       try {
         return await fn(client);
       } catch (e) {
         const err = e as { code?: string; rejectedFrom?: string };
         // StateLogout: the server logged us out (a kick, BYE) before imapflow noticed.
-        const lost = ['NoConnection', 'EConnectionClosed', 'StateLogout'].includes(err.code ?? '') || !client.usable;
+        const lost = ['NoConnection', 'EConnectionClosed', 'StateLogout'].includes(err.code ?? '') || !isLive(client);
         if (lost) {
           // The server dropped us (BYE, reset): the next operation gets a fresh connection.
           if (this.shared) void this.shared.then((c) => c === client && c.close()).catch(() => {});
