@@ -9,10 +9,12 @@
  * a backend has no ETag, and then always with the size); identity = the ETag with the size.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, lstatSync, readdirSync, type BigIntStats } from 'node:fs';
+import { createReadStream, lstatSync, readdirSync, type BigIntStats, type Stats } from 'node:fs';
 import { lstat, readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import ignore from 'ignore';
+import { LocalConnector } from '../connectors/local';
+import { etagOf } from '../connectors/local/files';
 import { joinPath, parentOf, ROOT, TEMP_NAME } from '../connectors/shared/paths';
 import type { Entry, StorageConnector } from '../connectors/types';
 import { ServiceError, toServiceError } from '../errors';
@@ -100,7 +102,7 @@ export async function localEntry(root: string, path: string, previous?: SideEntr
     }
   }
   if (!knownHash) {
-    const known = entryWithoutReading(path, st, previous);
+    const known = entryWithoutReading(path, st, `${st.dev}:${st.ino}`, previous);
     if (known !== undefined) return known;
   }
   const id = `${st.dev}:${st.ino}`;
@@ -116,13 +118,12 @@ const stampOf = (st: BigIntStats) => `${st.size}:${st.mtimeNs}:${st.ctimeNs}:${s
  * files), or a file unchanged since the last scan (that scan's entry itself, so both trees
  * share it in memory); undefined when the file's content must be hashed.
  */
-function entryWithoutReading(path: string, st: BigIntStats, previous?: SideEntry): SideEntry | null | undefined {
+function entryWithoutReading(path: string, st: BigIntStats, id: string, previous?: SideEntry): SideEntry | null | undefined {
   if (st.isDirectory()) {
-    const id = `${st.dev}:${st.ino}`;
     return previous && previous.path === path && previous.kind === 'folder' && previous.id === id ? previous : { path, kind: 'folder', id, ver: 'd' };
   }
   if (!st.isFile()) return null;
-  if (previous && previous.path === path && previous.kind === 'file' && previous.hash && previous.id === `${st.dev}:${st.ino}` && previous.stamp === stampOf(st)) return previous;
+  if (previous && previous.path === path && previous.kind === 'file' && previous.hash && previous.id === id && previous.stamp === stampOf(st)) return previous;
   return undefined;
 }
 
@@ -171,6 +172,7 @@ export async function scanLocal(root: string, ignored: Ignored, cache: Tree = ne
     // round trip each (50,000 lstat: ~0.4 s against 1–2 s with one promise per entry). The walk
     // yields to the event loop every YIELD_EVERY entries, so the process keeps answering.
     const names = readdirSync(abs).sort();
+    const prefix = abs.endsWith(sep) ? abs : abs + sep;
     const pending: (SideEntry | null | Promise<SideEntry | null>)[] = [];
     for (const name of names) {
       if (++sinceYield >= YIELD_EVERY) {
@@ -180,7 +182,7 @@ export async function scanLocal(root: string, ignored: Ignored, cache: Tree = ne
       const path = joinPath(folder, name);
       let st: BigIntStats | undefined;
       try {
-        st = lstatSync(join(abs, name), { bigint: true, throwIfNoEntry: false });
+        st = lstatSync(prefix + name, { bigint: true, throwIfNoEntry: false });
       } catch {
         continue; // unreadable: left out, as a vanished entry
       }
@@ -189,7 +191,7 @@ export async function scanLocal(root: string, ignored: Ignored, cache: Tree = ne
       const id = `${st.dev}:${st.ino}`;
       const here = cache.get(path);
       const previous = here?.id === id ? here : cachedById(id);
-      const known = entryWithoutReading(path, st, previous);
+      const known = entryWithoutReading(path, st, id, previous);
       // Files to hash are hashed in parallel.
       pending.push(known !== undefined ? known : localEntry(root, path, previous, undefined, st));
     }
@@ -197,7 +199,10 @@ export async function scanLocal(root: string, ignored: Ignored, cache: Tree = ne
       if (!e) continue;
       tree.set(e.path, e);
       // A folder read before under this name and identity: its cached entries are its own.
-      if (e.kind === 'folder') await walk(e.path, cache.get(e.path)?.kind === 'folder' && cache.get(e.path)?.id === e.id);
+      if (e.kind === 'folder') {
+        const was = cache.get(e.path);
+        await walk(e.path, was?.kind === 'folder' && was.id === e.id);
+      }
     }
   };
   await walk(ROOT, cache.size > 0);
@@ -233,12 +238,37 @@ export async function remoteRootPresent(c: StorageConnector, root: string): Prom
   }
 }
 
+/**
+ * A local account's child as remoteEntry(entryOf(...)) makes it, from its stat result alone:
+ * the same ETag, size and time (a `Date` rounds the milliseconds), no `Entry` in between.
+ */
+export function localAccountEntry(st: Stats, path: string, seenAt: number): SideEntry {
+  if (st.isDirectory()) return { path, kind: 'folder', ver: 'd' };
+  const tag = `${etagOf(st)}|${st.size}`;
+  return { path, kind: 'file', id: tag, ver: tag, hash: undefined, size: st.size, modified: Math.round(st.mtimeMs), seenAt };
+}
+
 /** The remote folder's tree, listing folders a few at a time; a failed listing throws (never "empty"). */
 export async function scanRemote(c: StorageConnector, root: string, ignored: Ignored, concurrency = 4): Promise<Tree> {
   const tree: Tree = new Map();
   const queue: string[] = [ROOT];
   let active = 0;
   let failure: unknown;
+  const add = (folder: string, e: SideEntry) => {
+    if (ignored(e.path, e.kind)) return;
+    tree.set(e.path, e);
+    if (e.kind === 'folder') queue.push(e.path);
+  };
+  // A local account: its stat results are read directly (the connector's checks still apply).
+  const local = c instanceof LocalConnector ? c : undefined;
+  const list = (folder: string, asked: number): Promise<void> =>
+    local
+      ? local.listStats(remoteAbs(root, folder)).then((children) => {
+          for (const { name, st } of children) add(folder, localAccountEntry(st, joinPath(folder, name), asked));
+        })
+      : c.list(remoteAbs(root, folder)).then((children) => {
+          for (const e of children) add(folder, remoteEntry(e, joinPath(folder, e.name), asked));
+        });
   await new Promise<void>((resolve) => {
     const pump = () => {
       if (failure !== undefined || (queue.length === 0 && active === 0)) return resolve();
@@ -246,15 +276,8 @@ export async function scanRemote(c: StorageConnector, root: string, ignored: Ign
         const folder = queue.shift()!;
         active++;
         // Seen as of when the listing was asked for: the server may have answered any time after.
-        const asked = Date.now();
-        c.list(remoteAbs(root, folder)).then(
-          (children) => {
-            for (const e of children) {
-              const path = joinPath(folder, e.name);
-              if (ignored(path, e.kind)) continue;
-              tree.set(path, remoteEntry(e, path, asked));
-              if (e.kind === 'folder') queue.push(path);
-            }
+        list(folder, Date.now()).then(
+          () => {
             active--;
             pump();
           },

@@ -1,9 +1,12 @@
 // The local scanner (docs/sync.md, "How changes are found" and "What is synced"): the case
 // "untrustworthy times" on a real file system, and the ignore rules.
-import { mkdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ignoreRules, loadIgnore, scanLocal } from '../../src-main/sync/scan';
+import { LocalConnector } from '../../src-main/connectors/local';
+import type { StorageConnector } from '../../src-main/connectors/types';
+import { ignoreRules, loadIgnore, scanLocal, scanRemote } from '../../src-main/sync/scan';
 import { scratchDir } from '../servers/util';
 
 describe('sync scanner', () => {
@@ -93,5 +96,39 @@ describe('sync scanner', () => {
     expect(after.get('/a/edited.txt')!.ver).not.toBe(before.get('/a/edited.txt')!.ver);
     // Moved: same identity and hash, its own path.
     expect(after.get('/a/moved.txt')).toMatchObject({ path: '/a/moved.txt', id: before.get('/moved.txt')!.id, hash: before.get('/moved.txt')!.hash });
+  });
+
+  // docs/sync.md, "How changes are found": a local account's remote side is read from its stat
+  // results directly; it must give what the connector's listing gives.
+  it('a local account as the remote side: the same tree as through the connector\'s listing', async () => {
+    const account = join(dir, 'account');
+    const outside = join(dir, 'outside');
+    mkdirSync(join(account, 'pair/sub'), { recursive: true });
+    mkdirSync(outside, { recursive: true });
+    writeFileSync(join(outside, 'secret.txt'), 'secret');
+    writeFileSync(join(account, 'pair/a.txt'), 'a');
+    writeFileSync(join(account, 'pair/sub/b.bin'), Buffer.alloc(70_000));
+    writeFileSync(join(account, 'pair/sub/half.txt'), 'h');
+    // Times with a fraction of a millisecond, rounded up and down by a Date.
+    utimesSync(join(account, 'pair/a.txt'), 1_700_000_000.0005, 1_700_000_000.0016);
+    utimesSync(join(account, 'pair/sub/half.txt'), 1_700_000_000.0004, 1_700_000_000.0004);
+    writeFileSync(join(account, 'pair/.tributary-upload-1.tmp'), 'temp');
+    symlinkSync(outside, join(account, 'pair/out')); // leads out of the account: not shown
+    symlinkSync(join(account, 'pair/sub'), join(account, 'pair/in')); // stays inside: shown
+    execFileSync('mkfifo', [join(account, 'pair/sub/fifo')]); // a special file: not shown
+    const c = new LocalConnector({ path: account, trashDir: join(dir, 'account-trash') });
+    try {
+      const none = ignoreRules(undefined);
+      const direct = await scanRemote(c, '/pair', none);
+      // The same connector seen only through the StorageConnector interface: the listing path.
+      const listed = await scanRemote({ list: (p: string) => c.list(p), stat: (p: string) => c.stat(p), features: c.features } as unknown as StorageConnector, '/pair', none);
+      const strip = (t: typeof direct) => [...t.values()].map(({ seenAt: _, ...e }) => e).sort((a, b) => (a.path < b.path ? -1 : 1));
+      expect(strip(direct)).toEqual(strip(listed));
+      expect([...direct.keys()].sort()).toEqual(['/a.txt', '/in', '/in/b.bin', '/in/half.txt', '/sub', '/sub/b.bin', '/sub/half.txt']);
+      expect(direct.get('/a.txt')!.modified).toBe(1_700_000_000_002);
+      expect(direct.get('/sub/half.txt')!.modified).toBe(1_700_000_000_000);
+    } finally {
+      await c.close();
+    }
   });
 });
