@@ -248,8 +248,12 @@ export function localAccountEntry(st: Stats, path: string, seenAt: number): Side
   return { path, kind: 'file', id: tag, ver: tag, hash: undefined, size: st.size, modified: Math.round(st.mtimeMs), seenAt };
 }
 
-/** The remote folder's tree, listing folders a few at a time; a failed listing throws (never "empty"). */
-export async function scanRemote(c: StorageConnector, root: string, ignored: Ignored, concurrency = 4): Promise<Tree> {
+/**
+ * The remote folder's tree, listing folders a few at a time; a failed listing throws (never
+ * "empty"). `previous`, the side's last scan: for a local account, a file whose stat gives what
+ * its previous entry says keeps that entry (both trees share it in memory).
+ */
+export async function scanRemote(c: StorageConnector, root: string, ignored: Ignored, concurrency = 4, previous?: Tree): Promise<Tree> {
   const tree: Tree = new Map();
   const queue: string[] = [ROOT];
   let active = 0;
@@ -261,10 +265,18 @@ export async function scanRemote(c: StorageConnector, root: string, ignored: Ign
   };
   // A local account: its stat results are read directly (the connector's checks still apply).
   const local = c instanceof LocalConnector ? c : undefined;
+  const precision = c.features.modTimePrecisionMs ?? 1000;
   const list = (folder: string, asked: number): Promise<void> =>
     local
       ? local.listStats(remoteAbs(root, folder)).then((children) => {
-          for (const { name, st } of children) add(folder, localAccountEntry(st, joinPath(folder, name), asked));
+          for (const { name, st } of children) {
+            const e = localAccountEntry(st, joinPath(folder, name), asked);
+            const was = previous?.get(e.path);
+            // The same version and time, seen when its second of modification was already over
+            // (not racy, docs/sync.md): the new entry would differ only in when it was seen.
+            const same = was && was.kind === e.kind && was.id === e.id && was.size === e.size && was.modified === e.modified && (e.kind === 'folder' || (was.seenAt !== undefined && was.seenAt >= was.modified! + precision));
+            add(folder, same ? was : e);
+          }
         })
       : c.list(remoteAbs(root, folder)).then((children) => {
           for (const e of children) add(folder, remoteEntry(e, joinPath(folder, e.name), asked));

@@ -117,17 +117,30 @@ export class SyncStore {
     return undefined;
   }
 
-  /** A side's last scan: also the cache of local content hashes (by inode, size and times). */
+  /**
+   * A side's last scan: also the cache of local content hashes (by inode, size and times). The
+   * map is the store's own copy (no copy of 50,000 entries per pass): callers only read it.
+   */
   tree(pair: number, side: Side): Tree {
     const m = this.mirror(pair, side);
-    if (m) return new Map(m);
+    if (m) return m;
     const t: Tree = new Map();
     for (const r of this.st('SELECT * FROM sync_tree WHERE pair_id = ? AND tree = ?').iterate(pair, side) as IterableIterator<TreeRow>) {
-      t.set(r.path, { path: r.path, kind: r.kind, id: u(r.local_id), ver: r.local_ver ?? '', hash: u(r.hash), size: u(r.size), stamp: u(r.stamp) });
+      // One string where two columns hold the same text (a local hash is its version, a remote
+      // ETag its identity): each column read is a string of its own.
+      const hash = u(r.hash);
+      const id = u(r.local_id);
+      const ver = r.local_ver === hash ? hash! : r.local_ver === id ? id! : (r.local_ver ?? '');
+      t.set(r.path, { path: r.path, kind: r.kind, id, ver, hash, size: u(r.size), stamp: u(r.stamp) });
     }
     // The rows as they are now: the next scan of the side is compared with them in memory.
     this.mirrors.set(`${pair}:${side}`, t);
-    return new Map(t);
+    return t;
+  }
+
+  /** The side's last scan when it is still in memory (never read from the database for this). */
+  lastScan(pair: number, side: Side): Tree | undefined {
+    return this.mirror(pair, side);
   }
 
   /**

@@ -131,4 +131,41 @@ describe('sync scanner', () => {
       await c.close();
     }
   });
+
+  it('a local account as the remote side: an unchanged file keeps its entry; a changed, racy or moved one does not', async () => {
+    const account = join(dir, 'account2');
+    mkdirSync(join(account, 'd'), { recursive: true });
+    for (const n of ['same.txt', 'grown.txt', 'touched.txt', 'future.txt', 'd/moved.txt']) writeFileSync(join(account, n), n);
+    const future = new Date(Date.now() + 3_600_000);
+    utimesSync(join(account, 'future.txt'), future, future);
+    const c = new LocalConnector({ path: account, trashDir: join(dir, 'account2-trash') });
+    try {
+      const none = ignoreRules(undefined);
+      // Seen after their second is over (docs/sync.md, racy versions).
+      await new Promise((r) => setTimeout(r, 20));
+      const before = await scanRemote(c, '/', none);
+      writeFileSync(join(account, 'grown.txt'), 'grown.txt, longer');
+      utimesSync(join(account, 'touched.txt'), new Date(1_000_000), new Date(1_000_000));
+      renameSync(join(account, 'd/moved.txt'), join(account, 'moved.txt'));
+      // Same name, size and time, another inode.
+      writeFileSync(join(account, 'd/moved.txt'), 'd/moved.txt');
+      const then = new Date(before.get('/d/moved.txt')!.modified!);
+      utimesSync(join(account, 'd/moved.txt'), then, then);
+      const after = await scanRemote(c, '/', none, 4, before);
+      expect(after.get('/same.txt')).toBe(before.get('/same.txt'));
+      expect(after.get('/d')).toBe(before.get('/d'));
+      for (const p of ['/grown.txt', '/touched.txt', '/d/moved.txt']) {
+        expect(after.get(p)).not.toBe(before.get(p));
+        expect(after.get(p)!.ver).not.toBe(before.get(p)!.ver);
+      }
+      // Modified after it was seen: the entry says when it was seen again.
+      expect(after.get('/future.txt')).not.toBe(before.get('/future.txt'));
+      expect(after.get('/future.txt')!.seenAt).toBeGreaterThanOrEqual(before.get('/future.txt')!.seenAt!);
+      // The kept entries are what a scan without the previous one gives, but for when they were seen.
+      const fresh = await scanRemote(c, '/', none);
+      expect([...after.values()].map((e) => ({ ...e, seenAt: 0 }))).toEqual([...fresh.values()].map((e) => ({ ...e, seenAt: 0 })));
+    } finally {
+      await c.close();
+    }
+  });
 });
