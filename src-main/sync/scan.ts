@@ -52,6 +52,19 @@ export function ignoreRules(fileText: string | undefined, excluded: string[] = [
   };
 }
 
+/**
+ * The rules each scan's tree was made with. A tree holds only what its rules let through and
+ * the rules are a pure function of path and kind, so a later scan with the same rules need not
+ * ask them again about a path the tree holds with the same kind.
+ */
+const scannedWith = new WeakMap<Tree, Ignored>();
+
+/** `ignored`, answering "no" without asking for what `previous`, made with the same rules, holds. */
+function ignoredBut(ignored: Ignored, previous: Tree | undefined): Ignored {
+  if (!previous || scannedWith.get(previous) !== ignored) return ignored;
+  return (path, kind) => previous.get(path)?.kind !== kind && ignored(path, kind);
+}
+
 /** The last rules made per local root, with what they were made from. */
 const lastRules = new Map<string, { text: string | undefined; excluded: string; rules: Ignored }>();
 
@@ -135,7 +148,9 @@ const YIELD_EVERY = 2000;
  * `changed`, a folder of the previous scan for which it answers false (the watch saw nothing in
  * it) is not read again: its entries are the cached ones, and only its subfolders are walked.
  */
-export async function scanLocal(root: string, ignored: Ignored, cache: Tree = new Map(), changed?: (folder: string) => boolean): Promise<Tree> {
+export async function scanLocal(root: string, rules: Ignored, cache: Tree = new Map(), changed?: (folder: string) => boolean): Promise<Tree> {
+  const ignored = ignoredBut(rules, cache);
+  const trusted = scannedWith.get(cache) === rules;
   // Files of the cache by identity (a moved file keeps its hash), made at the first file not
   // found at its own place: a pass where nothing moved never needs it.
   let byId: Map<string, SideEntry> | undefined;
@@ -187,9 +202,10 @@ export async function scanLocal(root: string, ignored: Ignored, cache: Tree = ne
         continue; // unreadable: left out, as a vanished entry
       }
       const kind = !st ? null : st.isDirectory() ? 'folder' : st.isFile() ? 'file' : null;
-      if (!st || !kind || ignored(path, kind)) continue;
-      const id = `${st.dev}:${st.ino}`;
+      if (!st || !kind) continue;
       const here = cache.get(path);
+      if (!(trusted && here?.kind === kind) && rules(path, kind)) continue;
+      const id = `${st.dev}:${st.ino}`;
       const previous = here?.id === id ? here : cachedById(id);
       const known = entryWithoutReading(path, st, id, previous);
       // Files to hash are hashed in parallel.
@@ -206,6 +222,7 @@ export async function scanLocal(root: string, ignored: Ignored, cache: Tree = ne
     }
   };
   await walk(ROOT, cache.size > 0);
+  scannedWith.set(tree, rules);
   return tree;
 }
 
@@ -253,7 +270,8 @@ export function localAccountEntry(st: Stats, path: string, seenAt: number): Side
  * "empty"). `previous`, the side's last scan: for a local account, a file whose stat gives what
  * its previous entry says keeps that entry (both trees share it in memory).
  */
-export async function scanRemote(c: StorageConnector, root: string, ignored: Ignored, concurrency = 4, previous?: Tree): Promise<Tree> {
+export async function scanRemote(c: StorageConnector, root: string, rules: Ignored, concurrency = 4, previous?: Tree): Promise<Tree> {
+  const ignored = ignoredBut(rules, previous);
   const tree: Tree = new Map();
   const queue: string[] = [ROOT];
   let active = 0;
@@ -304,5 +322,6 @@ export async function scanRemote(c: StorageConnector, root: string, ignored: Ign
     pump();
   });
   if (failure !== undefined) throw new ServiceError(toServiceError(failure).code, `Listing the remote folder failed: ${toServiceError(failure).message}`, {}, { cause: failure });
+  scannedWith.set(tree, rules);
   return tree;
 }

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LocalConnector } from '../../src-main/connectors/local';
 import type { StorageConnector } from '../../src-main/connectors/types';
+import type { Tree } from '../../src-main/sync/model';
 import { ignoreRules, loadIgnore, scanLocal, scanRemote } from '../../src-main/sync/scan';
 import { scratchDir } from '../servers/util';
 
@@ -164,6 +165,34 @@ describe('sync scanner', () => {
       // The kept entries are what a scan without the previous one gives, but for when they were seen.
       const fresh = await scanRemote(c, '/', none);
       expect([...after.values()].map((e) => ({ ...e, seenAt: 0 }))).toEqual([...fresh.values()].map((e) => ({ ...e, seenAt: 0 })));
+    } finally {
+      await c.close();
+    }
+  });
+
+  // docs/sync.md, "What is synced": a path the last scan held is not asked about again only
+  // while the rules are the same ones and it has the same kind.
+  it('new rules apply to paths the last scan held; a file that became a folder is asked about again', async () => {
+    const account = join(dir, 'account3');
+    mkdirSync(join(account, 'keep'), { recursive: true });
+    for (const n of ['a.log', 'b.txt', 'build', 'keep/c.txt']) writeFileSync(join(account, n), n);
+    const c = new LocalConnector({ path: account, trashDir: join(dir, 'account3-trash') });
+    try {
+      const all = ignoreRules('build/\n');
+      const scans = async (rules: typeof all, previous?: { local: Tree; remote: Tree }) => ({
+        local: await scanLocal(account, rules, previous?.local),
+        remote: await scanRemote(c, '/', rules, 4, previous?.remote),
+      });
+      const first = await scans(all);
+      for (const t of [first.local, first.remote]) expect([...t.keys()].sort()).toEqual(['/a.log', '/b.txt', '/build', '/keep', '/keep/c.txt']);
+      // The file `build` becomes a folder: `build/` now leaves it out.
+      rmSync(join(account, 'build'));
+      mkdirSync(join(account, 'build'));
+      const second = await scans(all, first);
+      for (const t of [second.local, second.remote]) expect([...t.keys()].sort()).toEqual(['/a.log', '/b.txt', '/keep', '/keep/c.txt']);
+      // Other rules: what the last scan held is asked about again.
+      const third = await scans(ignoreRules('build/\n*.log\n', ['/keep']), second);
+      for (const t of [third.local, third.remote]) expect([...t.keys()].sort()).toEqual(['/b.txt']);
     } finally {
       await c.close();
     }
