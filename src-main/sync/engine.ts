@@ -66,8 +66,10 @@ export class SyncEngine {
   private readonly dirty = new Map<number, Set<string>>();
   private readonly ready = new Set<number>();
   private readonly fullScanAt = new Map<number, number>();
-  /** Pairs whose last plan was empty with nothing held; no operation ran since. */
-  private readonly settled = new Set<number>();
+  /** Pairs whose last plan was empty with nothing held; no operation ran since (kept in the database). */
+  private get settled() {
+    return this.store.settled;
+  }
   private readonly timers = new Map<number, NodeJS.Timeout>();
   private readonly retries = new Map<number, NodeJS.Timeout>();
   private remote?: RemoteWatch;

@@ -98,6 +98,17 @@ export class SyncStore {
     this.st(`UPDATE sync_pairs SET ${keys.map((k) => `${k} = ?`).join(', ')} WHERE id = ?`).run(...Object.values(cols), id);
   }
 
+  /**
+   * Pairs whose last plan was empty with nothing held, and whose trees and journal were not
+   * written since (migration 0850: the database clears the mark on any such write). Kept in the
+   * database, so the first pass after a start can trust it too.
+   */
+  readonly settled = {
+    has: (pair: number): boolean => this.st('SELECT settled FROM sync_pairs WHERE id = ?').pluck().get(pair) === 1,
+    add: (pair: number): void => void this.st('UPDATE sync_pairs SET settled = 1 WHERE id = ?').run(pair),
+    delete: (pair: number): void => void this.st('UPDATE sync_pairs SET settled = 0 WHERE id = ? AND settled = 1').run(pair),
+  };
+
   // ---- trees -------------------------------------------------------------------------------
 
   /**
