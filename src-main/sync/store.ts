@@ -166,11 +166,14 @@ export class SyncStore {
       const gone: string[] = [];
       const changed: SideEntry[] = [];
       if (last) {
-        for (const path of last.keys()) if (!tree.has(path)) gone.push(path);
+        let kept = 0;
         for (const e of tree.values()) {
           const r = last.get(e.path);
+          if (r) kept++;
           if (!r || (e !== r && !sameRow(e, r.kind, r.id, r.ver, r.hash, r.size, r.stamp))) changed.push(e);
         }
+        // Every stored path is in the scan when as many of the scan's paths were stored.
+        if (kept < last.size) for (const path of last.keys()) if (!tree.has(path)) gone.push(path);
       } else {
         const same = new Set<string>();
         for (const r of this.st('SELECT * FROM sync_tree WHERE pair_id = ? AND tree = ?').iterate(pair, side) as IterableIterator<TreeRow>) {
