@@ -66,8 +66,10 @@ export class SyncEngine {
   private readonly dirty = new Map<number, Set<string>>();
   private readonly ready = new Set<number>();
   private readonly fullScanAt = new Map<number, number>();
-  /** Pairs whose last plan was empty with nothing held; no operation ran since. */
-  private readonly settled = new Set<number>();
+  /** Pairs whose last plan was empty with nothing held; no operation ran since (kept in the database). */
+  private get settled() {
+    return this.store.settled;
+  }
   private readonly timers = new Map<number, NodeJS.Timeout>();
   private readonly retries = new Map<number, NodeJS.Timeout>();
   private remote?: RemoteWatch;
@@ -435,10 +437,10 @@ export class SyncEngine {
     let known: Tree | undefined;
     if (settled && seen?.size === 0) {
       // The watch saw nothing: the local side is as stored, and is not even loaded unless the remote one changed.
-      known = await scanRemote(remote, pair.remotePath, ignored);
+      known = await scanRemote(remote, pair.remotePath, ignored, undefined, this.store.lastScan(pair.id, 'remote'));
       if (this.store.saveTree(pair.id, 'remote', known) === 0) return { plan: { ops: [] }, trees: { local: new Map(), remote: known } };
     }
-    const [local, rtree] = await Promise.all([scanLocal(pair.localPath, ignored, this.store.tree(pair.id, 'local'), seen && ((folder) => seen.has(folder))), known ?? scanRemote(remote, pair.remotePath, ignored)]);
+    const [local, rtree] = await Promise.all([scanLocal(pair.localPath, ignored, this.store.tree(pair.id, 'local'), seen && ((folder) => seen.has(folder))), known ?? scanRemote(remote, pair.remotePath, ignored, undefined, this.store.lastScan(pair.id, 'remote'))]);
     // With `known`, the remote scan was stored above and differed.
     const written = this.store.saveTree(pair.id, 'local', local) + (known ? 1 : this.store.saveTree(pair.id, 'remote', rtree));
     if (written === 0 && settled) return { plan: { ops: [] }, trees: { local, remote: rtree } };

@@ -9,10 +9,12 @@
  * a backend has no ETag, and then always with the size); identity = the ETag with the size.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, lstatSync, readdirSync, type BigIntStats } from 'node:fs';
+import { createReadStream, lstatSync, readdirSync, type BigIntStats, type Stats } from 'node:fs';
 import { lstat, readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import ignore from 'ignore';
+import { LocalConnector } from '../connectors/local';
+import { etagOf } from '../connectors/local/files';
 import { joinPath, parentOf, ROOT, TEMP_NAME } from '../connectors/shared/paths';
 import type { Entry, StorageConnector } from '../connectors/types';
 import { ServiceError, toServiceError } from '../errors';
@@ -48,6 +50,19 @@ export function ignoreRules(fileText: string | undefined, excluded: string[] = [
     }
     return answer;
   };
+}
+
+/**
+ * The rules each scan's tree was made with. A tree holds only what its rules let through and
+ * the rules are a pure function of path and kind, so a later scan with the same rules need not
+ * ask them again about a path the tree holds with the same kind.
+ */
+const scannedWith = new WeakMap<Tree, Ignored>();
+
+/** `ignored`, answering "no" without asking for what `previous`, made with the same rules, holds. */
+function ignoredBut(ignored: Ignored, previous: Tree | undefined): Ignored {
+  if (!previous || scannedWith.get(previous) !== ignored) return ignored;
+  return (path, kind) => previous.get(path)?.kind !== kind && ignored(path, kind);
 }
 
 /** The last rules made per local root, with what they were made from. */
@@ -100,7 +115,7 @@ export async function localEntry(root: string, path: string, previous?: SideEntr
     }
   }
   if (!knownHash) {
-    const known = entryWithoutReading(path, st, previous);
+    const known = entryWithoutReading(path, st, `${st.dev}:${st.ino}`, previous);
     if (known !== undefined) return known;
   }
   const id = `${st.dev}:${st.ino}`;
@@ -116,13 +131,12 @@ const stampOf = (st: BigIntStats) => `${st.size}:${st.mtimeNs}:${st.ctimeNs}:${s
  * files), or a file unchanged since the last scan (that scan's entry itself, so both trees
  * share it in memory); undefined when the file's content must be hashed.
  */
-function entryWithoutReading(path: string, st: BigIntStats, previous?: SideEntry): SideEntry | null | undefined {
+function entryWithoutReading(path: string, st: BigIntStats, id: string, previous?: SideEntry): SideEntry | null | undefined {
   if (st.isDirectory()) {
-    const id = `${st.dev}:${st.ino}`;
     return previous && previous.path === path && previous.kind === 'folder' && previous.id === id ? previous : { path, kind: 'folder', id, ver: 'd' };
   }
   if (!st.isFile()) return null;
-  if (previous && previous.path === path && previous.kind === 'file' && previous.hash && previous.id === `${st.dev}:${st.ino}` && previous.stamp === stampOf(st)) return previous;
+  if (previous && previous.path === path && previous.kind === 'file' && previous.hash && previous.id === id && previous.stamp === stampOf(st)) return previous;
   return undefined;
 }
 
@@ -134,7 +148,9 @@ const YIELD_EVERY = 2000;
  * `changed`, a folder of the previous scan for which it answers false (the watch saw nothing in
  * it) is not read again: its entries are the cached ones, and only its subfolders are walked.
  */
-export async function scanLocal(root: string, ignored: Ignored, cache: Tree = new Map(), changed?: (folder: string) => boolean): Promise<Tree> {
+export async function scanLocal(root: string, rules: Ignored, cache: Tree = new Map(), changed?: (folder: string) => boolean): Promise<Tree> {
+  const ignored = ignoredBut(rules, cache);
+  const trusted = scannedWith.get(cache) === rules;
   // Files of the cache by identity (a moved file keeps its hash), made at the first file not
   // found at its own place: a pass where nothing moved never needs it.
   let byId: Map<string, SideEntry> | undefined;
@@ -171,6 +187,7 @@ export async function scanLocal(root: string, ignored: Ignored, cache: Tree = ne
     // round trip each (50,000 lstat: ~0.4 s against 1–2 s with one promise per entry). The walk
     // yields to the event loop every YIELD_EVERY entries, so the process keeps answering.
     const names = readdirSync(abs).sort();
+    const prefix = abs.endsWith(sep) ? abs : abs + sep;
     const pending: (SideEntry | null | Promise<SideEntry | null>)[] = [];
     for (const name of names) {
       if (++sinceYield >= YIELD_EVERY) {
@@ -180,16 +197,17 @@ export async function scanLocal(root: string, ignored: Ignored, cache: Tree = ne
       const path = joinPath(folder, name);
       let st: BigIntStats | undefined;
       try {
-        st = lstatSync(join(abs, name), { bigint: true, throwIfNoEntry: false });
+        st = lstatSync(prefix + name, { bigint: true, throwIfNoEntry: false });
       } catch {
         continue; // unreadable: left out, as a vanished entry
       }
       const kind = !st ? null : st.isDirectory() ? 'folder' : st.isFile() ? 'file' : null;
-      if (!st || !kind || ignored(path, kind)) continue;
-      const id = `${st.dev}:${st.ino}`;
+      if (!st || !kind) continue;
       const here = cache.get(path);
+      if (!(trusted && here?.kind === kind) && rules(path, kind)) continue;
+      const id = `${st.dev}:${st.ino}`;
       const previous = here?.id === id ? here : cachedById(id);
-      const known = entryWithoutReading(path, st, previous);
+      const known = entryWithoutReading(path, st, id, previous);
       // Files to hash are hashed in parallel.
       pending.push(known !== undefined ? known : localEntry(root, path, previous, undefined, st));
     }
@@ -197,10 +215,14 @@ export async function scanLocal(root: string, ignored: Ignored, cache: Tree = ne
       if (!e) continue;
       tree.set(e.path, e);
       // A folder read before under this name and identity: its cached entries are its own.
-      if (e.kind === 'folder') await walk(e.path, cache.get(e.path)?.kind === 'folder' && cache.get(e.path)?.id === e.id);
+      if (e.kind === 'folder') {
+        const was = cache.get(e.path);
+        await walk(e.path, was?.kind === 'folder' && was.id === e.id);
+      }
     }
   };
   await walk(ROOT, cache.size > 0);
+  scannedWith.set(tree, rules);
   return tree;
 }
 
@@ -233,12 +255,50 @@ export async function remoteRootPresent(c: StorageConnector, root: string): Prom
   }
 }
 
-/** The remote folder's tree, listing folders a few at a time; a failed listing throws (never "empty"). */
-export async function scanRemote(c: StorageConnector, root: string, ignored: Ignored, concurrency = 4): Promise<Tree> {
+/**
+ * A local account's child as remoteEntry(entryOf(...)) makes it, from its stat result alone:
+ * the same ETag, size and time (a `Date` rounds the milliseconds), no `Entry` in between.
+ */
+export function localAccountEntry(st: Stats, path: string, seenAt: number): SideEntry {
+  if (st.isDirectory()) return { path, kind: 'folder', ver: 'd' };
+  const tag = `${etagOf(st)}|${st.size}`;
+  return { path, kind: 'file', id: tag, ver: tag, hash: undefined, size: st.size, modified: Math.round(st.mtimeMs), seenAt };
+}
+
+/**
+ * The remote folder's tree, listing folders a few at a time; a failed listing throws (never
+ * "empty"). `previous`, the side's last scan: for a local account, a file whose stat gives what
+ * its previous entry says keeps that entry (both trees share it in memory).
+ */
+export async function scanRemote(c: StorageConnector, root: string, rules: Ignored, concurrency = 4, previous?: Tree): Promise<Tree> {
+  const ignored = ignoredBut(rules, previous);
   const tree: Tree = new Map();
   const queue: string[] = [ROOT];
   let active = 0;
   let failure: unknown;
+  const add = (folder: string, e: SideEntry) => {
+    if (ignored(e.path, e.kind)) return;
+    tree.set(e.path, e);
+    if (e.kind === 'folder') queue.push(e.path);
+  };
+  // A local account: its stat results are read directly (the connector's checks still apply).
+  const local = c instanceof LocalConnector ? c : undefined;
+  const precision = c.features.modTimePrecisionMs ?? 1000;
+  const list = (folder: string, asked: number): Promise<void> =>
+    local
+      ? local.listStats(remoteAbs(root, folder)).then((children) => {
+          for (const { name, st } of children) {
+            const e = localAccountEntry(st, joinPath(folder, name), asked);
+            const was = previous?.get(e.path);
+            // The same version and time, seen when its second of modification was already over
+            // (not racy, docs/sync.md): the new entry would differ only in when it was seen.
+            const same = was && was.kind === e.kind && was.id === e.id && was.size === e.size && was.modified === e.modified && (e.kind === 'folder' || (was.seenAt !== undefined && was.seenAt >= was.modified! + precision));
+            add(folder, same ? was : e);
+          }
+        })
+      : c.list(remoteAbs(root, folder)).then((children) => {
+          for (const e of children) add(folder, remoteEntry(e, joinPath(folder, e.name), asked));
+        });
   await new Promise<void>((resolve) => {
     const pump = () => {
       if (failure !== undefined || (queue.length === 0 && active === 0)) return resolve();
@@ -246,15 +306,8 @@ export async function scanRemote(c: StorageConnector, root: string, ignored: Ign
         const folder = queue.shift()!;
         active++;
         // Seen as of when the listing was asked for: the server may have answered any time after.
-        const asked = Date.now();
-        c.list(remoteAbs(root, folder)).then(
-          (children) => {
-            for (const e of children) {
-              const path = joinPath(folder, e.name);
-              if (ignored(path, e.kind)) continue;
-              tree.set(path, remoteEntry(e, path, asked));
-              if (e.kind === 'folder') queue.push(path);
-            }
+        list(folder, Date.now()).then(
+          () => {
             active--;
             pump();
           },
@@ -269,5 +322,6 @@ export async function scanRemote(c: StorageConnector, root: string, ignored: Ign
     pump();
   });
   if (failure !== undefined) throw new ServiceError(toServiceError(failure).code, `Listing the remote folder failed: ${toServiceError(failure).message}`, {}, { cause: failure });
+  scannedWith.set(tree, rules);
   return tree;
 }

@@ -98,6 +98,17 @@ export class SyncStore {
     this.st(`UPDATE sync_pairs SET ${keys.map((k) => `${k} = ?`).join(', ')} WHERE id = ?`).run(...Object.values(cols), id);
   }
 
+  /**
+   * Pairs whose last plan was empty with nothing held, and whose trees and journal were not
+   * written since (migration 0850: the database clears the mark on any such write). Kept in the
+   * database, so the first pass after a start can trust it too.
+   */
+  readonly settled = {
+    has: (pair: number): boolean => this.st('SELECT settled FROM sync_pairs WHERE id = ?').pluck().get(pair) === 1,
+    add: (pair: number): void => void this.st('UPDATE sync_pairs SET settled = 1 WHERE id = ?').run(pair),
+    delete: (pair: number): void => void this.st('UPDATE sync_pairs SET settled = 0 WHERE id = ? AND settled = 1').run(pair),
+  };
+
   // ---- trees -------------------------------------------------------------------------------
 
   /**
@@ -117,17 +128,38 @@ export class SyncStore {
     return undefined;
   }
 
-  /** A side's last scan: also the cache of local content hashes (by inode, size and times). */
+  /**
+   * A side's last scan: also the cache of local content hashes (by inode, size and times). The
+   * map is the store's own copy (no copy of 50,000 entries per pass): callers only read it.
+   */
   tree(pair: number, side: Side): Tree {
     const m = this.mirror(pair, side);
-    if (m) return new Map(m);
+    if (m) return m;
     const t: Tree = new Map();
-    for (const r of this.st('SELECT * FROM sync_tree WHERE pair_id = ? AND tree = ?').iterate(pair, side) as IterableIterator<TreeRow>) {
-      t.set(r.path, { path: r.path, kind: r.kind, id: u(r.local_id), ver: r.local_ver ?? '', hash: u(r.hash), size: u(r.size), stamp: u(r.stamp) });
+    for (const [path, kind, localId, localVer, rowHash, size, stamp] of this.sideRows(pair, side)) {
+      // One string where two columns hold the same text (a local hash is its version, a remote
+      // ETag its identity): each column read is a string of its own.
+      const hash = u(rowHash);
+      const id = u(localId);
+      const ver = localVer === hash ? hash! : localVer === id ? id! : (localVer ?? '');
+      t.set(path, { path, kind, id, ver, hash, size: u(size), stamp: u(stamp) });
     }
     // The rows as they are now: the next scan of the side is compared with them in memory.
     this.mirrors.set(`${pair}:${side}`, t);
-    return new Map(t);
+    return t;
+  }
+
+  /** A side's stored rows, the columns a side keeps, as arrays (50,000 rows: no object per row). */
+  private sideRows(pair: number, side: Side) {
+    type Row = [path: string, kind: 'file' | 'folder', id: string | null, ver: string | null, hash: string | null, size: number | null, stamp: string | null];
+    let s = this.statements.get('side rows');
+    if (!s) this.statements.set('side rows', (s = this.db.prepare('SELECT path, kind, local_id, local_ver, hash, size, stamp FROM sync_tree WHERE pair_id = ? AND tree = ?').raw(true)));
+    return s.iterate(pair, side) as IterableIterator<Row>;
+  }
+
+  /** The side's last scan when it is still in memory (never read from the database for this). */
+  lastScan(pair: number, side: Side): Tree | undefined {
+    return this.mirror(pair, side);
   }
 
   /**
@@ -142,17 +174,20 @@ export class SyncStore {
       const gone: string[] = [];
       const changed: SideEntry[] = [];
       if (last) {
-        for (const path of last.keys()) if (!tree.has(path)) gone.push(path);
+        let kept = 0;
         for (const e of tree.values()) {
           const r = last.get(e.path);
+          if (r) kept++;
           if (!r || (e !== r && !sameRow(e, r.kind, r.id, r.ver, r.hash, r.size, r.stamp))) changed.push(e);
         }
+        // Every stored path is in the scan when as many of the scan's paths were stored.
+        if (kept < last.size) for (const path of last.keys()) if (!tree.has(path)) gone.push(path);
       } else {
         const same = new Set<string>();
-        for (const r of this.st('SELECT * FROM sync_tree WHERE pair_id = ? AND tree = ?').iterate(pair, side) as IterableIterator<TreeRow>) {
-          const e = tree.get(r.path);
-          if (!e) gone.push(r.path);
-          else if (sameRow(e, r.kind, u(r.local_id), r.local_ver ?? '', u(r.hash), u(r.size), u(r.stamp))) same.add(r.path);
+        for (const [path, kind, id, ver, hash, size, stamp] of this.sideRows(pair, side)) {
+          const e = tree.get(path);
+          if (!e) gone.push(path);
+          else if (sameRow(e, kind, u(id), ver ?? '', u(hash), u(size), u(stamp))) same.add(path);
         }
         for (const e of tree.values()) if (!same.has(e.path)) changed.push(e);
       }

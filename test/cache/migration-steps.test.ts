@@ -1,4 +1,4 @@
-// The migration steps 0200, 0210, 0400, 0500, 0530, 0540, 0550, 0560, 0570, 0580 and 0630 (src-main/cache/migrations/): each is applied
+// The migration steps 0200, 0210, 0400, 0500, 0530, 0540, 0550, 0560, 0570, 0580, 0630 and 0850 (src-main/cache/migrations/): each is applied
 // on a database holding data written at the version before it, which must survive the step
 // unchanged, and the new tables keep their constraints and cascade with the account.
 import { describe, expect, it } from 'vitest';
@@ -221,6 +221,39 @@ describe('migration steps keep the data of the version before them', () => {
     db.prepare("INSERT INTO sync_conflicts (pair_id, path, copy_path, created) VALUES (1, '/x', '/x (conflict)', 'c')").run();
     db.prepare('DELETE FROM accounts').run();
     expect(['sync_pairs', 'sync_tree', 'sync_journal', 'sync_conflicts'].map((t) => count(db, t))).toEqual([0, 0, 0, 0]);
+    db.close();
+  });
+  // docs/sync.md, "How changes are found": a pair's settled mark, cleared by any write of its trees or journal
+  it('0850-sync-settled: pairs and trees survive unsettled; a tree or journal write clears the mark of its pair only', () => {
+    const db = dbAt(MIGRATIONS.filter((m) => m.version < 850).at(-1)!.version);
+    const pair = db.prepare("INSERT INTO sync_pairs (local_path, account_id, remote_path, created) VALUES (?, 1, '/', 'c')");
+    pair.run('/one');
+    pair.run('/two');
+    db.prepare("INSERT INTO sync_tree (pair_id, tree, path, kind) VALUES (1, 'local', '/x', 'file')").run();
+    const before = [db.prepare('SELECT * FROM sync_pairs').all(), db.prepare('SELECT * FROM sync_tree').all()];
+    migrate(db, 850);
+    expect(db.pragma('user_version', { simple: true })).toBe(850);
+    expect([db.prepare('SELECT * FROM sync_pairs').all().map((r) => ({ ...(r as object), settled: undefined })), db.prepare('SELECT * FROM sync_tree').all()]).toEqual([
+      before[0].map((r) => ({ ...(r as object), settled: undefined })),
+      before[1],
+    ]);
+    const marks = () => db.prepare('SELECT settled FROM sync_pairs ORDER BY id').pluck().all();
+    expect(marks()).toEqual([0, 0]);
+    expect(() => db.prepare('UPDATE sync_pairs SET settled = 2').run()).toThrow(/CHECK/);
+    const settle = () => db.prepare('UPDATE sync_pairs SET settled = 1').run();
+    for (const write of [
+      "INSERT INTO sync_tree (pair_id, tree, path, kind) VALUES (1, 'synced', '/y', 'file')",
+      "INSERT OR REPLACE INTO sync_tree (pair_id, tree, path, kind) VALUES (1, 'synced', '/y', 'folder')",
+      "UPDATE sync_tree SET hash = 'h' WHERE pair_id = 1 AND path = '/x'",
+      "DELETE FROM sync_tree WHERE pair_id = 1 AND path = '/y'",
+      "INSERT INTO sync_journal (pair_id, op, stage, created) VALUES (1, '{}', 'started', 'c')",
+    ]) {
+      settle();
+      db.prepare(write).run();
+      expect(marks(), write).toEqual([0, 1]);
+    }
+    db.prepare('DELETE FROM accounts').run();
+    expect(count(db, 'sync_pairs')).toBe(0);
     db.close();
   });
 });

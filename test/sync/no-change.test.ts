@@ -75,4 +75,51 @@ describe('sync: a pass over an unchanged pair', () => {
       db.close();
     }
   });
+
+  // The settled mark is kept in the database (migration 0850): the first pass after a start
+  // plans nothing when both scans are as stored, and any write of the trees or the journal
+  // since the mark (by whatever code) makes that pass plan again.
+  it('after a start: plans nothing over an unchanged settled pair; a tree or journal written since is planned again', async () => {
+    const [mine, theirs] = [join(dir, 'r-mine'), join(dir, 'r-theirs')];
+    mkdirSync(join(mine, 'a'), { recursive: true });
+    mkdirSync(theirs);
+    writeFileSync(join(mine, 'a/x.txt'), 'one');
+    writeFileSync(join(mine, 'y.txt'), 'one');
+    const start = () => localEngine(dir, theirs, { manual: true }, 'r-sync.db');
+    const first = start();
+    const pair = await first.engine.create({ localPath: mine, account: 1, remotePath: '/' });
+    await first.engine.run(pair.id);
+    expect((await first.engine.run(pair.id)).ops).toBe(0);
+    await first.engine.close();
+    first.db.close();
+
+    // Started again, nothing changed: no synced tree read, nothing planned.
+    let { db, engine } = start();
+    try {
+      const synced = vi.spyOn(engine.store, 'synced');
+      expect((await engine.run(pair.id)).ops).toBe(0);
+      expect(synced).not.toHaveBeenCalled();
+      // A synced entry lost behind the engine's back (the scans are unchanged): planned again,
+      // and the file is recorded as synced once more.
+      engine.store.forgetSynced(pair.id, '/y.txt');
+    } finally {
+      await engine.close();
+      db.close();
+    }
+    ({ db, engine } = start());
+    try {
+      const synced = vi.spyOn(engine.store, 'synced');
+      await engine.run(pair.id);
+      expect(synced).toHaveBeenCalled();
+      expect(engine.store.getSynced(pair.id, '/y.txt')).toMatchObject({ path: '/y.txt', kind: 'file' });
+      // Settled again; then an operation journaled and never finished (a kill before its write).
+      expect((await engine.run(pair.id)).ops).toBe(0);
+      expect(engine.store.settled.has(pair.id)).toBe(true);
+      engine.store.begin(pair.id, { type: 'forget', path: '/gone.txt' });
+      expect(engine.store.settled.has(pair.id)).toBe(false);
+    } finally {
+      await engine.close();
+      db.close();
+    }
+  });
 });

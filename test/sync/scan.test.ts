@@ -1,9 +1,13 @@
 // The local scanner (docs/sync.md, "How changes are found" and "What is synced"): the case
 // "untrustworthy times" on a real file system, and the ignore rules.
-import { mkdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ignoreRules, loadIgnore, scanLocal } from '../../src-main/sync/scan';
+import { LocalConnector } from '../../src-main/connectors/local';
+import type { StorageConnector } from '../../src-main/connectors/types';
+import type { Tree } from '../../src-main/sync/model';
+import { ignoreRules, loadIgnore, scanLocal, scanRemote } from '../../src-main/sync/scan';
 import { scratchDir } from '../servers/util';
 
 describe('sync scanner', () => {
@@ -93,5 +97,104 @@ describe('sync scanner', () => {
     expect(after.get('/a/edited.txt')!.ver).not.toBe(before.get('/a/edited.txt')!.ver);
     // Moved: same identity and hash, its own path.
     expect(after.get('/a/moved.txt')).toMatchObject({ path: '/a/moved.txt', id: before.get('/moved.txt')!.id, hash: before.get('/moved.txt')!.hash });
+  });
+
+  // docs/sync.md, "How changes are found": a local account's remote side is read from its stat
+  // results directly; it must give what the connector's listing gives.
+  it('a local account as the remote side: the same tree as through the connector\'s listing', async () => {
+    const account = join(dir, 'account');
+    const outside = join(dir, 'outside');
+    mkdirSync(join(account, 'pair/sub'), { recursive: true });
+    mkdirSync(outside, { recursive: true });
+    writeFileSync(join(outside, 'secret.txt'), 'secret');
+    writeFileSync(join(account, 'pair/a.txt'), 'a');
+    writeFileSync(join(account, 'pair/sub/b.bin'), Buffer.alloc(70_000));
+    writeFileSync(join(account, 'pair/sub/half.txt'), 'h');
+    // Times with a fraction of a millisecond, rounded up and down by a Date.
+    utimesSync(join(account, 'pair/a.txt'), 1_700_000_000.0005, 1_700_000_000.0016);
+    utimesSync(join(account, 'pair/sub/half.txt'), 1_700_000_000.0004, 1_700_000_000.0004);
+    writeFileSync(join(account, 'pair/.tributary-upload-1.tmp'), 'temp');
+    symlinkSync(outside, join(account, 'pair/out')); // leads out of the account: not shown
+    symlinkSync(join(account, 'pair/sub'), join(account, 'pair/in')); // stays inside: shown
+    execFileSync('mkfifo', [join(account, 'pair/sub/fifo')]); // a special file: not shown
+    const c = new LocalConnector({ path: account, trashDir: join(dir, 'account-trash') });
+    try {
+      const none = ignoreRules(undefined);
+      const direct = await scanRemote(c, '/pair', none);
+      // The same connector seen only through the StorageConnector interface: the listing path.
+      const listed = await scanRemote({ list: (p: string) => c.list(p), stat: (p: string) => c.stat(p), features: c.features } as unknown as StorageConnector, '/pair', none);
+      const strip = (t: typeof direct) => [...t.values()].map((e) => ({ ...e, seenAt: 0 })).sort((a, b) => (a.path < b.path ? -1 : 1));
+      expect(strip(direct)).toEqual(strip(listed));
+      expect([...direct.keys()].sort()).toEqual(['/a.txt', '/in', '/in/b.bin', '/in/half.txt', '/sub', '/sub/b.bin', '/sub/half.txt']);
+      expect(direct.get('/a.txt')!.modified).toBe(1_700_000_000_002);
+      expect(direct.get('/sub/half.txt')!.modified).toBe(1_700_000_000_000);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('a local account as the remote side: an unchanged file keeps its entry; a changed, racy or moved one does not', async () => {
+    const account = join(dir, 'account2');
+    mkdirSync(join(account, 'd'), { recursive: true });
+    for (const n of ['same.txt', 'grown.txt', 'touched.txt', 'future.txt', 'd/moved.txt']) writeFileSync(join(account, n), n);
+    const future = new Date(Date.now() + 3_600_000);
+    utimesSync(join(account, 'future.txt'), future, future);
+    const c = new LocalConnector({ path: account, trashDir: join(dir, 'account2-trash') });
+    try {
+      const none = ignoreRules(undefined);
+      // Seen after their second is over (docs/sync.md, racy versions).
+      await new Promise((r) => setTimeout(r, 20));
+      const before = await scanRemote(c, '/', none);
+      writeFileSync(join(account, 'grown.txt'), 'grown.txt, longer');
+      utimesSync(join(account, 'touched.txt'), new Date(1_000_000), new Date(1_000_000));
+      renameSync(join(account, 'd/moved.txt'), join(account, 'moved.txt'));
+      // Same name, size and time, another inode.
+      writeFileSync(join(account, 'd/moved.txt'), 'd/moved.txt');
+      const then = new Date(before.get('/d/moved.txt')!.modified!);
+      utimesSync(join(account, 'd/moved.txt'), then, then);
+      const after = await scanRemote(c, '/', none, 4, before);
+      expect(after.get('/same.txt')).toBe(before.get('/same.txt'));
+      expect(after.get('/d')).toBe(before.get('/d'));
+      for (const p of ['/grown.txt', '/touched.txt', '/d/moved.txt']) {
+        expect(after.get(p)).not.toBe(before.get(p));
+        expect(after.get(p)!.ver).not.toBe(before.get(p)!.ver);
+      }
+      // Modified after it was seen: the entry says when it was seen again.
+      expect(after.get('/future.txt')).not.toBe(before.get('/future.txt'));
+      expect(after.get('/future.txt')!.seenAt).toBeGreaterThanOrEqual(before.get('/future.txt')!.seenAt!);
+      // The kept entries are what a scan without the previous one gives, but for when they were seen.
+      const fresh = await scanRemote(c, '/', none);
+      expect([...after.values()].map((e) => ({ ...e, seenAt: 0 }))).toEqual([...fresh.values()].map((e) => ({ ...e, seenAt: 0 })));
+    } finally {
+      await c.close();
+    }
+  });
+
+  // docs/sync.md, "What is synced": a path the last scan held is not asked about again only
+  // while the rules are the same ones and it has the same kind.
+  it('new rules apply to paths the last scan held; a file that became a folder is asked about again', async () => {
+    const account = join(dir, 'account3');
+    mkdirSync(join(account, 'keep'), { recursive: true });
+    for (const n of ['a.log', 'b.txt', 'build', 'keep/c.txt']) writeFileSync(join(account, n), n);
+    const c = new LocalConnector({ path: account, trashDir: join(dir, 'account3-trash') });
+    try {
+      const all = ignoreRules('build/\n');
+      const scans = async (rules: typeof all, previous?: { local: Tree; remote: Tree }) => ({
+        local: await scanLocal(account, rules, previous?.local),
+        remote: await scanRemote(c, '/', rules, 4, previous?.remote),
+      });
+      const first = await scans(all);
+      for (const t of [first.local, first.remote]) expect([...t.keys()].sort()).toEqual(['/a.log', '/b.txt', '/build', '/keep', '/keep/c.txt']);
+      // The file `build` becomes a folder: `build/` now leaves it out.
+      rmSync(join(account, 'build'));
+      mkdirSync(join(account, 'build'));
+      const second = await scans(all, first);
+      for (const t of [second.local, second.remote]) expect([...t.keys()].sort()).toEqual(['/a.log', '/b.txt', '/keep', '/keep/c.txt']);
+      // Other rules: what the last scan held is asked about again.
+      const third = await scans(ignoreRules('build/\n*.log\n', ['/keep']), second);
+      for (const t of [third.local, third.remote]) expect([...t.keys()].sort()).toEqual(['/b.txt']);
+    } finally {
+      await c.close();
+    }
   });
 });

@@ -99,7 +99,10 @@ export function entryOf(path: string, st: Stats, raw?: Record<string, unknown>):
     size: folder ? null : st.size,
     modified: st.mtime,
     created: st.birthtimeMs > 0 ? st.birthtime : null,
-    etag: `${st.ino.toString(16)}-${st.size.toString(16)}-${Math.round(st.mtimeMs).toString(16)}`,
+    etag: etagOf(st),
     raw: { mode: st.mode, inode: st.ino, ...raw },
   };
 }
+
+/** A local file's ETag: inode, size and modification time (ms), so any change gives a new one. */
+export const etagOf = (st: Stats) => `${st.ino.toString(16)}-${st.size.toString(16)}-${Math.round(st.mtimeMs).toString(16)}`;
