@@ -1,4 +1,4 @@
--- Generated from a fresh migration run (user_version 630); see test/cache/schema.test.ts.
+-- Generated from a fresh migration run (user_version 850); see test/cache/schema.test.ts.
 CREATE TABLE account_tokens (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
@@ -408,6 +408,7 @@ CREATE TABLE sync_pairs (
   error TEXT,
   last_sync TEXT,
   created TEXT NOT NULL,
+  settled INTEGER NOT NULL DEFAULT 0 CHECK (settled IN (0, 1)),
   UNIQUE (local_path)
 ) STRICT;
 
@@ -489,3 +490,11 @@ CREATE INDEX sync_journal_by_pair ON sync_journal (pair_id, id);
 CREATE INDEX upload_jobs_by_state ON upload_jobs (state);
 
 CREATE TRIGGER mail_messages_fts_delete AFTER DELETE ON mail_messages BEGIN DELETE FROM mail_fts WHERE rowid = old.id; END;
+
+CREATE TRIGGER sync_journal_insert_unsettles AFTER INSERT ON sync_journal WHEN (SELECT settled FROM sync_pairs WHERE id = NEW.pair_id) = 1 BEGIN UPDATE sync_pairs SET settled = 0 WHERE id = NEW.pair_id; END;
+
+CREATE TRIGGER sync_tree_delete_unsettles AFTER DELETE ON sync_tree WHEN (SELECT settled FROM sync_pairs WHERE id = OLD.pair_id) = 1 BEGIN UPDATE sync_pairs SET settled = 0 WHERE id = OLD.pair_id; END;
+
+CREATE TRIGGER sync_tree_insert_unsettles AFTER INSERT ON sync_tree WHEN (SELECT settled FROM sync_pairs WHERE id = NEW.pair_id) = 1 BEGIN UPDATE sync_pairs SET settled = 0 WHERE id = NEW.pair_id; END;
+
+CREATE TRIGGER sync_tree_update_unsettles AFTER UPDATE ON sync_tree WHEN (SELECT settled FROM sync_pairs WHERE id IN (OLD.pair_id, NEW.pair_id) AND settled = 1) = 1 BEGIN UPDATE sync_pairs SET settled = 0 WHERE id IN (OLD.pair_id, NEW.pair_id); END;
