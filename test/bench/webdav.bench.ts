@@ -98,7 +98,7 @@ export async function main(): Promise<Row[]> {
     });
     // rclone with an environment-only remote (notes/test-servers.md §3/§4: no config file,
     // AWS_CA_BUNDLE unset because rclone 1.60 chokes on it).
-    const obscured = spawnSync('rclone', ['obscure', server.password], { encoding: 'utf8' }).stdout.trim();
+    const obscured = spawnSync('rclone', ['obscure', '--', server.password], { encoding: 'utf8' }).stdout.trim();
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       RCLONE_CONFIG: '/dev/null',
