@@ -8,7 +8,8 @@
  *   BENCH_SIZE_MB (default 1024), BENCH_LIST_ENTRIES (default 100000), BENCH_READ_RUNS (default 2)
  * "down" goes to a null sink for every tool (network + server + client: the REST path, a stream);
  * "to file" downloads into a file on disk (Tributary's desktop downloader, curl -o, rclone copyto).
- * Downloads and listings alternate between the tools in each round, best of BENCH_READ_RUNS.
+ * Downloads and listings alternate between the tools in each round, best of BENCH_READ_RUNS; each
+ * round starts with another tool, so none is always the one run right after a big transfer.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -97,7 +98,7 @@ export async function main(): Promise<Row[]> {
     });
     // rclone with an environment-only remote (notes/test-servers.md §3/§4: no config file,
     // AWS_CA_BUNDLE unset because rclone 1.60 chokes on it).
-    const obscured = spawnSync('rclone', ['obscure', server.password], { encoding: 'utf8' }).stdout.trim();
+    const obscured = spawnSync('rclone', ['obscure', '--', server.password], { encoding: 'utf8' }).stdout.trim();
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       RCLONE_CONFIG: '/dev/null',
@@ -134,21 +135,31 @@ export async function main(): Promise<Row[]> {
       return s;
     };
     const list = { t: Infinity, r: Infinity, c: Infinity };
+    type Timings = { t: number; r: number; c: number };
+    /** Runs one step per tool, starting with a different tool each round, keeping each one's best time. */
+    const inTurn = async (round: number, best: Timings, steps: Record<keyof Timings, () => Promise<number>>) => {
+      const order = (['t', 'r', 'c'] as const).map((_, i, all) => all[(i + round) % all.length]!);
+      for (const k of order) best[k] = Math.min(best[k], await steps[k]());
+    };
     for (let round = 0; round < READ_RUNS; round++) {
-      down.t = Math.min(down.t, await timed(async () => pipeline((await app.storage.download(acc.id, fileId)).stream, nullSink())));
-      down.r = Math.min(down.r, await timed(() => exec('rclone', ['cat', 'dav:rclone.bin'], env)));
-      down.c = Math.min(down.c, await timed(() => exec('curl', ['-sSf', '-u', auth, '-o', '/dev/null', `${server.url}curl.bin`])));
-      toFile.t = Math.min(toFile.t, await intoFile((target) => app.downloads.download({ accountId: acc.id, fileId, targetPath: target })));
-      toFile.r = Math.min(toFile.r, await intoFile((target) => exec('rclone', ['copyto', 'dav:rclone.bin', target], env)));
-      toFile.c = Math.min(toFile.c, await intoFile((target) => exec('curl', ['-sSf', '-u', auth, '-o', target, `${server.url}curl.bin`])));
-      list.t = Math.min(
-        list.t,
-        await timed(async () => {
-          listed = (await app.storage.list(acc.id, folder.id, 1, 1000)).total;
-        }),
-      );
-      list.r = Math.min(list.r, await timed(() => exec('rclone', ['lsf', 'dav:listing'], env)));
-      list.c = Math.min(list.c, await timed(() => exec('curl', ['-sSf', '-u', auth, '-X', 'PROPFIND', '-H', 'Depth: 1', '-o', '/dev/null', `${server.url}listing/`])));
+      await inTurn(round, down, {
+        t: () => timed(async () => pipeline((await app.storage.download(acc.id, fileId)).stream, nullSink())),
+        r: () => timed(() => exec('rclone', ['cat', 'dav:rclone.bin'], env)),
+        c: () => timed(() => exec('curl', ['-sSf', '-u', auth, '-o', '/dev/null', `${server.url}curl.bin`])),
+      });
+      await inTurn(round, toFile, {
+        t: () => intoFile((target) => app.downloads.download({ accountId: acc.id, fileId, targetPath: target })),
+        r: () => intoFile((target) => exec('rclone', ['copyto', 'dav:rclone.bin', target], env)),
+        c: () => intoFile((target) => exec('curl', ['-sSf', '-u', auth, '-o', target, `${server.url}curl.bin`])),
+      });
+      await inTurn(round, list, {
+        t: () =>
+          timed(async () => {
+            listed = (await app.storage.list(acc.id, folder.id, 1, 1000)).total;
+          }),
+        r: () => timed(() => exec('rclone', ['lsf', 'dav:listing'], env)),
+        c: () => timed(() => exec('curl', ['-sSf', '-u', auth, '-X', 'PROPFIND', '-H', 'Depth: 1', '-o', '/dev/null', `${server.url}listing/`])),
+      });
     }
     if (listed !== ENTRIES) throw new Error(`Tributary listed ${listed} entries, expected ${ENTRIES}`);
     rows.push({ tool: 'tributary', uploadMBs: MB / tUp, downloadMBs: MB / down.t, fileMBs: MB / toFile.t, listEntriesPerS: ENTRIES / list.t });

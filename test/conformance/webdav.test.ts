@@ -89,4 +89,22 @@ describe('webdav connector specifics', () => {
     expect(folder).toMatchObject({ href: 'http://host/dav/a%20b/', collection: true });
     await expect(parseMultistatus(Readable.from([Buffer.from('<D:multistatus xmlns:D="DAV:"><D:response>')]))).rejects.toMatchObject({ code: 'upstream_error' });
   });
+
+  // RFC 4918 §14 (XML elements are matched by namespace): declarations hold only inside the
+  // element that makes them, a default namespace counts, and a DAV: local name in another
+  // namespace is someone else's property.
+  it('resolves namespace prefixes only within the element that declares them', async () => {
+    const xml = `<?xml version="1.0"?><multistatus xmlns="DAV:" xmlns:D="DAV:">
+<D:response xmlns:a="DAV:"><href>/f/one.txt</href><a:propstat><a:prop><a:getetag>"1"</a:getetag></a:prop><a:status>HTTP/1.1 200 OK</a:status></a:propstat></D:response>
+<D:response xmlns="urn:other" xmlns:a="urn:other"><D:href>/f/two.txt</D:href><D:propstat><D:prop><getetag>"other"</getetag>
+<D:getcontentlength>2</D:getcontentlength><a:getcontentlength>9</a:getcontentlength></D:prop><D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response>
+<response><href>/f/three.txt</href><propstat><prop><getetag>"3"</getetag></prop><status>HTTP/1.1 200 OK</status></propstat></response>
+</multistatus>`;
+    const [one, two, three, ...rest] = await parseMultistatus(Readable.from([Buffer.from(xml)]));
+    expect(rest).toEqual([]);
+    expect(one).toMatchObject({ href: '/f/one.txt', etag: '"1"' });
+    expect(two).toMatchObject({ href: '/f/two.txt', length: 2 });
+    expect(two!.etag).toBeUndefined();
+    expect(three).toMatchObject({ href: '/f/three.txt', etag: '"3"' });
+  });
 });

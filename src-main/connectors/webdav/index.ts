@@ -112,6 +112,19 @@ export class WebDavConnector implements StorageConnector {
     return rest.length ? `/${rest.join('/')}` : ROOT;
   }
 
+  /**
+   * `pathOfHref` for an href that is `prefix` (the folder's request path, as `url` writes it)
+   * plus at most one segment; undefined for any other href.
+   */
+  private childOfHref(href: string, prefix: string, folder: string): string | undefined {
+    if (!href.startsWith(prefix)) return undefined;
+    const end = href.endsWith('/') ? href.length - 1 : href.length;
+    if (end < prefix.length) return folder;
+    const seg = href.slice(prefix.length, end);
+    if (seg.includes('/')) return undefined;
+    return seg ? joinPath(folder, safeDecode(seg)) : folder;
+  }
+
   private async request(
     method: string,
     path: string,
@@ -235,8 +248,11 @@ export class WebDavConnector implements StorageConnector {
     const responses = await this.propfind(path, 1, true);
     const out: Entry[] = [];
     let self: DavResponse | undefined;
+    // Servers answer with the folder's path as it was asked followed by one name: those hrefs
+    // are read without decoding the folder's segments again for each of 100,000 entries.
+    const prefix = this.url(path, true);
     for (const r of responses) {
-      const p = this.pathOfHref(r.href);
+      const p = this.childOfHref(r.href, prefix, path) ?? this.pathOfHref(r.href);
       if (p === undefined) continue;
       if (p === path) {
         self = r;
