@@ -5,8 +5,8 @@
  * crash never leaves a half-written file under its final name. Deletion goes to the desktop
  * trash (freedesktop.org Trash spec) unless the account names its own trash folder.
  */
-import { closeSync, constants as fsc, createWriteStream, existsSync, fchmodSync, fsync, futimesSync, linkSync, lstatSync, openSync, realpathSync, renameSync, statSync, unlinkSync, type Stats } from 'node:fs';
-import { chmod, copyFile, cp, lstat, mkdir, open, readdir, readFile, realpath, rename, rm, rmdir, stat, statfs, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
+import { closeSync, constants as fsc, createWriteStream, existsSync, fchmod, fsync, futimes, lstatSync, openSync, realpathSync, statSync, type Stats } from 'node:fs';
+import { chmod, copyFile, cp, link, lstat, mkdir, open, readdir, readFile, realpath, rename, rm, rmdir, stat, statfs, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
 import { homedir, userInfo } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -327,16 +327,17 @@ export class LocalConnector implements StorageConnector {
     if (!source.isFile()) throw source.isDirectory() ? new ServiceError('invalid_parameters', `"${file}" is a folder.`) : specialFile(file, undefined, source);
     opts.signal?.throwIfAborted();
     return this.writeThrough(path, opts, async (temp, mode) => {
-      // The copy and the fsync go through the I/O pool; the metadata calls around them are
-      // synchronous (see safeTarget): two trips through the pool per file instead of six.
       await copyFile(file, temp, fsc.COPYFILE_EXCL | fsc.COPYFILE_FICLONE);
+      // Opened synchronously (a lookup, see safeTarget); the calls that change the file stay in
+      // the I/O pool: on a journaling file system they may wait for a commit another fsync started.
       const fd = openSync(temp, 'r');
+      const call = (f: (cb: (e: NodeJS.ErrnoException | null) => void) => void) => new Promise<void>((done, fail) => f((e) => (e ? fail(e) : done())));
       try {
         // The copy has the source's mode: changed only when the target's differs.
-        if ((source.mode & 0o7777) !== mode) fchmodSync(fd, mode);
+        if ((source.mode & 0o7777) !== mode) await call((cb) => fchmod(fd, mode, cb));
         // The time is set before the fsync, which makes it durable with the bytes.
-        if (opts.modified) futimesSync(fd, opts.modified, opts.modified);
-        if (this.syncWrites) await new Promise<void>((done, fail) => fsync(fd, (e) => (e ? fail(e) : done())));
+        if (opts.modified) await call((cb) => futimes(fd, opts.modified!, opts.modified!, cb));
+        if (this.syncWrites) await call((cb) => fsync(fd, cb));
       } finally {
         closeSync(fd);
       }
@@ -352,14 +353,13 @@ export class LocalConnector implements StorageConnector {
   async publish(temp: string, path: string, noReplace?: NoReplace, proved?: string): Promise<string> {
     // `proved`: the file system path of `path`, just checked by safe() (one realpath walk less per write).
     if (!noReplace) {
-      renameSync(temp, proved ?? (await this.safe(path)));
+      await rename(temp, proved ?? (await this.safe(path)));
       return path;
     }
     for (let target: string | undefined = path; target !== undefined; target = await noReplace.next?.(target)) {
       const abs = target === path && proved ? proved : await this.safe(target);
       try {
-        // Synchronous: two metadata calls (see safeTarget).
-        linkSync(temp, abs);
+        await link(temp, abs);
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code;
         if (code === 'EEXIST') continue;
@@ -369,7 +369,7 @@ export class LocalConnector implements StorageConnector {
         await rename(temp, abs);
         return target;
       }
-      unlinkSync(temp);
+      await unlink(temp);
       return target;
     }
     throw new ServiceError('naming_conflict', `"${baseName(path)}" already exists.`);
