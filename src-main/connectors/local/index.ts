@@ -5,7 +5,7 @@
  * crash never leaves a half-written file under its final name. Deletion goes to the desktop
  * trash (freedesktop.org Trash spec) unless the account names its own trash folder.
  */
-import { constants as fsc, createWriteStream, existsSync, realpathSync, statSync, type Stats } from 'node:fs';
+import { closeSync, constants as fsc, createWriteStream, existsSync, fchmod, fsync, futimes, lstatSync, openSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { chmod, copyFile, cp, link, lstat, mkdir, open, readdir, readFile, realpath, rename, rm, rmdir, stat, statfs, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
 import { homedir, userInfo } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
@@ -153,6 +153,34 @@ export class LocalConnector implements StorageConnector {
     }
   }
 
+  /**
+   * `safe` for a name about to be written, with what is there now (lstat; undefined when
+   * nothing): proving the folder is enough, since the file is made in it and published by
+   * rename or link, neither of which follows a symbolic link at the name. A link at the name
+   * still gets the full check (one leading out is refused, as for any access). One realpath of
+   * an existing folder instead of a failed one of the new name first (a thrown error per file).
+   * Synchronous calls, as in `list`: on cached metadata each costs a fraction of a trip through
+   * the I/O pool, which the copies' own reads, writes and fsyncs keep busy.
+   */
+  private async safeTarget(path: string): Promise<{ abs: string; existing?: Stats }> {
+    const abs = this.abs(path);
+    if (abs === this.root) return { abs: await this.safe(path), existing: await this.usable(abs, path) };
+    const rootReal = await this.rootReal();
+    let real: string;
+    let existing: Stats | undefined;
+    try {
+      real = realpathSync.native(dirname(abs));
+      existing = lstatSync(abs, { throwIfNoEntry: false });
+    } catch {
+      // A missing or unreadable folder: the full walk gives the documented error.
+      return { abs: await this.safe(path) };
+    }
+    if (!this.inside(real, rootReal)) throw new ServiceError('forbidden', `"${path}" is outside this account's folder.`);
+    if (!existing?.isSymbolicLink()) return { abs, existing };
+    await this.safe(path);
+    return { abs, existing: await stat(abs).catch(() => undefined) };
+  }
+
   private toUpstream(abs: string): string {
     const rel = relative(this.root, abs);
     return rel ? `/${rel.split(sep).join('/')}` : ROOT;
@@ -251,28 +279,44 @@ export class LocalConnector implements StorageConnector {
    * One write into the hidden temporary file beside `path` (made by `fill`, with the mode of the
    * file it replaces), then its time and the publish; the temporary file is removed on failure.
    */
-  private async writeThrough(path: string, opts: WriteOptions, fill: (temp: string, mode: number) => Promise<void>): Promise<Entry> {
-    const abs = await this.safe(path);
-    const existing = await stat(abs).catch(() => undefined);
+  private async writeThrough(path: string, opts: WriteOptions, fill: (temp: string, mode: number) => Promise<boolean | void>): Promise<Entry> {
+    const { abs, existing } = await this.safeTarget(path);
     if (existing?.isDirectory()) throw new ServiceError('naming_conflict', `A folder named "${baseName(path)}" exists.`);
     const temp = join(dirname(abs), opts.tempName ?? tempName());
+    let published: string;
     try {
-      await fill(temp, existing ? existing.mode & 0o777 : 0o644);
+      // `fill` answers true when it set the time itself (before its fsync).
+      const timed = await fill(temp, existing ? existing.mode & 0o777 : 0o644);
       opts.signal?.throwIfAborted();
-      if (opts.modified) await utimes(temp, opts.modified, opts.modified);
+      if (opts.modified && !timed) await utimes(temp, opts.modified, opts.modified);
       // `abs` was proved inside above; another name (noReplace.next) is proved by publish.
-      path = await this.publish(temp, path, opts.noReplace, abs);
+      published = await this.publish(temp, path, opts.noReplace, abs);
     } catch (e) {
       await unlink(temp).catch(() => {});
       throw fsError(e, path);
     }
-    return this.stat(path);
+    // Published under the proved name: its entry needs no second walk of the path.
+    if (published !== path) return this.stat(published);
+    try {
+      return entryOf(path, statSync(abs));
+    } catch (e) {
+      throw fsError(e, path);
+    }
   }
 
   /** The file system path of the regular file at `path`, for `writeFile` of another local account. */
   private async localFile(path: string): Promise<string> {
-    const abs = await this.safe(path);
-    if ((await this.usable(abs, path)).isDirectory()) throw new ServiceError('invalid_parameters', `"${path}" is a folder.`);
+    const abs = this.abs(path);
+    let st: Stats | undefined;
+    try {
+      // Synchronous (see safeTarget); anything unusual gets the full check below and its error.
+      if (this.inside(realpathSync.native(abs), await this.rootReal())) st = statSync(abs);
+    } catch {
+      st = undefined;
+    }
+    st ??= await this.usable(await this.safe(path), path);
+    if (isSpecial(st)) throw specialFile(path, undefined, st);
+    if (st.isDirectory()) throw new ServiceError('invalid_parameters', `"${path}" is a folder.`);
     return abs;
   }
 
@@ -282,20 +326,31 @@ export class LocalConnector implements StorageConnector {
    */
   async writeFile(path: string, file: string, opts: WriteOptions = {}): Promise<Entry> {
     // `path` is proved inside the root by writeThrough, before anything is written.
-    const source = await stat(file).catch((e) => Promise.reject(fsError(e, file)));
+    let source: Stats;
+    try {
+      source = statSync(file);
+    } catch (e) {
+      throw fsError(e, file);
+    }
     // A FIFO would block the copy until a writer appears (see specialFile).
     if (!source.isFile()) throw source.isDirectory() ? new ServiceError('invalid_parameters', `"${file}" is a folder.`) : specialFile(file, undefined, source);
     opts.signal?.throwIfAborted();
     return this.writeThrough(path, opts, async (temp, mode) => {
       await copyFile(file, temp, fsc.COPYFILE_EXCL | fsc.COPYFILE_FICLONE);
-      await chmod(temp, mode);
-      if (!this.syncWrites) return;
-      const h = await open(temp, 'r');
+      // Opened synchronously (a lookup, see safeTarget); the calls that change the file stay in
+      // the I/O pool: on a journaling file system they may wait for a commit another fsync started.
+      const fd = openSync(temp, 'r');
+      const call = (f: (cb: (e: NodeJS.ErrnoException | null) => void) => void) => new Promise<void>((done, fail) => f((e) => (e ? fail(e) : done())));
       try {
-        await h.sync();
+        // The copy has the source's mode: changed only when the target's differs.
+        if ((source.mode & 0o7777) !== mode) await call((cb) => fchmod(fd, mode, cb));
+        // The time is set before the fsync, which makes it durable with the bytes.
+        if (opts.modified) await call((cb) => futimes(fd, opts.modified!, opts.modified!, cb));
+        if (this.syncWrites) await call((cb) => fsync(fd, cb));
       } finally {
-        await h.close();
+        closeSync(fd);
       }
+      return !!opts.modified;
     });
   }
 
