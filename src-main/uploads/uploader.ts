@@ -103,6 +103,12 @@ const DEFAULT_MEMORY_BUDGET = 32 * 1024 * 1024;
 export class Uploader {
   private readonly bucket?: TokenBucket;
   private readonly jobs: DurableJobs<JobRow, Resource>;
+  /**
+   * Per account, whether its last multipart upload was checked by a whole-file MD5 (the server
+   * gave the assembled object one): only then, or before the first, is the file hashed while the
+   * upload completes.
+   */
+  private readonly assembledMd5 = new Map<number, boolean>();
 
   constructor(
     private readonly deps: UploaderDeps,
@@ -333,11 +339,13 @@ export class Uploader {
     // (for 1 GiB, seconds of server work the client only waits through) instead of after, and
     // dropped as soon as the answer shows it is not needed.
     const wholeMd5 = new AbortController();
-    const local = md5OfFile(job.local_path, wholeMd5.signal);
-    local.catch(() => {});
+    const local = this.assembledMd5.get(job.account_id) !== false ? md5OfFile(job.local_path, wholeMd5.signal) : undefined;
+    local?.catch(() => {});
     try {
       const resource = await this.retry('Completing the upload', () => this.multipart.complete(job.account_id, sessionId), signal, lastSuccess);
-      return { resource, verified: await this.verify(job, resource, parts.map((p) => p.etag), local) };
+      const verified = await this.verify(job, resource, parts.map((p) => p.etag), local);
+      this.assembledMd5.set(job.account_id, verified === 'md5');
+      return { resource, verified };
     } finally {
       wholeMd5.abort();
     }

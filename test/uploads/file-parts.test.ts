@@ -243,3 +243,28 @@ describe('uploader: the whole-file check on S3 (spec 1, Multipart upload)', () =
     }
   });
 });
+
+describe('uploader: no whole-file hash where the server gives a multipart ETag (spec 1, Multipart upload)', () => {
+  it('moto (multipart ETags): after the first upload to the account, the file is not read again while the upload completes', async () => {
+    let reading = false;
+    // Held for 1 s each time, noting any sequential read of the file meanwhile.
+    let checks = 0;
+    const proxy = await holdComplete(moto.endpoint, () => {
+      reading ||= readingInSequence(realpathSync(file));
+      return ++checks % 200 === 0;
+    });
+    try {
+      const account = (await app.accounts.connect({ service: 's3', options: { ...moto.options, endpoint: proxy.endpoint } })).id;
+      const uploader = new Uploader(app, new MultipartService(app), { concurrency: { s3: 4 } });
+      await uploader.upload({ accountId: account, parentId: 'root', localPath: file, name: 'first.bin' });
+      // The first upload does not know the server yet and hashes while it completes.
+      expect(reading).toBe(true);
+      reading = false;
+      const second = await uploader.upload({ accountId: account, parentId: 'root', localPath: file, name: 'second.bin' });
+      expect(reading).toBe(false);
+      expect(app.db.prepare('SELECT verified FROM upload_jobs WHERE result_id = ?').get(second.id)).toEqual({ verified: 'multipart-etag' });
+    } finally {
+      proxy.server.close();
+    }
+  });
+});
