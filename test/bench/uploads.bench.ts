@@ -8,13 +8,17 @@
  *   - Azurite: the SDK's own BlockBlobClient.uploadFile
  * (The local folder against `cp` is test/bench/local.bench.ts.)
  * Tributary runs in a child process (as it would after a restart) so its peak RSS is its own.
+ * On S3 each upload also prints the client's and the server's CPU time (both emulators are one
+ * process, single-threaded where it counts) and, for Tributary, how much of the time the
+ * CompleteMultipartUpload step (and the check after it) took: the server's share of the work.
+ * BENCH_UPLOAD_TARGETS=s3rver,moto,azurite picks the targets (all by default).
  * BENCH_BASELINE=<another checkout> also runs that checkout's uploader in each round, in turn with
  * the others (rows "tributary (baseline)"), to compare two versions under the same load.
  *   node scripts/run-ts.mjs test/bench/uploads.bench.ts
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, rmSync, writeFileSync } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { DeleteObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -38,6 +42,10 @@ const fmt = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
 interface ChildResult {
   ms: number;
+  /** CPU (user + system) of the child during the transfer. */
+  cpuMs: number;
+  /** From the last confirmed part to the end (complete and check); absent without parts. */
+  tailMs?: number;
   maxRssMb: number;
   baseRssMb: number;
 }
@@ -53,16 +61,20 @@ async function child(args: string[]): Promise<number> {
     const existing = app.accounts.list().find((a) => a.service === service);
     const account = existing?.id ?? (await app.accounts.connect({ service, options: JSON.parse(optionsJson) })).id;
     const budget = process.env.BENCH_MEMORY_BUDGET_MB ? Number(process.env.BENCH_MEMORY_BUDGET_MB) * MiB : undefined;
-    const uploader = new Uploader(app, new MultipartService(app), { concurrency: { [service]: CONCURRENCY }, memoryBudget: budget });
+    let lastPart = 0;
+    const uploader = new Uploader(app, new MultipartService(app), { concurrency: { [service]: CONCURRENCY }, memoryBudget: budget, onPart: () => (lastPart = performance.now()) });
     // The connector (the SDK it loads on first use, its first request) is part of idle, not of
     // the transfer: an account is listed before anything is uploaded to it or downloaded.
     await app.storage.list(account, 'root', 1, 10);
     const baseRssMb = process.memoryUsage().rss / MiB;
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     if (name.startsWith('download:')) await app.downloads.download({ accountId: account, fileId: app.storage.idOf(account, `/${name.slice('download:'.length)}`), targetPath: file });
     else await uploader.upload({ accountId: account, parentId: 'root', localPath: file, name });
-    const ms = performance.now() - t0;
-    console.log(JSON.stringify({ ms, maxRssMb: process.resourceUsage().maxRSS / 1024, baseRssMb }));
+    const end = performance.now();
+    const cpu = process.cpuUsage(cpu0);
+    const ms = end - t0;
+    console.log(JSON.stringify({ ms, cpuMs: (cpu.user + cpu.system) / 1000, tailMs: lastPart ? end - lastPart : undefined, maxRssMb: process.resourceUsage().maxRSS / 1024, baseRssMb }));
     return 0;
   } finally {
     await app.close();
@@ -85,11 +97,27 @@ async function baseline(rows: Row[], target: string, dataDir: string, service: s
   row.aboveIdle!.push(r.maxRssMb - r.baseRssMb);
 }
 
-function timed(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): number {
+/** A tool's run: wall time, and its CPU time where /usr/bin/time is there to report it. */
+function timed(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): { ms: number; cpuMs?: number } {
+  const time = existsSync('/usr/bin/time');
   const t0 = performance.now();
-  const r = spawnSync(cmd, args, { env, encoding: 'utf8' });
+  const r = time ? spawnSync('/usr/bin/time', ['-f', 'CPU %U %S', cmd, ...args], { env, encoding: 'utf8' }) : spawnSync(cmd, args, { env, encoding: 'utf8' });
+  const ms = performance.now() - t0;
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${r.stderr || r.stdout}`);
-  return performance.now() - t0;
+  const cpu = /CPU ([\d.]+) ([\d.]+)\s*$/.exec(r.stderr ?? '');
+  return { ms, cpuMs: cpu ? (Number(cpu[1]) + Number(cpu[2])) * 1000 : undefined };
+}
+
+/** CPU time (user + system) a process has used so far, in ms; undefined where /proc cannot tell. */
+function processCpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    // Fields 14 and 15 of /proc/<pid>/stat, counted after the command name's closing parenthesis.
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // clock ticks: USER_HZ is 100 on Linux
+  } catch {
+    return undefined;
+  }
 }
 
 async function makeFile(path: string, size: number): Promise<void> {
@@ -117,6 +145,8 @@ interface Row {
   runs: number[];
   /** Tributary's peak RSS above idle per run (MiB). */
   aboveIdle?: number[];
+  /** Per run on S3: the tool's CPU, the server's CPU during the run, Tributary's complete-and-check time (ms). */
+  cpu?: { client?: number; server?: number; tail?: number }[];
 }
 
 async function benchS3(label: string, s: S3Server, file: string, work: string, rows: Row[], rss: number[], baseRss: number[]): Promise<void> {
@@ -139,22 +169,34 @@ async function benchS3(label: string, s: S3Server, file: string, work: string, r
     RCLONE_CONFIG_B_FORCE_PATH_STYLE: 'true',
   };
   delete rcloneEnv.AWS_CA_BUNDLE; // rclone 1.60 fails with LoadCustomCABundleError otherwise
+  const cpu: Record<string, { client?: number; server?: number; tail?: number }[]> = { tributary: [], 'aws s3 cp': [], 'rclone copyto': [] };
+  /** Runs `fn`, recording the server's CPU over it beside what `fn` reports. */
+  const withServerCpu = async <T extends { cpuMs?: number; tailMs?: number }>(tool: string, fn: () => Promise<T> | T): Promise<T> => {
+    const before = processCpuMs(s.pid());
+    const r = await fn();
+    const after = processCpuMs(s.pid());
+    cpu[tool]!.push({ client: r.cpuMs, server: before !== undefined && after !== undefined ? after - before : undefined, tail: r.tailMs });
+    return r;
+  };
   for (let i = 0; i < RUNS; i++) {
-    const r = await tributary(dataDir, 's3', s.options, file, `trib-${i}.bin`);
+    const r = await withServerCpu('tributary', () => tributary(dataDir, 's3', s.options, file, `trib-${i}.bin`));
     trib.push(r.ms);
     rss.push(r.maxRssMb);
     baseRss.push(r.baseRssMb);
     await emptyBucket(s);
     await baseline(rows, label, dataDir, 's3', s.options, file, `base-${i}.bin`);
     await emptyBucket(s);
-    aws.push(timed('aws', ['--endpoint-url', s.endpoint, 's3', 'cp', '--only-show-errors', file, `s3://${s.bucket}/aws-${i}.bin`], awsEnv));
+    aws.push((await withServerCpu('aws s3 cp', () => timed('aws', ['--endpoint-url', s.endpoint, 's3', 'cp', '--only-show-errors', file, `s3://${s.bucket}/aws-${i}.bin`], awsEnv))).ms);
     await emptyBucket(s);
-    rclone.push(
-      timed('rclone', ['copyto', '--s3-no-head', '--s3-upload-cutoff', '8M', '--s3-chunk-size', '8M', '--s3-upload-concurrency', String(CONCURRENCY), file, `B:${s.bucket}/rclone-${i}.bin`], rcloneEnv),
-    );
+    const rcloneArgs = ['copyto', '--s3-no-head', '--s3-upload-cutoff', '8M', '--s3-chunk-size', '8M', '--s3-upload-concurrency', String(CONCURRENCY), file, `B:${s.bucket}/rclone-${i}.bin`];
+    rclone.push((await withServerCpu('rclone copyto', () => timed('rclone', rcloneArgs, rcloneEnv))).ms);
     await emptyBucket(s);
   }
-  rows.push({ target: label, tool: 'tributary', runs: trib, aboveIdle: trib.map((_, i) => rss[rss.length - trib.length + i]! - baseRss[baseRss.length - trib.length + i]!) }, { target: label, tool: 'aws s3 cp', runs: aws }, { target: label, tool: 'rclone copyto', runs: rclone });
+  rows.push(
+    { target: label, tool: 'tributary', runs: trib, aboveIdle: trib.map((_, i) => rss[rss.length - trib.length + i]! - baseRss[baseRss.length - trib.length + i]!), cpu: cpu.tributary },
+    { target: label, tool: 'aws s3 cp', runs: aws, cpu: cpu['aws s3 cp'] },
+    { target: label, tool: 'rclone copyto', runs: rclone, cpu: cpu['rclone copyto'] },
+  );
 }
 
 export async function main(args: string[] = []): Promise<number> {
@@ -172,60 +214,65 @@ export async function main(args: string[] = []): Promise<number> {
     await makeFile(file, size);
     console.log(`uploads bench: ${sizeMb} MiB file, part ${PART / MiB} MiB, concurrency ${CONCURRENCY}, median of ${RUNS}`);
 
-    const s3rver = await startS3rver();
-    try {
-      await benchS3('s3rver', s3rver, file, work, rows, rss, baseRss);
-      // The downloader's memory, on the same server: the file back out of the bucket.
-      const c = new S3Client({ endpoint: s3rver.endpoint, region: s3rver.region, forcePathStyle: true, credentials: { accessKeyId: s3rver.accessKeyId, secretAccessKey: s3rver.secretAccessKey } });
+    const targets = new Set((process.env.BENCH_UPLOAD_TARGETS ?? 's3rver,moto,azurite').split(','));
+    if (targets.has('s3rver')) {
+      const s3rver = await startS3rver();
       try {
-        await c.send(new PutObjectCommand({ Bucket: s3rver.bucket, Key: 'down.bin', Body: createReadStream(file), ContentLength: size }));
+        await benchS3('s3rver', s3rver, file, work, rows, rss, baseRss);
+        // The downloader's memory, on the same server: the file back out of the bucket.
+        const c = new S3Client({ endpoint: s3rver.endpoint, region: s3rver.region, forcePathStyle: true, credentials: { accessKeyId: s3rver.accessKeyId, secretAccessKey: s3rver.secretAccessKey } });
+        try {
+          await c.send(new PutObjectCommand({ Bucket: s3rver.bucket, Key: 'down.bin', Body: createReadStream(file), ContentLength: size }));
+        } finally {
+          c.destroy();
+        }
+        for (let i = 0; i < RUNS; i++) {
+          const target = join(work, `down-${i}.bin`);
+          const r = await tributary(join(work, 'data-s3rver'), 's3', s3rver.options, target, 'download:down.bin');
+          downAbove.push(r.maxRssMb - r.baseRssMb);
+          downMs.push(r.ms);
+          rmSync(target);
+        }
       } finally {
-        c.destroy();
+        await s3rver.stop();
       }
-      for (let i = 0; i < RUNS; i++) {
-        const target = join(work, `down-${i}.bin`);
-        const r = await tributary(join(work, 'data-s3rver'), 's3', s3rver.options, target, 'download:down.bin');
-        downAbove.push(r.maxRssMb - r.baseRssMb);
-        downMs.push(r.ms);
-        rmSync(target);
-      }
-    } finally {
-      await s3rver.stop();
     }
-    if (motoBinary()) {
+    if (targets.has('moto') && motoBinary()) {
       const moto = await startMoto();
       try {
         await benchS3('moto', moto, file, work, rows, rss, baseRss);
       } finally {
         await moto.stop();
       }
-    } else {
+    } else if (targets.has('moto')) {
       console.log('moto_server not on PATH: moto rows skipped');
     }
 
-    const az = await startAzurite();
-    try {
-      const trib: number[] = [];
-      const sdk: number[] = [];
-      const container = BlobServiceClient.fromConnectionString(az.connectionString).getContainerClient(az.container);
-      for (let i = 0; i < RUNS; i++) {
-        const r = await tributary(join(work, 'data-azure'), 'azure', az.options, file, `trib-${i}.bin`);
-        trib.push(r.ms);
-        rss.push(r.maxRssMb);
-        baseRss.push(r.baseRssMb);
-        await container.deleteBlob(`trib-${i}.bin`);
-        if (BASELINE) {
-          await baseline(rows, 'azurite', join(work, 'data-azure'), 'azure', az.options, file, `base-${i}.bin`);
-          await container.deleteBlob(`base-${i}.bin`);
+    if (targets.has('azurite')) {
+      const az = await startAzurite();
+      try {
+        const trib: number[] = [];
+        const sdk: number[] = [];
+        const container = BlobServiceClient.fromConnectionString(az.connectionString).getContainerClient(az.container);
+        for (let i = 0; i < RUNS; i++) {
+          const r = await tributary(join(work, 'data-azure'), 'azure', az.options, file, `trib-${i}.bin`);
+          trib.push(r.ms);
+          rss.push(r.maxRssMb);
+          baseRss.push(r.baseRssMb);
+          await container.deleteBlob(`trib-${i}.bin`);
+          if (BASELINE) {
+            await baseline(rows, 'azurite', join(work, 'data-azure'), 'azure', az.options, file, `base-${i}.bin`);
+            await container.deleteBlob(`base-${i}.bin`);
+          }
+          const t0 = performance.now();
+          await container.getBlockBlobClient(`sdk-${i}.bin`).uploadFile(file, { blockSize: PART, concurrency: CONCURRENCY });
+          sdk.push(performance.now() - t0);
+          await container.deleteBlob(`sdk-${i}.bin`);
         }
-        const t0 = performance.now();
-        await container.getBlockBlobClient(`sdk-${i}.bin`).uploadFile(file, { blockSize: PART, concurrency: CONCURRENCY });
-        sdk.push(performance.now() - t0);
-        await container.deleteBlob(`sdk-${i}.bin`);
+        rows.push({ target: 'azurite', tool: 'tributary', runs: trib, aboveIdle: trib.map((_, i) => rss[rss.length - trib.length + i]! - baseRss[baseRss.length - trib.length + i]!) }, { target: 'azurite', tool: 'SDK uploadFile', runs: sdk });
+      } finally {
+        await az.stop();
       }
-      rows.push({ target: 'azurite', tool: 'tributary', runs: trib, aboveIdle: trib.map((_, i) => rss[rss.length - trib.length + i]! - baseRss[baseRss.length - trib.length + i]!) }, { target: 'azurite', tool: 'SDK uploadFile', runs: sdk });
-    } finally {
-      await az.stop();
     }
 
     console.log(`\n| target | tool | median | runs | MiB/s | ${RATIO_LABEL} | peak RSS above idle (MiB) |`);
@@ -237,6 +284,12 @@ export async function main(args: string[] = []): Promise<number> {
       const above = row.aboveIdle?.map((x) => x.toFixed(0)).join(', ') ?? '';
       console.log(`| ${row.target} | ${row.tool} | ${fmt(m)} | ${row.runs.map(fmt).join(', ')} | ${(sizeMb / (m / 1000)).toFixed(0)} | ${ratio} | ${above} |`);
     }
+    console.log(`\n| target | tool | client CPU (s) | server CPU (s) | complete and check (s) |`);
+    console.log('|---|---|---|---|---|');
+    const secs = (xs: (number | undefined)[]) => (xs.every((x) => x !== undefined) ? xs.map((x) => (x! / 1000).toFixed(1)).join(', ') : '—');
+    for (const row of rows.filter((r) => r.cpu)) {
+      console.log(`| ${row.target} | ${row.tool} | ${secs(row.cpu!.map((c) => c.client))} | ${secs(row.cpu!.map((c) => c.server))} | ${row.tool === 'tributary' ? secs(row.cpu!.map((c) => c.tail)) : ''} |`);
+    }
     const ROW: Record<string, string> = { s3rver: 'S3 multipart (s3rver)', moto: 'S3 multipart (moto)', azurite: 'Azure (Azurite)' };
     const PEER: Record<string, string> = { 'aws s3 cp': 'aws cli', 'rclone copyto': 'rclone', 'SDK uploadFile': 'SDK uploadFile' };
     const oursMs = (target: string) => median(rows.find((x) => x.target === target && x.tool === 'tributary')!.runs)!;
@@ -246,7 +299,7 @@ export async function main(args: string[] = []): Promise<number> {
       .map((r) => ({ row: ROW[r.target] ?? r.target, column: 'upload', peer: PEER[r.tool] ?? r.tool, value: median(r.runs)! / oursMs(r.target) }));
     const above = rss.map((peak, i) => peak - baseRss[i]!);
     cells.push({ row: 'memory', column: `uploader peak above idle, ${sizeMb} MiB (max of ${above.length})`, value: Math.max(...above), unit: 'MiB' });
-    cells.push({ row: 'memory', column: `downloader peak above idle, S3 (s3rver), ${sizeMb} MiB (max of ${downAbove.length})`, value: Math.max(...downAbove), unit: 'MiB' });
+    if (downAbove.length) cells.push({ row: 'memory', column: `downloader peak above idle, S3 (s3rver), ${sizeMb} MiB (max of ${downAbove.length})`, value: Math.max(...downAbove), unit: 'MiB' });
     console.log(`\nuploader peak RSS above idle per run: ${above.map((x) => x.toFixed(0)).join(', ')} MiB`);
     console.log(`downloader (s3rver) peak RSS above idle per run: ${downAbove.map((x) => x.toFixed(0)).join(', ')} MiB; times ${downMs.map(fmt).join(', ')}`);
     summary(cells);

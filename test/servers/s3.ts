@@ -18,6 +18,8 @@ export interface S3Server {
   bucket: string;
   /** Import body / connector options for an `s3` account on this server. */
   options: { accessKeyId: string; secretAccessKey: string; endpoint: string; region: string; bucket: string; pathStyle: true };
+  /** The server's process id (benches read its CPU time); undefined while it is stopped. */
+  pid(): number | undefined;
   /** Kills the server process and waits for the port to close (data stays, for s3rver). */
   pause(): Promise<void>;
   /** Starts it again on the same port (and, for s3rver, with the same data). */
@@ -69,6 +71,7 @@ export async function startS3rver(bucket = 'tributary'): Promise<S3Server> {
     ...creds,
     bucket,
     options: { ...creds, endpoint, region: 'us-east-1', bucket, pathStyle: true },
+    pid: () => child?.pid,
     pause: () => killAndWait(child, port),
     resume: launch,
     async stop() {
@@ -110,6 +113,7 @@ export async function startMoto(bucket = 'tributary'): Promise<S3Server> {
     ...creds,
     bucket,
     options: { ...creds, endpoint, region: 'us-east-1', bucket, pathStyle: true },
+    pid: () => child?.pid,
     pause: () => killAndWait(child, port),
     resume: launch,
     stop: () => killAndWait(child, port),

@@ -5,7 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, request, type Server } from 'node:http';
-import { rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import v8 from 'node:v8';
@@ -174,6 +174,95 @@ describe('uploader: a part from the file refused by S3 is sent again whole (spec
       // Part 1 twice (refused, then again in full), then the other five once each.
       expect(proxy.partRequests()).toEqual([8 * MiB, 8 * MiB, 8 * MiB, 8 * MiB, 8 * MiB, 8 * MiB, 5]);
       expect(sha(await download(account, resource.id))).toBe(sha(data));
+    } finally {
+      proxy.server.close();
+    }
+  });
+});
+
+/** Whether this process has `path` open with its file position moved: a sequential read under way. */
+function readingInSequence(path: string): boolean {
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      if (readlinkSync(`/proc/self/fd/${fd}`) !== path) continue;
+      // Parts are read by position (pread), which leaves the file position at 0.
+      if (Number(/^pos:\s+(\d+)/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1]) > 0) return true;
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return false;
+}
+
+/**
+ * A proxy in front of s3rver that holds CompleteMultipartUpload until `release` is called (or
+ * `until` returns true, checked every few milliseconds), and records what `until` answered.
+ */
+async function holdComplete(target: string, until: () => boolean): Promise<{ server: Server; endpoint: string; seen: () => boolean | undefined }> {
+  const upstream = new URL(target);
+  let seen: boolean | undefined;
+  const server = createServer((req, res) => {
+    const forward = () => {
+      const up = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      up.on('error', () => res.destroy());
+      req.pipe(up);
+    };
+    if (req.method !== 'POST' || !/[?&]uploadId=/.test(req.url ?? '')) return forward();
+    req.pause();
+    let checks = 0;
+    const timer = setInterval(() => {
+      const now = until();
+      if (!now && ++checks < 2000) return;
+      clearInterval(timer);
+      seen = now;
+      req.resume();
+      forward();
+    }, 5);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { server, endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen: () => seen };
+}
+
+describe('uploader: the whole-file check on S3 (spec 1, Multipart upload)', () => {
+  it('s3rver (a whole-file MD5 for the assembled object): the file is hashed while the server completes, and the check still holds', async () => {
+    // Until the file is seen being read in sequence (the whole-file hash), or for 10 s.
+    const proxy = await holdComplete(s3rver.endpoint, () => readingInSequence(realpathSync(file)));
+    try {
+      const account = (await app.accounts.connect({ service: 's3', options: { ...s3rver.options, endpoint: proxy.endpoint } })).id;
+      const uploader = new Uploader(app, new MultipartService(app), { concurrency: { s3: 4 } });
+      const resource = await uploader.upload({ accountId: account, parentId: 'root', localPath: file, name: 'hashed-early.bin' });
+      expect(proxy.seen()).toBe(true);
+      expect(app.db.prepare('SELECT verified FROM upload_jobs WHERE result_id = ?').get(resource.id)).toEqual({ verified: 'md5' });
+      expect(sha(await download(account, resource.id))).toBe(sha(data));
+    } finally {
+      proxy.server.close();
+    }
+  });
+});
+
+describe('uploader: no whole-file hash where the server gives a multipart ETag (spec 1, Multipart upload)', () => {
+  it('moto (multipart ETags): after the first upload to the account, the file is not read again while the upload completes', async () => {
+    let reading = false;
+    // Held for 1 s each time, noting any sequential read of the file meanwhile.
+    let checks = 0;
+    const proxy = await holdComplete(moto.endpoint, () => {
+      reading ||= readingInSequence(realpathSync(file));
+      return ++checks % 200 === 0;
+    });
+    try {
+      const account = (await app.accounts.connect({ service: 's3', options: { ...moto.options, endpoint: proxy.endpoint } })).id;
+      const uploader = new Uploader(app, new MultipartService(app), { concurrency: { s3: 4 } });
+      await uploader.upload({ accountId: account, parentId: 'root', localPath: file, name: 'first.bin' });
+      // The first upload does not know the server yet and hashes while it completes.
+      expect(reading).toBe(true);
+      reading = false;
+      const second = await uploader.upload({ accountId: account, parentId: 'root', localPath: file, name: 'second.bin' });
+      expect(reading).toBe(false);
+      expect(app.db.prepare('SELECT verified FROM upload_jobs WHERE result_id = ?').get(second.id)).toEqual({ verified: 'multipart-etag' });
     } finally {
       proxy.server.close();
     }
