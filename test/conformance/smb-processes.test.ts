@@ -291,4 +291,18 @@ describe('smb session output', () => {
       smb.close();
     }
   });
+
+  it("smbclient's reports on stderr (a transfer's) are part of the answer they belong to", async () => {
+    const smb = new Smbclient(smbOptionsFor(server));
+    const local = join(scratchDir('smb-stderr'), 'got.txt');
+    try {
+      for (let n = 1; n <= 5; n++) {
+        const { output } = await smb.commands([`get "\\names\\${'n'.repeat(n)}" "${local}"`]);
+        expect(output).toMatch(new RegExp(`getting file \\\\names\\\\${'n'.repeat(n)} of size ${n} as `));
+        expect((await smb.commands(['pwd'])).output).not.toMatch(/getting file/);
+      }
+    } finally {
+      smb.close();
+    }
+  });
 });

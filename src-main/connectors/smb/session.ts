@@ -9,8 +9,10 @@
  * write cost a 100,000-entry listing 100,000 writes and tens of thousands of reads here): after
  * the closing marker a few `help` commands print more than the buffer holds, which pushes the
  * marker out. Their text, and anything else printed between two requests, comes before the next
- * request's opening marker and is dropped. stderr is kept apart (it is unbuffered and would land
- * out of order) and only read for the reason a session ended.
+ * request's opening marker and is dropped. stderr (unbuffered: `get`'s and `put`'s reports, a
+ * failed write to the server) is kept apart, since in the same pipe it would land out of order:
+ * smbclient writes it before the marker that follows, so what has come by the time the marker
+ * is read is added to the answer.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -47,6 +49,17 @@ export class SessionLost extends Error {
   }
 }
 
+interface Request {
+  begin: Buffer;
+  end: Buffer;
+  /** What smbclient wrote to stderr while this request ran. */
+  errors: string;
+  resolve: (r: Run) => void;
+  reject: (e: SessionLost) => void;
+  quiet?: NodeJS.Timeout;
+  quietMs?: number;
+}
+
 export class SmbSession {
   private readonly child: ChildProcess;
   private readonly marker = `tributary-${randomBytes(8).toString('hex')}`;
@@ -56,7 +69,9 @@ export class SmbSession {
   private heldBytes = 0;
   /** smbclient's stderr (its tail), for the reason a session ended. */
   private errors = '';
-  private current?: { begin: Buffer; end: Buffer; resolve: (r: Run) => void; reject: (e: SessionLost) => void; quiet?: NodeJS.Timeout; quietMs?: number };
+  private current?: Request;
+  /** A request whose closing marker was read, until its stderr is in (see data()). */
+  private closing?: Request;
   private idle?: NodeJS.Timeout;
   private hung = false;
   dead = false;
@@ -68,7 +83,11 @@ export class SmbSession {
     }
     this.child = spawn('/bin/sh', ['-c', `exec ${STDBUF} -i0 -o${OUT_BUFFER} "$0" "$@"`, program, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     this.child.stdout!.on('data', (d: Buffer) => this.data(d));
-    this.child.stderr!.setEncoding('utf8').on('data', (d: string) => (this.errors = (this.errors + d).slice(-LOG_BYTES)));
+    this.child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+      this.errors = (this.errors + d).slice(-LOG_BYTES);
+      const c = this.current ?? this.closing;
+      if (c) c.errors += d;
+    });
     this.child.stdin!.on('error', () => {});
     this.child.once('error', () => {});
     this.child.once('close', (code, signal) => {
@@ -123,9 +142,16 @@ export class SmbSession {
     this.heldBytes = rest.length;
     this.current = undefined;
     clearTimeout(c.quiet);
-    // smbclient does not reconnect: after a lost connection this session is of no more use.
-    if (statusError(output, '')?.code === 'service_not_available') this.end();
-    c.resolve({ output, code: 0 });
+    // smbclient wrote the request's stderr before this marker: when the marker can be read, so
+    // can the stderr, and it is read in the same turn of the event loop, before setImmediate.
+    this.closing = c;
+    setImmediate(() => {
+      this.closing = undefined;
+      const all = c.errors ? `${output}${c.errors}` : output;
+      // smbclient does not reconnect: after a lost connection this session is of no more use.
+      if (statusError(all, '')?.code === 'service_not_available') this.end();
+      c.resolve({ output: all, code: 0 });
+    });
   }
 
   private keep(d: Buffer): void {
@@ -157,7 +183,7 @@ export class SmbSession {
     // date, so it cannot be taken for one; the marker is random, so no name can be made to match).
     const line = (m: string) => Buffer.from(`${m}: command not found\n`);
     return new Promise<Run>((resolve, reject) => {
-      const c: NonNullable<SmbSession['current']> = { begin: line(`${mark}-begin`), end: line(`${mark}-end`), resolve, reject, quietMs: req.quietMs };
+      const c: Request = { begin: line(`${mark}-begin`), end: line(`${mark}-end`), errors: '', resolve, reject, quietMs: req.quietMs };
       if (req.quietMs) {
         c.quiet = setTimeout(() => {
           this.hung = true;
