@@ -9,12 +9,14 @@
  *   BENCH_SIZE_MB (default 1024), BENCH_LIST_ENTRIES (default 100000), BENCH_LIST_RUNS (default 3:
  *   listings are best of that many runs per tool; SMB's listings run in turns, one per tool per
  *   round), BENCH_ONLY (sftp or smb: that backend alone)
- * Downloads go to a null sink (or /dev/null) for every tool. Prints MB/s, entries/s and
- * Tributary's speed ÷ each tool's (>1 = Tributary faster).
+ * Downloads go to a null sink (or /dev/null) for every tool; for SMB, "to file" also times a
+ * download into a file on disk (Tributary's downloader, `smbclient get`, `rclone copyto`), in
+ * turns like the listings. Prints MB/s, entries/s and Tributary's speed ÷ each tool's (>1 =
+ * Tributary faster).
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, createReadStream, mkdirSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, createReadStream, mkdirSync, openSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -43,6 +45,8 @@ interface Row {
   uploadMBs: number | null;
   downloadMBs: number | null;
   listEntriesPerS: number | null;
+  /** Download into a file on disk (SMB only). */
+  fileMBs?: number | null;
   note?: string;
 }
 
@@ -126,10 +130,10 @@ function rcloneListing(env: NodeJS.ProcessEnv, folder: string): () => number {
 }
 
 /**
- * Listings of several tools timed in turns, one of each per round for LIST_RUNS rounds, best
- * per tool: a change of load on the shared machine reaches every tool alike.
+ * Listings (or downloads) of several tools timed in turns, one of each per round for LIST_RUNS
+ * rounds, best per tool: a change of load on the shared machine reaches every tool alike.
  */
-async function listingsInTurn(tools: Record<string, () => number | Promise<number>>): Promise<Record<string, number>> {
+async function inTurns(tools: Record<string, () => number | Promise<number>>): Promise<Record<string, number>> {
   const bestOf: Record<string, number> = {};
   for (let i = 0; i < LIST_RUNS; i++) {
     for (const [tool, fn] of Object.entries(tools)) bestOf[tool] = Math.min(bestOf[tool] ?? Infinity, await fn());
@@ -162,16 +166,19 @@ function summarize(backend: string, rows: Row[]): void {
   const speeds = (r: Row) => ({ upload: r.uploadMBs, download: r.downloadMBs, listing: r.listEntriesPerS });
   const [ours, ...peers] = rows;
   summary(peers.flatMap((p) => ratioCells(backend, p.tool, speeds(ours!), speeds(p))));
+  summary(peers.filter((p) => p.fileMBs && ours!.fileMBs).map((p) => ({ row: backend, column: 'download to file', peer: p.tool, value: ours!.fileMBs! / p.fileMBs! })));
 }
 
 function print(title: string, rows: Row[]): void {
   const fmt = (n: number | null, unit: string) => (n === null ? '—' : `${n >= 100 ? n.toFixed(0) : n.toFixed(1)} ${unit}`);
   const ours = rows[0]!;
   console.log(`\n${title}`);
-  console.log(`tool                 upload        download      list            | up / down / list ${RATIO_LABEL}`);
+  const files = ours.fileMBs !== undefined;
+  console.log(`tool                 upload        download      ${files ? 'to file       ' : ''}list            | up / down${files ? ' / to file' : ''} / list ${RATIO_LABEL}`);
   for (const r of rows) {
-    const line = `${r.tool.padEnd(20)} ${fmt(r.uploadMBs, 'MB/s').padEnd(13)} ${fmt(r.downloadMBs, 'MB/s').padEnd(13)} ${fmt(r.listEntriesPerS, 'entries/s').padEnd(15)}`;
-    console.log(r === ours ? line : `${line} | ${speedRatio(ours.uploadMBs, r.uploadMBs)} / ${speedRatio(ours.downloadMBs, r.downloadMBs)} / ${speedRatio(ours.listEntriesPerS, r.listEntriesPerS)}${r.note ? `  (${r.note})` : ''}`);
+    const line = `${r.tool.padEnd(20)} ${fmt(r.uploadMBs, 'MB/s').padEnd(13)} ${fmt(r.downloadMBs, 'MB/s').padEnd(13)} ${files ? fmt(r.fileMBs ?? null, 'MB/s').padEnd(13) : ''} ${fmt(r.listEntriesPerS, 'entries/s').padEnd(15)}`;
+    const file = files ? ` / ${speedRatio(ours.fileMBs ?? null, r.fileMBs ?? null)}` : '';
+    console.log(r === ours ? line : `${line} | ${speedRatio(ours.uploadMBs, r.uploadMBs)} / ${speedRatio(ours.downloadMBs, r.downloadMBs)}${file} / ${speedRatio(ours.listEntriesPerS, r.listEntriesPerS)}${r.note ? `  (${r.note})` : ''}`);
   }
 }
 
@@ -269,7 +276,22 @@ async function benchSmb(work: string, src: string, bytes: number): Promise<Row[]
     const up = spawnTimed('smbclient', [...cli, '-c', `put ${src} cli.bin`], process.env, true);
     const down = spawnTimed('smbclient', [...cli, '-c', 'get cli.bin /dev/null'], process.env, true);
     rows.push({ tool: 'smbclient', uploadMBs: MB / up, downloadMBs: MB / down, listEntriesPerS: null });
-    const lists = await listingsInTurn({
+    const target = join(work, 'downloaded.bin');
+    /** Times one download into a file, checks its size and removes it (the disk is not the subject). */
+    const intoFile = async (fn: () => unknown) => {
+      const s = await timed(fn);
+      if (statSync(target).size !== bytes) throw new Error(`a download into a file has ${statSync(target).size} bytes, not ${bytes}`);
+      rmSync(target);
+      return s;
+    };
+    const fileId = (await app.storage.list(acc.id, 'root', 1, 1000)).items.find((i) => i.name === 'tributary.bin')!.id;
+    const files = await inTurns({
+      Tributary: () => intoFile(() => app.downloads.download({ accountId: acc.id, fileId, targetPath: target })),
+      rclone: () => intoFile(() => spawnTimed('rclone', ['copyto', `bsmb:${server.share}/rclone.bin`, target], env)),
+      smbclient: () => intoFile(() => spawnTimed('smbclient', [...cli, '-c', `get cli.bin ${target}`], process.env, true)),
+    });
+    for (const row of rows) row.fileMBs = MB / files[row.tool]!;
+    const lists = await inTurns({
       Tributary: await tributaryListing(app, acc.id, 'many'),
       rclone: rcloneListing(env, `bsmb:${server.share}/many`),
       smbclient: () => {

@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
 import { SmbConnector } from '../../src-main/connectors/smb';
+import { Smbclient } from '../../src-main/connectors/smb/smbclient';
 import { smbOptionsFor, startSamba, type Samba } from '../servers/samba';
 import { scratchDir } from '../servers/util';
 import { textOf } from './storage-suite';
@@ -215,5 +216,93 @@ describe('smb sessions that die or hang', () => {
     expect(r.stdout).toContain('kind folder');
     expect(r.signal).toBeNull();
     expect(r.status).toBe(0);
+  });
+});
+
+// spec 1, Folders (list contents) and "Get metadata": a session's answers arrive in smbclient's
+// buffered writes, each answer bounded by its own markers however the writes fall.
+describe('smb session output', () => {
+  let server: Samba;
+  const many = 3000;
+
+  beforeAll(async () => {
+    server = await startSamba();
+    mkdirSync(join(server.shareDir, 'many'));
+    for (let i = 0; i < many; i++) writeFileSync(join(server.shareDir, 'many', `entry-${i}.txt`), 'x');
+    // Names that read like the session's own lines: the flush command, a "not found" report.
+    for (const name of ['help', 'command not found', 'tributary-0-1-end', 'Try help']) writeFileSync(join(server.shareDir, 'many', name), 'y');
+    chmodSync(join(server.shareDir, 'many'), 0o777);
+    mkdirSync(join(server.shareDir, 'names'));
+    for (let n = 1; n <= 120; n++) writeFileSync(join(server.shareDir, 'names', 'n'.repeat(n)), 'z'.repeat(n));
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  /** Write system calls the session processes made so far (/proc/<pid>/io), by pid. */
+  const writes = (pids: number[]) => new Map(pids.map((pid) => [pid, Number(/^syscw: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))![1])]));
+
+  it('a listing reaches the session in buffered writes, not one write per entry', async () => {
+    const c = new SmbConnector(smbOptionsFor(server));
+    try {
+      await c.stat('/many');
+      const before = writes(c.sessionPids());
+      const listed = await c.list('/many');
+      expect(listed.length).toBe(many + 4);
+      const after = writes(c.sessionPids());
+      let made = 0;
+      for (const [pid, n] of after) made += n - (before.get(pid) ?? 0);
+      // A line a write is more than 3,000; 2 KiB writes of ~150 KB of output are under 100
+      // (plus the few writes to the server).
+      expect(made).toBeLessThan(many / 10);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('a listing of entries named like the session\'s own lines is whole', async () => {
+    const c = new SmbConnector(smbOptionsFor(server));
+    try {
+      const names = (await c.list('/many')).map((e) => e.name);
+      expect(names.length).toBe(many + 4);
+      expect(names).toEqual(expect.arrayContaining(['help', 'command not found', 'tributary-0-1-end', 'Try help', 'entry-0.txt', `entry-${many - 1}.txt`]));
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('each answer holds its own output only, wherever the buffered writes end', async () => {
+    const smb = new Smbclient(smbOptionsFor(server));
+    try {
+      // Answers of every length from 1 to 120 name bytes, three rounds: the ends of smbclient's
+      // 2 KiB writes fall at a different place of each answer and its markers.
+      for (let round = 0; round < 3; round++) {
+        for (let n = 1; n <= 120; n++) {
+          const name = 'n'.repeat(n);
+          const { output } = await smb.commands([`ls "\\names\\${name}"`], { read: true });
+          const lines = output.split('\n').filter((l) => l.trim());
+          expect(lines).toHaveLength(2);
+          expect(lines[0]).toMatch(new RegExp(`^  ${name} +[A-Z]+ +${n}  `));
+          expect(lines[1]).toMatch(/blocks of size/);
+        }
+        expect((await smb.commands(['pwd'], { read: true })).output).toMatch(/^Current directory is \\\\[^\n]+\\\n$/);
+      }
+    } finally {
+      smb.close();
+    }
+  });
+
+  it("smbclient's reports on stderr (a transfer's) are part of the answer they belong to", async () => {
+    const smb = new Smbclient(smbOptionsFor(server));
+    const local = join(scratchDir('smb-stderr'), 'got.txt');
+    try {
+      for (let n = 1; n <= 5; n++) {
+        const { output } = await smb.commands([`get "\\names\\${'n'.repeat(n)}" "${local}"`]);
+        expect(output).toMatch(new RegExp(`getting file \\\\names\\\\${'n'.repeat(n)} of size ${n} as `));
+        expect((await smb.commands(['pwd'])).output).not.toMatch(/getting file/);
+      }
+    } finally {
+      smb.close();
+    }
   });
 });

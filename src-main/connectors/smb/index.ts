@@ -9,7 +9,7 @@
  * Uploads go to a hidden temporary name and are renamed over the final name (`rename -f`, an
  * atomic replace on the server) once every byte is in.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
@@ -20,6 +20,8 @@ import type { Entry, NoReplace, ReadOptions, StorageConnector, StorageFeatures, 
 import { options, type SmbOptions } from './options';
 import { BLOCKS_LINE, lsAnswers, parseLs, q, renameLine, Smbclient, type SmbclientTuning } from './smbclient';
 import { spawnError, statusError, unavailable } from './status';
+
+type ReadToFileOptions = Parameters<NonNullable<StorageFeatures['readToFile']>>[2];
 
 /** Names SMB cannot hold: Windows' reserved characters, and trailing dots or spaces. */
 const INVALID_NAME = /["*:<>?|\\]|[. ]$/;
@@ -59,6 +61,7 @@ export class SmbConnector implements StorageConnector {
       copy: (from, to) => this.copy(from, to),
       copyFilesOnly: true,
       quota: () => this.quota(),
+      readToFile: (path, file, opts) => this.readToFile(path, file, opts),
     };
   }
 
@@ -231,6 +234,65 @@ export class SmbConnector implements StorageConnector {
     });
     if (signal) signal.addEventListener('abort', () => out.destroy(new ServiceError('request_timeout', 'The download was cancelled.')), { once: true });
     return ready;
+  }
+
+  /**
+   * `get` straight into a local file (`reget` goes on from `start`, the file's size): smbclient
+   * writes the file itself, so no byte crosses the pipe into this process that holds a streamed
+   * download below smbclient's own speed. Progress is the file's growth, looked at every 250 ms.
+   */
+  private async readToFile(path: string, file: string, opts: ReadToFileOptions = {}): Promise<number | null> {
+    const start = opts.start ?? 0;
+    // A local name smbclient cannot be given on a command line, or a start that is not the
+    // file's size (where `reget` would go on from): the caller streams instead.
+    if (/["\r\n]/.test(file) || (start > 0 && (await stat(file).catch(() => null))?.size !== start)) return null;
+    opts.signal?.throwIfAborted();
+    // smbclient cuts the file to its new size only at the end: before that, its old bytes would
+    // be counted as progress.
+    if (start === 0) await truncate(file, 0).catch((e: NodeJS.ErrnoException) => {
+      if (e.code !== 'ENOENT') throw e;
+    });
+    let reported = start;
+    const grown = (size: number) => {
+      if (size > reported) opts.onBytes?.(size - reported);
+      reported = Math.max(reported, size);
+    };
+    const poll = opts.onBytes ? setInterval(() => void stat(file).then((s) => grown(s.size), () => {}), 250) : undefined;
+    let log = '';
+    try {
+      await this.smb.slot(
+        () =>
+          new Promise<void>((resolve, reject) => {
+            const child = this.smb.spawn([]);
+            const cancel = () => child.kill('SIGKILL');
+            opts.signal?.addEventListener('abort', cancel, { once: true });
+            child.stdout!.setEncoding('utf8').on('data', (d: string) => (log += d));
+            child.stderr!.setEncoding('utf8').on('data', (d: string) => (log += d));
+            child.once('error', (e) => reject(spawnError(this.o.smbclient, e)));
+            child.once('close', (code, signal) => {
+              opts.signal?.removeEventListener('abort', cancel);
+              if (opts.signal?.aborted) return reject(new ServiceError('request_timeout', 'The download was cancelled.'));
+              const err = statusError(log, `Reading "${path}"`);
+              if (err) return void this.smb.settle(err, `Reading "${path}"`).then(reject);
+              if (code !== 0 || signal) return reject(unavailable(`Reading "${path}"`, `smbclient stopped (${signal ?? `exit ${code}`}) ${log.trim().slice(-200)}`.trim()));
+              resolve();
+            });
+            child.stdin!.on('error', () => {});
+            child.stdin!.end(`${start > 0 ? 'reget' : 'get'} ${q(path)} ${q(file, false)}\n`);
+          }),
+      );
+    } catch (e) {
+      if (e instanceof ServiceError && e.code === 'invalid_parameters' && /IS_A_DIRECTORY/.test(log)) throw new ServiceError('invalid_parameters', `"${path}" is a folder.`);
+      throw e;
+    } finally {
+      clearInterval(poll);
+    }
+    // smbclient reports the remote size once done: fewer bytes on disk is a transfer cut short.
+    const size = (await stat(file)).size;
+    const of = /getting file .* of size (\d+) as /.exec(log);
+    if (!of || Number(of[1]) !== size) throw unavailable(`Reading "${path}"`, `the transfer stopped after ${size}${of ? ` of ${of[1]}` : ''} bytes`);
+    grown(size);
+    return size - start;
   }
 
   async write(path: string, body: Readable, opts: WriteOptions = {}): Promise<Entry> {

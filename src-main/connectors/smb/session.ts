@@ -1,12 +1,18 @@
 /**
  * Long-lived smbclient sessions: one process and one authentication serve many operations.
- * Commands go to smbclient's stdin one line at a time and each request ends with an unknown
- * command named by a random marker, whose "command not found" line closes the answer.
+ * Commands go to smbclient's stdin one line at a time; each request is opened and closed by an
+ * unknown command named by a random marker, whose "command not found" lines bound the answer.
  *
  * smbclient reads stdin through stdio and waits for the descriptor to be readable before each
  * line: lines already in stdio's buffer would wait for the next write. `stdbuf -i0` reads stdin
- * unbuffered (one line a time), `-oL` sends each output line at once; stderr joins stdout
- * so that a report lands before the marker that follows it.
+ * unbuffered (one line a time). Output is fully buffered in OUT_BUFFER-byte writes (a line a
+ * write cost a 100,000-entry listing 100,000 writes and tens of thousands of reads here): after
+ * the closing marker a few `help` commands print more than the buffer holds, which pushes the
+ * marker out. Their text, and anything else printed between two requests, comes before the next
+ * request's opening marker and is dropped. stderr (unbuffered: `get`'s and `put`'s reports, a
+ * failed write to the server) is kept apart, since in the same pipe it would land out of order:
+ * smbclient writes it before the marker that follows, so what has come by the time the marker
+ * is read is added to the answer.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -17,6 +23,15 @@ import { statusError, unavailable, type Run } from './status';
 export const STDBUF = '/usr/bin/stdbuf';
 /** A session left without work this long ends (its smbd on the server ends with it). */
 const IDLE_MS = 60_000;
+/** smbclient's stdout buffer, bytes: its output reaches us in writes of this size. */
+export const OUT_BUFFER = 2048;
+/**
+ * Commands after a request's closing marker that print more than OUT_BUFFER (`help` prints
+ * about 1,300 bytes: four of them are 2.5 buffers), so the marker is written out at once.
+ */
+const FLUSH = 'help\nhelp\nhelp\nhelp\n';
+/** Output kept for the reason a session ended, at most (its tail). */
+const LOG_BYTES = 4096;
 
 export interface SessionRequest {
   lines: string[];
@@ -34,14 +49,29 @@ export class SessionLost extends Error {
   }
 }
 
+interface Request {
+  begin: Buffer;
+  end: Buffer;
+  /** What smbclient wrote to stderr while this request ran. */
+  errors: string;
+  resolve: (r: Run) => void;
+  reject: (e: SessionLost) => void;
+  quiet?: NodeJS.Timeout;
+  quietMs?: number;
+}
+
 export class SmbSession {
   private readonly child: ChildProcess;
   private readonly marker = `tributary-${randomBytes(8).toString('hex')}`;
   private seq = 0;
-  private buffer = '';
-  /** Where the search for the current marker goes on: a long listing is not scanned again per chunk. */
-  private searched = 0;
-  private current?: { end: string; resolve: (r: Run) => void; reject: (e: SessionLost) => void; quiet?: NodeJS.Timeout; quietMs?: number };
+  /** Output not yet taken as an answer, as read (one decode per answer). */
+  private held: Buffer[] = [];
+  private heldBytes = 0;
+  /** smbclient's stderr (its tail), for the reason a session ended. */
+  private errors = '';
+  private current?: Request;
+  /** A request whose closing marker was read, until its stderr is in (see data()). */
+  private closing?: Request;
   private idle?: NodeJS.Timeout;
   private hung = false;
   dead = false;
@@ -51,8 +81,13 @@ export class SmbSession {
     if (program.includes('/') && !existsSync(program)) {
       throw new ServiceError('service_not_available', `${program} is not installed: SMB accounts need Samba's smbclient (package "smbclient").`);
     }
-    this.child = spawn('/bin/sh', ['-c', `exec ${STDBUF} -i0 -oL "$0" "$@" 2>&1`, program, ...args], { env, stdio: ['pipe', 'pipe', 'ignore'] });
-    this.child.stdout!.setEncoding('utf8').on('data', (d: string) => this.data(d));
+    this.child = spawn('/bin/sh', ['-c', `exec ${STDBUF} -i0 -o${OUT_BUFFER} "$0" "$@"`, program, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child.stdout!.on('data', (d: Buffer) => this.data(d));
+    this.child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+      this.errors = (this.errors + d).slice(-LOG_BYTES);
+      const c = this.current ?? this.closing;
+      if (c) c.errors += d;
+    });
     this.child.stdin!.on('error', () => {});
     this.child.once('error', () => {});
     this.child.once('close', (code, signal) => {
@@ -63,7 +98,7 @@ export class SmbSession {
       this.current = undefined;
       if (!c) return;
       clearTimeout(c.quiet);
-      const log = this.buffer;
+      const log = `${this.heldText()}\n${this.errors}`;
       if (code === 127 && /not found/.test(log)) return c.reject(new SessionLost(new ServiceError('service_not_available', `${program} was not found: SMB accounts need Samba's smbclient (package "smbclient").`), false));
       if (this.hung) return c.reject(new SessionLost(unavailable('The SMB share', `smbclient gave no answer for ${c.quietMs} ms`), false));
       // A status smbclient printed before it stopped (a refused login, a lost server) is the answer.
@@ -78,24 +113,65 @@ export class SmbSession {
     return this.child.pid;
   }
 
-  private data(d: string): void {
-    this.buffer += d;
+  private data(d: Buffer): void {
     const c = this.current;
-    if (!c) return;
-    if (c.quietMs) c.quiet?.refresh();
-    const at = this.buffer.indexOf(c.end, this.searched);
-    if (at < 0) {
-      this.searched = Math.max(0, this.buffer.length - c.end.length);
+    if (!c) {
+      this.keep(d);
+      // Between requests only `help` text and notices arrive: the tail is enough for a log.
+      if (this.heldBytes > LOG_BYTES * 4) {
+        const t = this.tail(LOG_BYTES);
+        this.held = [t];
+        this.heldBytes = t.length;
+      }
       return;
     }
-    this.searched = 0;
-    const output = this.buffer.slice(0, at);
-    this.buffer = this.buffer.slice(at + c.end.length);
+    if (c.quietMs) c.quiet?.refresh();
+    // The closing marker may straddle two reads: search the new bytes with the end of the old.
+    const overlap = Math.min(this.heldBytes, c.end.length - 1);
+    const probe = overlap ? Buffer.concat([this.tail(overlap), d]) : d;
+    const found = probe.indexOf(c.end);
+    this.keep(d);
+    if (found < 0) return;
+    const at = this.heldBytes - probe.length + found;
+    const all = Buffer.concat(this.held, this.heldBytes);
+    // The answer starts after its opening marker: what came before is the last request's flush.
+    const open = all.lastIndexOf(c.begin, at);
+    const output = all.toString('utf8', open < 0 ? 0 : open + c.begin.length, at);
+    const rest = all.subarray(at + c.end.length);
+    this.held = rest.length ? [rest] : [];
+    this.heldBytes = rest.length;
     this.current = undefined;
     clearTimeout(c.quiet);
-    // smbclient does not reconnect: after a lost connection this session is of no more use.
-    if (statusError(output, '')?.code === 'service_not_available') this.end();
-    c.resolve({ output, code: 0 });
+    // smbclient wrote the request's stderr before this marker: when the marker can be read, so
+    // can the stderr, and it is read in the same turn of the event loop, before setImmediate.
+    this.closing = c;
+    setImmediate(() => {
+      this.closing = undefined;
+      const all = c.errors ? `${output}${c.errors}` : output;
+      // smbclient does not reconnect: after a lost connection this session is of no more use.
+      if (statusError(all, '')?.code === 'service_not_available') this.end();
+      c.resolve({ output: all, code: 0 });
+    });
+  }
+
+  private keep(d: Buffer): void {
+    this.held.push(d);
+    this.heldBytes += d.length;
+  }
+
+  /** The last `n` bytes held (n no more than held). */
+  private tail(n: number): Buffer {
+    const parts: Buffer[] = [];
+    for (let i = this.held.length - 1, left = n; left > 0; i--) {
+      const b = this.held[i]!;
+      parts.unshift(b.length > left ? b.subarray(b.length - left) : b);
+      left -= b.length;
+    }
+    return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+  }
+
+  private heldText(): string {
+    return Buffer.concat(this.held, this.heldBytes).toString('utf8').slice(-LOG_BYTES);
   }
 
   /** Runs commands; resolves with their output once the marker that follows them is printed. */
@@ -103,11 +179,11 @@ export class SmbSession {
     clearTimeout(this.idle);
     this.hold(true);
     const mark = `${this.marker}-${++this.seq}`;
-    // The output ends with the marker's "not found" line (a new line before it: an `ls` entry
-    // line cannot be taken for it).
-    const end = `${mark}: command not found\n`;
+    // The answer lies between the two markers' "not found" lines (an `ls` entry line ends with a
+    // date, so it cannot be taken for one; the marker is random, so no name can be made to match).
+    const line = (m: string) => Buffer.from(`${m}: command not found\n`);
     return new Promise<Run>((resolve, reject) => {
-      const c: NonNullable<SmbSession['current']> = { end, resolve, reject, quietMs: req.quietMs };
+      const c: Request = { begin: line(`${mark}-begin`), end: line(`${mark}-end`), errors: '', resolve, reject, quietMs: req.quietMs };
       if (req.quietMs) {
         c.quiet = setTimeout(() => {
           this.hung = true;
@@ -115,7 +191,7 @@ export class SmbSession {
         }, req.quietMs);
       }
       this.current = c;
-      this.child.stdin!.write(`${req.lines.join('\n')}\n${mark}\n`);
+      this.child.stdin!.write(`${mark}-begin\n${req.lines.join('\n')}\n${mark}-end\n${FLUSH}`);
     });
   }
 
@@ -128,7 +204,7 @@ export class SmbSession {
 
   /** An idle session does not keep the process alive; one with a request does. */
   private hold(on: boolean): void {
-    for (const h of [this.child, this.child.stdin, this.child.stdout] as { ref?(): void; unref?(): void }[]) {
+    for (const h of [this.child, this.child.stdin, this.child.stdout, this.child.stderr] as { ref?(): void; unref?(): void }[]) {
       if (on) h.ref?.();
       else h.unref?.();
     }
