@@ -27,6 +27,7 @@ import { Client, type SFTPWrapper } from 'ssh2';
 import { startSshd, type Sshd } from '../servers/sshd';
 import { hasBinary, scratchDir } from '../servers/util';
 import { RATIO_LABEL, ratioCells, speedRatio, summary } from './ratio';
+import { rcloneObscure } from './peers';
 
 const SIZE_MB = Number(process.env.BENCH_SIZE_MB ?? 1024);
 const ENTRIES = Number(process.env.BENCH_LIST_ENTRIES ?? 100_000);
@@ -198,7 +199,7 @@ async function benchSftp(work: string, src: string, bytes: number): Promise<Row[
       RCLONE_CONFIG_BSFTP_HOST: server.host,
       RCLONE_CONFIG_BSFTP_PORT: String(server.port),
       RCLONE_CONFIG_BSFTP_USER: server.username,
-      RCLONE_CONFIG_BSFTP_PASS: exec('rclone', ['obscure', server.password]).trim(),
+      RCLONE_CONFIG_BSFTP_PASS: rcloneObscure(server.password),
       // internal-sftp runs no shell: no remote md5sum, no shell probing.
       RCLONE_CONFIG_BSFTP_SHELL_TYPE: 'none',
       RCLONE_CONFIG_BSFTP_DISABLE_HASHCHECK: 'true',
@@ -265,7 +266,7 @@ async function benchSmb(work: string, src: string, bytes: number): Promise<Row[]
       RCLONE_CONFIG_BSMB_HOST: server.host,
       RCLONE_CONFIG_BSMB_PORT: String(server.port),
       RCLONE_CONFIG_BSMB_USER: server.username,
-      RCLONE_CONFIG_BSMB_PASS: exec('rclone', ['obscure', server.password]).trim(),
+      RCLONE_CONFIG_BSMB_PASS: rcloneObscure(server.password),
       RCLONE_CONFIG_BSMB_DOMAIN: server.workgroup,
       RCLONE_CONFIG_DIR: work,
     };

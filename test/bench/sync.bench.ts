@@ -36,6 +36,7 @@ import { startApache, webdavOptions } from '../servers/apache';
 import { scratchDir } from '../servers/util';
 import { syncDb } from '../sync/scenario';
 import { RATIO_LABEL, summary, timeRatio, type SummaryCell } from './ratio';
+import { rcloneObscure } from './peers';
 
 const FILES = Number(process.env.BENCH_SYNC_FILES ?? 10_000);
 const MB = Number(process.env.BENCH_SYNC_MB ?? 1024);
@@ -279,7 +280,7 @@ async function latency(): Promise<void> {
     dav1.tributary = await tributaryLatency(join(dir, 'w1'), fresh('t1'), dav, '/tributary', davFar('/tributary'));
     // rclone's bisync refuses a remote without modification times: the "owncloud" flavour reads
     // Apache's getlastmodified (and sends an X-OC-Mtime header Apache ignores), all it needs.
-    const obscured = spawnSync('rclone', ['obscure', server.password], { encoding: 'utf8' }).stdout.trim();
+    const obscured = rcloneObscure(server.password);
     const env: NodeJS.ProcessEnv = { ...process.env, RCLONE_CONFIG: '/dev/null', RCLONE_CONFIG_DAV_TYPE: 'webdav', RCLONE_CONFIG_DAV_URL: server.url, RCLONE_CONFIG_DAV_VENDOR: 'owncloud', RCLONE_CONFIG_DAV_USER: server.user, RCLONE_CONFIG_DAV_PASS: obscured };
     delete env.AWS_CA_BUNDLE;
     await dav.mkdir('/rclone');

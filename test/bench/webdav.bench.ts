@@ -22,6 +22,7 @@ import { createApp } from '../../src-main/app';
 import { startApache } from '../servers/apache';
 import { hasBinary, scratchDir } from '../servers/util';
 import { RATIO_LABEL, ratioCells, speedRatio, summary } from './ratio';
+import { rcloneObscure } from './peers';
 
 const SIZE_MB = Number(process.env.BENCH_SIZE_MB ?? 1024);
 const ENTRIES = Number(process.env.BENCH_LIST_ENTRIES ?? 100_000);
@@ -98,7 +99,7 @@ export async function main(): Promise<Row[]> {
     });
     // rclone with an environment-only remote (notes/test-servers.md §3/§4: no config file,
     // AWS_CA_BUNDLE unset because rclone 1.60 chokes on it).
-    const obscured = spawnSync('rclone', ['obscure', '--', server.password], { encoding: 'utf8' }).stdout.trim();
+    const obscured = rcloneObscure(server.password);
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       RCLONE_CONFIG: '/dev/null',
