@@ -2,17 +2,34 @@
 // "untrustworthy times" on a real file system, and the ignore rules.
 import { mkdirSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LocalConnector } from '../../src-main/connectors/local';
 import type { StorageConnector } from '../../src-main/connectors/types';
 import type { Tree } from '../../src-main/sync/model';
-import { ignoreRules, loadIgnore, scanLocal, scanRemote } from '../../src-main/sync/scan';
+import { ignoreRules, loadIgnore, md5File, scanLocal, scanRemote } from '../../src-main/sync/scan';
 import { scratchDir } from '../servers/util';
 
 describe('sync scanner', () => {
   const dir = scratchDir('sync-scan');
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('a local file\'s version is the MD5 of its whole content, read to its end by the hashing worker', async () => {
+    const root = join(dir, 'hashes');
+    mkdirSync(root);
+    // Empty, below one read, exactly one 1 MiB read, and several reads with a tail.
+    for (const size of [0, 5, 1 << 20, 3 * (1 << 20) + 7]) {
+      const body = randomBytes(size);
+      const f = join(root, `f${size}`);
+      writeFileSync(f, body);
+      expect(await md5File(f)).toBe(`md5:${createHash('md5').update(body).digest('hex')}`);
+    }
+    const tree = await scanLocal(root, ignoreRules(undefined));
+    expect(tree.get('/f5')!.ver).toBe(await md5File(join(root, 'f5')));
+    // A file that cannot be read rejects with the file system's error code, as a read stream does.
+    await expect(md5File(join(root, 'missing'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
 
   it('Untrustworthy times: an edit with the time set back (1970, the future, the same second) is still a change', async () => {
     const root = join(dir, 'times');

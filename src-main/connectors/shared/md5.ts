@@ -14,7 +14,7 @@ const { parentPort } = require('node:worker_threads');
 const { createHash } = require('node:crypto');
 const { closeSync, openSync, readSync } = require('node:fs');
 let chunk;
-parentPort.on('message', ({ id, buf, off, len, path, start }) => {
+parentPort.on('message', ({ id, buf, off, len, path, start, toEnd }) => {
   const h = createHash('md5');
   if (path === undefined) h.update(new Uint8Array(buf, off, len));
   else {
@@ -24,6 +24,7 @@ parentPort.on('message', ({ id, buf, off, len, path, start }) => {
       try {
         for (let done = 0; done < len; ) {
           const n = readSync(fd, chunk, 0, Math.min(chunk.length, len - done), start + done);
+          if (n === 0 && toEnd) break;
           if (n === 0) return parentPort.postMessage({ id, error: 'short' });
           h.update(chunk.subarray(0, n));
           done += n;
@@ -32,7 +33,7 @@ parentPort.on('message', ({ id, buf, off, len, path, start }) => {
         closeSync(fd);
       }
     } catch (e) {
-      return parentPort.postMessage({ id, error: String(e && e.message) });
+      return parentPort.postMessage({ id, error: String(e && e.message), code: e && e.code });
     }
   }
   const md5 = h.digest();
@@ -57,12 +58,12 @@ function pool() {
     workers = Array.from({ length: size }, () => {
       const worker = new Worker(SOURCE, { eval: true });
       const entry = { worker, busy: 0 };
-      worker.on('message', ({ id, md5, error }: { id: number; md5?: Uint8Array; error?: string }) => {
+      worker.on('message', ({ id, md5, error, code }: { id: number; md5?: Uint8Array; error?: string; code?: string }) => {
         if (--entry.busy === 0) worker.unref();
         const p = pending.get(id);
         pending.delete(id);
         if (md5) p?.resolve(Buffer.from(md5.buffer, md5.byteOffset, md5.byteLength));
-        else p?.reject(error);
+        else p?.reject(code ? Object.assign(new Error(error), { code }) : error);
       });
       worker.on('error', (e) => {
         for (const p of pending.values()) p.reject(e);
@@ -99,6 +100,14 @@ export async function md5OfFilePart(part: FilePart): Promise<Buffer> {
     if (e === 'short') throw new ServiceError('conflict', `"${part.path}" became shorter during the upload.`);
     throw new ServiceError('internal_error', `"${part.path}" could not be read: ${String(e)}`);
   }
+}
+
+/**
+ * MD5 of a whole file as it is when read (to its end, whatever size it had when it was looked
+ * at), read and hashed by the worker. File system errors keep their `code` (ENOENT…).
+ */
+export function md5OfWholeFile(path: string): Promise<Buffer> {
+  return post({ path, start: 0, len: Number.MAX_SAFE_INTEGER, toEnd: true }, []);
 }
 
 function post(message: Record<string, unknown>, transfer: ArrayBuffer[]): Promise<Buffer> {
