@@ -12,10 +12,8 @@
  * made from fresh scans, does again or no longer needs.
  */
 import { createHash } from 'node:crypto';
-import { lstatSync, type BigIntStats } from 'node:fs';
-import { join } from 'node:path';
 import { Transform } from 'node:stream';
-import { joinPath, parentOf, ROOT, tempName } from '../connectors/shared/paths';
+import { joinPath, parentOf, tempName } from '../connectors/shared/paths';
 import type { Entry, StorageConnector } from '../connectors/types';
 import { ServiceError, toServiceError } from '../errors';
 import { otherSide, type Op, type Side, type SideEntry, type SyncedEntry, type SyncedTree, type Tree } from './model';
@@ -50,17 +48,7 @@ export class Executor {
 
   /** The entry at `path` now (null when absent); local files reuse `known`'s hash when unchanged. */
   async current(side: Side, path: string, known?: SideEntry): Promise<SideEntry | null> {
-    if (side === 'local') {
-      // A synchronous lstat, as the scan's: one trip less through the I/O pool per look.
-      let st: BigIntStats | undefined;
-      try {
-        st = lstatSync(path === ROOT ? this.sides.localRoot : join(this.sides.localRoot, ...path.split('/').filter(Boolean)), { bigint: true, throwIfNoEntry: false });
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
-        throw e;
-      }
-      return st ? localEntry(this.sides.localRoot, path, known, undefined, st) : null;
-    }
+    if (side === 'local') return localEntry(this.sides.localRoot, path, known);
     const asked = Date.now();
     try {
       return remoteEntry(await this.sides.remote.stat(this.abs('remote', path)), path, asked);

@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import { lstatSync, readdirSync, type BigIntStats, type Stats } from 'node:fs';
-import { lstat, readFile, stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import ignore from 'ignore';
 import { LocalConnector } from '../connectors/local';
@@ -109,12 +109,14 @@ export async function localEntry(root: string, path: string, previous?: SideEntr
   const abs = path === ROOT ? root : join(root, ...path.split('/').filter(Boolean));
   let st = stats;
   if (!st) {
+    // Synchronous, as the walk's: on cached metadata a fraction of a trip through the I/O pool.
     try {
-      st = await lstat(abs, { bigint: true });
+      st = lstatSync(abs, { bigint: true, throwIfNoEntry: false });
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+      if ((e as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
       throw e;
     }
+    if (!st) return null;
   }
   if (!knownHash) {
     const known = entryWithoutReading(path, st, `${st.dev}:${st.ino}`, previous);

@@ -9,6 +9,7 @@ import { closeSync, constants as fsc, createWriteStream, existsSync, fchmod, fsy
 import { chmod, copyFile, cp, link, lstat, mkdir, open, readdir, readFile, realpath, rename, rm, rmdir, stat, statfs, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
 import { homedir, userInfo } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { promisify } from 'node:util';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
@@ -22,6 +23,11 @@ import type { ChunkWriter, Entry, NoReplace, Permission, PermissionChanges, Quot
 import { LocalChunkWriter } from './chunk-writer';
 import { COPY_OPTIONS, entryOf, fsError, isSpecial, specialFile } from './files';
 import { watchFolder } from './watch';
+
+// Calls on a descriptor opened synchronously (see writeFile), run in the I/O pool.
+const fchmodAsync = promisify(fchmod);
+const futimesAsync = promisify(futimes);
+const fsyncAsync = promisify(fsync);
 
 const options = z.object({
   path: z
@@ -340,13 +346,12 @@ export class LocalConnector implements StorageConnector {
       // Opened synchronously (a lookup, see safeTarget); the calls that change the file stay in
       // the I/O pool: on a journaling file system they may wait for a commit another fsync started.
       const fd = openSync(temp, 'r');
-      const call = (f: (cb: (e: NodeJS.ErrnoException | null) => void) => void) => new Promise<void>((done, fail) => f((e) => (e ? fail(e) : done())));
       try {
         // The copy has the source's mode: changed only when the target's differs.
-        if ((source.mode & 0o7777) !== mode) await call((cb) => fchmod(fd, mode, cb));
+        if ((source.mode & 0o7777) !== mode) await fchmodAsync(fd, mode);
         // The time is set before the fsync, which makes it durable with the bytes.
-        if (opts.modified) await call((cb) => futimes(fd, opts.modified!, opts.modified!, cb));
-        if (this.syncWrites) await call((cb) => fsync(fd, cb));
+        if (opts.modified) await futimesAsync(fd, opts.modified, opts.modified);
+        if (this.syncWrites) await fsyncAsync(fd);
       } finally {
         closeSync(fd);
       }
