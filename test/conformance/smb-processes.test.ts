@@ -124,15 +124,23 @@ describe('smb without a process per question', () => {
   });
 });
 
+/** Samba with a writable share folder `many` of `count` small files, plus files named `extra`. */
+async function sambaWithMany(count: number, extra: string[] = []): Promise<Samba> {
+  const server = await startSamba();
+  const dir = join(server.shareDir, 'many');
+  mkdirSync(dir);
+  for (let i = 0; i < count; i++) writeFileSync(join(dir, `entry-${i}.txt`), 'x');
+  for (const name of extra) writeFileSync(join(dir, name), 'y');
+  chmodSync(dir, 0o777);
+  return server;
+}
+
 describe('smb sessions that die or hang', () => {
   let server: Samba;
   const many = 3000;
 
   beforeAll(async () => {
-    server = await startSamba();
-    mkdirSync(join(server.shareDir, 'many'));
-    for (let i = 0; i < many; i++) writeFileSync(join(server.shareDir, 'many', `entry-${i}.txt`), 'x');
-    chmodSync(join(server.shareDir, 'many'), 0o777);
+    server = await sambaWithMany(many);
   });
   afterAll(async () => {
     await server?.stop();
@@ -226,12 +234,8 @@ describe('smb session output', () => {
   const many = 3000;
 
   beforeAll(async () => {
-    server = await startSamba();
-    mkdirSync(join(server.shareDir, 'many'));
-    for (let i = 0; i < many; i++) writeFileSync(join(server.shareDir, 'many', `entry-${i}.txt`), 'x');
     // Names that read like the session's own lines: the flush command, a "not found" report.
-    for (const name of ['help', 'command not found', 'tributary-0-1-end', 'Try help']) writeFileSync(join(server.shareDir, 'many', name), 'y');
-    chmodSync(join(server.shareDir, 'many'), 0o777);
+    server = await sambaWithMany(many, ['help', 'command not found', 'tributary-0-1-end', 'Try help']);
     mkdirSync(join(server.shareDir, 'names'));
     for (let n = 1; n <= 120; n++) writeFileSync(join(server.shareDir, 'names', 'n'.repeat(n)), 'z'.repeat(n));
   });
