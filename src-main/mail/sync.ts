@@ -223,6 +223,9 @@ export class MailSync {
     try {
       const resume = cached?.uidvalidity && cached.highestmodseq ? { changedSince: BigInt(cached.highestmodseq), uidValidity: BigInt(cached.uidvalidity) } : {};
       const mb = await client.mailboxOpen(path, { readOnly: true, ...resume });
+      // No answer: the server's BYE came in after the connection was taken, and imapflow skipped
+      // the command. It never reached the server, so the connection's caller may run it again.
+      if (!mb) throw Object.assign(new Error(`Opening ${path}: the server closed the connection.`), { code: 'NoConnection' });
       const uidvalidity = Number(mb.uidValidity);
       const highest = mb.highestModseq !== undefined && !mb.noModseq ? Number(mb.highestModseq) : null;
       const db = this.store.db;
