@@ -14,6 +14,7 @@ import type { MailIds } from './ids';
 import type { MailStore, MessageRow } from './store';
 import { FolderFollower } from './notify';
 import { MailSync, type SyncStats } from './sync';
+import { answered } from '../connectors/imap/answered';
 
 /** A message change as the sync engine reports it to the activity log. */
 export interface MailChange {
@@ -218,7 +219,7 @@ export class MailEngine {
       const byUid = new Map(list.map((r) => [r.uid, r]));
       const sources: { row: MessageRow; raw: Buffer }[] = [];
       await sync.command(async (c) => {
-        await c.mailboxOpen(folder, { readOnly: true });
+        answered(await c.mailboxOpen(folder, { readOnly: true }), `Opening ${folder}`);
         for await (const m of c.fetch(list.map((r) => r.uid).join(','), { uid: true, source: true }, { uid: true })) {
           const row = byUid.get(m.uid);
           if (row && m.source) sources.push({ row, raw: m.source });

@@ -5,6 +5,7 @@ import { ServiceError, invalid } from '../errors';
 import type { MailEngine } from './engine';
 import type { MailIds } from './ids';
 import type { FolderRow, MailStore } from './store';
+import { answered } from '../connectors/imap/answered';
 
 const specialOf = (su: string | null, path: string): MailFolder['specialUse'] => {
   if (path.toUpperCase() === 'INBOX') return 'inbox';
@@ -80,11 +81,9 @@ export class MailFolders {
     const sync = await this.engine.ready(account);
     const existing = this.store.folders(account).find((f) => f.path.toLowerCase() === name.toLowerCase());
     if (existing) throw this.taken(account, name, existing.path);
-    const created = await sync.command((c) => c.mailboxCreate(name)).catch(refusedName);
+    const created = await sync.command(async (c) => answered(await c.mailboxCreate(name), `Creating ${name}`)).catch(refusedName);
     await sync.syncFolders();
-    // imapflow answers undefined when its socket died under the command: then the listing
-    // below tells whether the folder exists, and get() says not_found if it does not.
-    const path = created?.path ?? name;
+    const path = created.path;
     await sync.syncFolder(path);
     return this.get(account, this.ids.folder(account, path));
   }
@@ -101,8 +100,8 @@ export class MailFolders {
     if (sync.watching.includes(path)) await sync.watch({ inbox: this.engine.inboxPath(account), open: null });
     const renamed = await sync
       .command(async (c) => {
-        if (c.mailbox && c.mailbox.path === path) await c.mailboxOpen('INBOX', { readOnly: true });
-        return c.mailboxRename(path, name);
+        if (c.mailbox && c.mailbox.path === path) answered(await c.mailboxOpen('INBOX', { readOnly: true }), 'Opening INBOX');
+        return answered(await c.mailboxRename(path, name), `Renaming ${path}`);
       })
       .catch(refusedName);
     const to = renamed.newPath ?? name;
@@ -119,8 +118,8 @@ export class MailFolders {
     if (path.toUpperCase() === 'INBOX') throw invalid('The inbox cannot be deleted.');
     if (sync.watching.includes(path)) await sync.watch({ inbox: this.engine.inboxPath(account), open: null });
     await sync.command(async (c) => {
-      if (c.mailbox && c.mailbox.path === path) await c.mailboxOpen('INBOX', { readOnly: true });
-      await c.mailboxDelete(path);
+      if (c.mailbox && c.mailbox.path === path) answered(await c.mailboxOpen('INBOX', { readOnly: true }), 'Opening INBOX');
+      answered(await c.mailboxDelete(path), `Deleting ${path}`);
     });
     this.db.transaction(() => this.store.deleteFolder(account, path))();
     await sync.syncFolders();

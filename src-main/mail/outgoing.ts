@@ -17,6 +17,7 @@ import type { MailStore, MessageRow } from './store';
 import { MailOutbox, parseSendAt, type OutboxItem, type Outgoing } from './outbox';
 import { messageIds, threadIdFor, type MailSync } from './sync';
 import { instrumentHtml, type Tracker } from './tracking';
+import { answered } from '../connectors/imap/answered';
 
 export interface SendInput {
   to: MailPerson[] | { email: string; name?: string | null }[];
@@ -275,15 +276,15 @@ export class MailOutgoing {
     const { store, db } = this.deps;
     let folder = store.folders(account).find((f) => f.special_use === specialUse) ?? store.folder(account, fallback);
     if (!folder) {
-      await sync.command((c) => c.mailboxCreate(fallback));
+      await sync.command(async (c) => answered(await c.mailboxCreate(fallback), `Creating ${fallback}`));
       await sync.syncFolders();
       folder = store.folder(account, fallback)!;
     }
     const path = folder.path;
     // imapflow keeps only flags the selected mailbox's PERMANENTFLAGS allow: select it first.
     const appended = await sync.command(async (c) => {
-      await c.mailboxOpen(path);
-      return c.append(path, raw, flags, date);
+      answered(await c.mailboxOpen(path), `Opening ${path}`);
+      return answered(await c.append(path, raw, flags, date), `Appending to ${path}`);
     });
     await sync.syncFolder(path);
     return (

@@ -17,6 +17,7 @@ import type { FetchMessageObject, FetchQueryObject, ImapFlow, ListResponse, Mess
 import type { MailConnector } from '../connectors/imap/connector';
 import { KeptConnection } from './kept-connection';
 import type { HeaderInput, MailStore, Person } from './store';
+import { answered } from '../connectors/imap/answered';
 
 export type ChangeKind = 'messages' | 'folders';
 /**
@@ -222,10 +223,7 @@ export class MailSync {
     client.on('flags', onFlags);
     try {
       const resume = cached?.uidvalidity && cached.highestmodseq ? { changedSince: BigInt(cached.highestmodseq), uidValidity: BigInt(cached.uidvalidity) } : {};
-      const mb = await client.mailboxOpen(path, { readOnly: true, ...resume });
-      // No answer: the server's BYE came in after the connection was taken, and imapflow skipped
-      // the command. It never reached the server, so the connection's caller may run it again.
-      if (!mb) throw Object.assign(new Error(`Opening ${path}: the server closed the connection.`), { code: 'NoConnection' });
+      const mb = answered(await client.mailboxOpen(path, { readOnly: true, ...resume }), `Opening ${path}`);
       const uidvalidity = Number(mb.uidValidity);
       const highest = mb.highestModseq !== undefined && !mb.noModseq ? Number(mb.highestModseq) : null;
       const db = this.store.db;
@@ -324,7 +322,7 @@ export class MailSync {
   async write<T>(path: string, fn: (client: ImapFlow) => Promise<T>): Promise<T> {
     return this.exclusive(() =>
       this.connector.withClient(async (c) => {
-        await c.mailboxOpen(path);
+        answered(await c.mailboxOpen(path), `Opening ${path}`);
         const result = await fn(c);
         await this.syncOn(c, path);
         return result;

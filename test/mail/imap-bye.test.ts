@@ -6,6 +6,8 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { ImapFlow } from 'imapflow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
+import { answered } from '../../src-main/connectors/imap/answered';
+import { ImapConnector } from '../../src-main/connectors/imap/connector';
 import { startDovecot, type DovecotServer } from '../servers/dovecot';
 import { startSmtpRelay, type SmtpRelay } from '../servers/smtp-relay';
 import { freePort, scratchDir, until } from '../servers/util';
@@ -80,5 +82,44 @@ describe('a BYE before the socket closes (docs/mail.md, connection loss; Dovecot
     await other.connect();
     expect((await other.list()).map((f) => f.path)).toContain('Made after BYE');
     await other.logout();
+  });
+
+  it('a command imapflow skipped after a BYE is run again on a fresh connection, once (spec 2 Drafts)', async () => {
+    const connector = new ImapConnector({ host: '127.0.0.1', port: proxy.port, tls: 'none', user: 'alice', password: 'secret' });
+    const subject = `Appended after BYE ${Date.now()}`;
+    const raw = Buffer.from(`From: alice@example.com\r\nSubject: ${subject}\r\n\r\nbody\r\n`);
+    const skipped: unknown[] = [];
+    let attempts = 0;
+    try {
+      proxy.state.holdMs = 3_000;
+      const result = await connector.withClient(async (c) => {
+        attempts++;
+        answered(await c.mailboxOpen('Drafts'), 'Opening Drafts');
+        if (attempts === 1) {
+          // The BYE lands between two commands of one operation; the socket stays open.
+          dovecot.doveadm(['kick', 'alice']);
+          await until(() => c.state === c.states.LOGOUT, 10_000, 'imapflow to read the BYE');
+          skipped.push(await c.append('Drafts', raw));
+        }
+        return answered(await c.append('Drafts', raw), 'Appending to Drafts');
+      });
+      // imapflow's answer to a command it did not send: no error, nothing.
+      expect(skipped).toHaveLength(1);
+      expect(skipped[0]).toBeFalsy();
+      expect(attempts).toBe(2);
+      expect(result.destination).toBe('Drafts');
+    } finally {
+      proxy.state.holdMs = 0;
+      await connector.close();
+    }
+    const other = new ImapFlow({ host: dovecot.host, port: dovecot.imapPort, secure: false, auth: { user: 'alice', pass: 'secret' }, logger: false });
+    await other.connect();
+    const lock = await other.getMailboxLock('Drafts');
+    try {
+      expect(await other.search({ subject }, { uid: true })).toHaveLength(1);
+    } finally {
+      lock.release();
+      await other.logout();
+    }
   });
 });
