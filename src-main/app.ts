@@ -45,7 +45,7 @@ export interface AppOptions {
   /** Two-way sync engine settings (trash folder, poll interval, manual runs): tests. */
   sync?: SyncEngineOptions;
   /** Mail engine settings (live IDLE, body prefetch, a change hook): tests and benchmarks. */
-  mail?: Partial<Pick<MailDeps, 'live' | 'prefetchBodies' | 'recordChanges' | 'trackingBaseUrl' | 'followIntervalMs' | 'followSafetyMs' | 'notify' | 'undoSendSeconds'>>;
+  mail?: Partial<Pick<MailDeps, 'live' | 'prefetchBodies' | 'recordChanges' | 'trackingBaseUrl' | 'followIntervalMs' | 'followSafetyMs' | 'keptQuietMs' | 'notify' | 'undoSendSeconds'>>;
 }
 
 export interface App {

@@ -12,6 +12,7 @@ import type { EventBus } from '../services/events';
 import { parseBody } from './body';
 import type { MailIds } from './ids';
 import type { MailStore, MessageRow } from './store';
+import { KEPT_QUIET_MS } from './kept-connection';
 import { FolderFollower } from './notify';
 import { MailSync, type SyncStats } from './sync';
 import { answered } from '../connectors/imap/answered';
@@ -45,6 +46,11 @@ export interface MailEngineDeps {
   followSafetyMs?: number;
   /** Use NOTIFY (RFC 5465) where the server has it (default true; off to test the interval pass). */
   notify?: boolean;
+  /**
+   * With `live`: silence on an IDLE or NOTIFY connection before it is checked by a NOOP, and
+   * closed and reopened when that gets no answer as long again (default 60 s).
+   */
+  keptQuietMs?: number;
   /**
    * Bodies of the newest messages fetched in the background after each sync, so that their
    * text is searchable before anyone opens them (default 500; 0 = bodies only on demand).
@@ -105,6 +111,7 @@ export class MailEngine {
             ? (path, uidvalidity, changes) =>
                 this.deps.recordChanges!(account, changes.map((ch) => ({ ...ch, folder: path, folderId: this.ids.folder(account, path), id: this.ids.message(account, { folder: path, uidvalidity, uid: ch.uid }) })))
             : undefined,
+          this.deps.keptQuietMs,
         ),
         started: null,
         follower: null,
@@ -139,6 +146,7 @@ export class MailEngine {
             pollMs: this.deps.followIntervalMs ?? 30_000,
             safetyMs: this.deps.followSafetyMs ?? 300_000,
             notify: this.deps.notify !== false,
+            quietMs: this.deps.keptQuietMs ?? KEPT_QUIET_MS,
           });
           await s.follower.start();
         }

@@ -1,16 +1,25 @@
 /**
  * One IMAP connection kept open in the background (IDLE on a folder in sync.ts, NOTIFY in
  * notify.ts): reconnects after a failure with back-off from 1 s doubling to 60 s until stopped.
+ * A network path that dies without a close (sleep, a changed Wi-Fi, a NAT entry dropped) is
+ * found by silence: after `quietMs` without a byte the connection sends a NOOP, and it is closed
+ * and opened again when that gets no answer within `quietMs` more.
  */
 import type { ImapFlow } from 'imapflow';
 import type { MailConnector } from '../connectors/imap/connector';
+
+/** Silence on a kept connection before it is checked (Dovecot's IDLE says "Still here" every 2 min). */
+export const KEPT_QUIET_MS = 60_000;
 
 export abstract class KeptConnection {
   protected client: ImapFlow | null = null;
   protected stopped = false;
   private loop: Promise<void> | null = null;
 
-  constructor(protected readonly connector: MailConnector) {}
+  constructor(
+    protected readonly connector: MailConnector,
+    private readonly quietMs: number,
+  ) {}
 
   /** Resolves once the connection is set up, or the first attempt failed (it keeps retrying). */
   start(): Promise<void> {
@@ -33,10 +42,14 @@ export abstract class KeptConnection {
     let delay = 1000;
     while (!this.stopped) {
       try {
-        const client = await this.connector.connect();
+        const client = await this.connector.connect({ quietMs: this.quietMs });
         this.client = client;
         if ((await session(client, () => (delay = 1000))) === 'stop') break;
+        // The session ended under us: the shared command connection shares its fate (a path
+        // that died silently would otherwise hold the next operation until its own timeout).
+        if (!this.stopped) this.connector.replaceShared();
       } catch {
+        if (!this.stopped) this.connector.replaceShared();
         ready();
         if (this.stopped) break;
         failed();

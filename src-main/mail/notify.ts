@@ -29,6 +29,8 @@ export interface FollowOptions {
   pollMs: number;
   /** Try NOTIFY at all. */
   notify: boolean;
+  /** Silence before the kept connection is checked (kept-connection.ts). */
+  quietMs: number;
 }
 
 /**
@@ -48,7 +50,7 @@ export class FolderFollower extends KeptConnection {
     private readonly refresh: () => Promise<unknown>,
     private readonly options: FollowOptions,
   ) {
-    super(connector);
+    super(connector, options.quietMs);
   }
 
   /** A pass now (or right after the running one). */

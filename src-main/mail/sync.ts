@@ -15,7 +15,7 @@
 import { createHash } from 'node:crypto';
 import type { FetchMessageObject, FetchQueryObject, ImapFlow, ListResponse, MessageStructureObject } from 'imapflow';
 import type { MailConnector } from '../connectors/imap/connector';
-import { KeptConnection } from './kept-connection';
+import { KEPT_QUIET_MS, KeptConnection } from './kept-connection';
 import type { HeaderInput, MailStore, Person } from './store';
 import { answered } from '../connectors/imap/answered';
 
@@ -127,6 +127,8 @@ export class MailSync {
     private readonly connector: MailConnector,
     private readonly onChange: ChangeListener,
     private readonly hook?: MessageChangeHook,
+    /** Silence before an IDLE connection is checked (kept-connection.ts). */
+    private readonly quietMs = KEPT_QUIET_MS,
   ) {}
 
   /** One writer per account: every sync step runs through this queue. */
@@ -349,7 +351,7 @@ export class MailSync {
     const starts: Promise<void>[] = [];
     for (const path of wanted) {
       if (this.watchers.has(path)) continue;
-      const w = new IdleWatcher(this.connector, path, () => {
+      const w = new IdleWatcher(this.connector, this.quietMs, path, () => {
         this.syncFolder(path).catch(() => {});
       });
       this.watchers.set(path, w);
@@ -376,10 +378,11 @@ class IdleWatcher extends KeptConnection {
 
   constructor(
     connector: MailConnector,
+    quietMs: number,
     private readonly path: string,
     private readonly changed: () => void,
   ) {
-    super(connector);
+    super(connector, quietMs);
   }
 
   protected run(ready: () => void): Promise<void> {

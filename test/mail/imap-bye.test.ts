@@ -2,7 +2,6 @@
 // slow network. In between, a mail operation must go to a fresh connection, never be skipped on
 // the closing one (spec 2 Folders: create; docs/mail.md, "One writer per account").
 import { rmSync } from 'node:fs';
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import { ImapFlow } from 'imapflow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
@@ -10,41 +9,13 @@ import { answered } from '../../src-main/connectors/imap/answered';
 import { ImapConnector } from '../../src-main/connectors/imap/connector';
 import { startDovecot, type DovecotServer } from '../servers/dovecot';
 import { startSmtpRelay, type SmtpRelay } from '../servers/smtp-relay';
-import { freePort, scratchDir, until } from '../servers/util';
-
-/** A loopback TCP proxy to `target` that passes the server's close on to the client `holdMs` late. */
-async function lateCloseProxy(target: number) {
-  const port = await freePort();
-  const state = { holdMs: 0, closedByServer: 0 };
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    const up = connect(target, '127.0.0.1');
-    sockets.add(client).add(up);
-    client.on('data', (d) => up.writable && up.write(d));
-    up.on('data', (d) => client.writable && client.write(d));
-    up.on('end', () => {
-      state.closedByServer++;
-      setTimeout(() => client.end(), state.holdMs);
-    });
-    client.on('close', () => up.destroy());
-    client.on('error', () => {});
-    up.on('error', () => {});
-  });
-  await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
-  return {
-    port,
-    state,
-    stop: () => {
-      for (const s of sockets) s.destroy();
-      return new Promise<void>((r) => server.close(() => r()));
-    },
-  };
-}
+import { tcpProxy, type TcpProxy } from '../servers/tcp-proxy';
+import { scratchDir, until } from '../servers/util';
 
 describe('a BYE before the socket closes (docs/mail.md, connection loss; Dovecot)', () => {
   let dovecot: DovecotServer;
   let smtp: SmtpRelay;
-  let proxy: Awaited<ReturnType<typeof lateCloseProxy>>;
+  let proxy: TcpProxy;
   let app: App;
   let dataDir: string;
   let alice: number;
@@ -52,7 +23,7 @@ describe('a BYE before the socket closes (docs/mail.md, connection loss; Dovecot
   beforeAll(async () => {
     dovecot = await startDovecot({ users: { alice: 'secret' } });
     smtp = await startSmtpRelay({ lmtpPort: dovecot.lmtpPort, users: dovecot.users });
-    proxy = await lateCloseProxy(dovecot.imapPort);
+    proxy = await tcpProxy(dovecot.imapPort);
     dataDir = scratchDir('mail-bye');
     app = await createApp({ dataDir, defaultLocalFolder: false, mail: { notify: false, followIntervalMs: 600_000, followSafetyMs: 600_000, prefetchBodies: 0 } });
     alice = (await app.accounts.connect({ service: 'imap', options: { host: '127.0.0.1', port: proxy.port, tls: 'none', user: 'alice', password: 'secret', smtp_host: smtp.host, smtp_port: smtp.port, smtp_tls: 'none' } })).id;
@@ -69,15 +40,15 @@ describe('a BYE before the socket closes (docs/mail.md, connection loss; Dovecot
 
   it('a folder created between the BYE and the close is created on the server (spec 2 Folders: create)', async () => {
     expect(await app.mail.watching(alice)).toEqual(['INBOX']);
-    proxy.state.holdMs = 5_000;
-    const before = proxy.state.closedByServer;
+    proxy.holdMs = 5_000;
+    const before = proxy.closedByServer;
     dovecot.doveadm(['kick', 'alice']);
     // Both connections (commands, IDLE on the inbox) have had their BYE; their sockets stay open.
-    await until(() => proxy.state.closedByServer - before >= 2, 10_000, 'the server to drop both connections');
+    await until(() => proxy.closedByServer - before >= 2, 10_000, 'the server to drop both connections');
     await new Promise((r) => setTimeout(r, 300));
     const created = await app.mail.folders.create(alice, 'Made after BYE');
     expect(created.name).toBe('Made after BYE');
-    proxy.state.holdMs = 0;
+    proxy.holdMs = 0;
     const other = new ImapFlow({ host: dovecot.host, port: dovecot.imapPort, secure: false, auth: { user: 'alice', pass: 'secret' }, logger: false });
     await other.connect();
     expect((await other.list()).map((f) => f.path)).toContain('Made after BYE');
@@ -91,7 +62,7 @@ describe('a BYE before the socket closes (docs/mail.md, connection loss; Dovecot
     const skipped: unknown[] = [];
     let attempts = 0;
     try {
-      proxy.state.holdMs = 3_000;
+      proxy.holdMs = 3_000;
       const result = await connector.withClient(async (c) => {
         attempts++;
         answered(await c.mailboxOpen('Drafts'), 'Opening Drafts');
@@ -109,7 +80,7 @@ describe('a BYE before the socket closes (docs/mail.md, connection loss; Dovecot
       expect(attempts).toBe(2);
       expect(result.destination).toBe('Drafts');
     } finally {
-      proxy.state.holdMs = 0;
+      proxy.holdMs = 0;
       await connector.close();
     }
     const other = new ImapFlow({ host: dovecot.host, port: dovecot.imapPort, secure: false, auth: { user: 'alice', pass: 'secret' }, logger: false });

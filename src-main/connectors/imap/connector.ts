@@ -35,8 +35,14 @@ export interface MailConnector {
   readonly address: string;
   /** The name shown with it in From (option `name`); null when not set. */
   readonly displayName: string | null;
-  /** A new logged-in IMAP connection; the caller owns it and must logout(). */
-  connect(): Promise<ImapFlow>;
+  /**
+   * A new logged-in IMAP connection; the caller owns it and must logout(). With `quietMs`, a
+   * connection that hears nothing for that long sends a NOOP, and one whose NOOP gets no answer
+   * within as long again is closed (a network path that died without a close).
+   */
+  connect(opts?: { quietMs?: number }): Promise<ImapFlow>;
+  /** The shared connection is suspect (a kept connection to the server died): the next operation opens a fresh one. */
+  replaceShared(): void;
   /** Runs `fn` on the shared command connection, one operation at a time. */
   withClient<T>(fn: (client: ImapFlow) => Promise<T>): Promise<T>;
   /** Sends a complete RFC 822 message through the pooled SMTP transport. */
@@ -93,6 +99,7 @@ export class ImapConnector implements MailConnector {
   readonly address: string;
   readonly displayName: string | null;
   private shared: Promise<ImapFlow> | null = null;
+  private sharedSuspect = false;
   private queue: Promise<unknown> = Promise.resolve();
   private transport: Transporter | null = null;
   private readonly owned = new Set<ImapFlow>();
@@ -103,7 +110,7 @@ export class ImapConnector implements MailConnector {
     this.displayName = o.name?.trim() || null;
   }
 
-  async connect(): Promise<ImapFlow> {
+  async connect(opts: { quietMs?: number } = {}): Promise<ImapFlow> {
     if (this.closed) throw new ServiceError('service_not_available', 'The mail account is closed.');
     const o = this.o;
     const client = new ImapFlow({
@@ -118,6 +125,7 @@ export class ImapConnector implements MailConnector {
       // IDLE is started explicitly by the watcher (imapflow 2.1.2 does not deliver events otherwise).
       disableAutoIdle: true,
       connectionTimeout: 15_000,
+      socketTimeout: opts.quietMs,
     });
     // Socket errors are reported through the pending command; an unhandled 'error' would crash.
     client.on('error', () => {});
@@ -133,12 +141,18 @@ export class ImapConnector implements MailConnector {
     return client;
   }
 
+  replaceShared(): void {
+    this.sharedSuspect = this.shared !== null;
+  }
+
   withClient<T>(fn: (client: ImapFlow) => Promise<T>): Promise<T> {
     const attempt = async (retry: boolean): Promise<T> => {
       // A connection that is gone, or a connect that failed for an earlier operation (the server
       // was down then), is replaced now, so the server's return never costs one more failure.
       const previous = await this.shared?.catch(() => null);
-      if (!previous || !isLive(previous)) this.shared = null;
+      if (previous && this.sharedSuspect) previous.close();
+      if (!previous || !isLive(previous) || this.sharedSuspect) this.shared = null;
+      this.sharedSuspect = false;
       if (!this.shared) this.shared = this.connect();
       let client: ImapFlow;
       try {
