@@ -296,6 +296,29 @@ describe('smb session output', () => {
     }
   });
 
+  it('an answer ends without waiting for more output, whatever smbclient prints for help', async () => {
+    // An smbclient whose `help` (or any command of its own) prints little: the wrapper turns
+    // every `help` line into `pwd` (40 bytes). Each request must still end at once, by output
+    // the session itself causes, or reads would wait out their quiet time and changes hang.
+    const dir = scratchDir('smb-short-help');
+    const wrapper = join(dir, 'smbclient');
+    writeFileSync(wrapper, `#!/bin/sh\nwhile IFS= read -r line; do [ "$line" = help ] && line=pwd; printf '%s\\n' "$line"; done | smbclient "$@"\n`);
+    chmodSync(wrapper, 0o755);
+    const c = new SmbConnector(smbOptionsFor(server, { smbclient: wrapper }), { readQuietMs: 5000 });
+    /** Fails a change that hangs (changes have no quiet time of their own). */
+    const orHang = <T,>(p: Promise<T>) => Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no answer in 20 s')), 20_000).unref())]);
+    try {
+      expect((await c.stat('/names')).kind).toBe('folder');
+      expect(await c.list('/names')).toHaveLength(120);
+      expect((await orHang(c.mkdir('/short-help'))).kind).toBe('folder');
+      expect((await orHang(c.features.move!('/short-help', '/short-help-2'))).name).toBe('short-help-2');
+      await orHang(c.remove('/short-help-2', { recursive: false }));
+      await expect(c.stat('/short-help-2')).rejects.toMatchObject({ code: 'not_found' });
+    } finally {
+      await c.close();
+    }
+  }, 60_000);
+
   it("smbclient's reports on stderr (a transfer's) are part of the answer they belong to", async () => {
     const smb = new Smbclient(smbOptionsFor(server));
     const local = join(scratchDir('smb-stderr'), 'got.txt');

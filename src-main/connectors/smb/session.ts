@@ -7,9 +7,11 @@
  * line: lines already in stdio's buffer would wait for the next write. `stdbuf -i0` reads stdin
  * unbuffered (one line a time). Output is fully buffered in OUT_BUFFER-byte writes (a line a
  * write cost a 100,000-entry listing 100,000 writes and tens of thousands of reads here): after
- * the closing marker a few `help` commands print more than the buffer holds, which pushes the
- * marker out. Their text, and anything else printed between two requests, comes before the next
- * request's opening marker and is dropped. stderr (unbuffered: `get`'s and `put`'s reports, a
+ * the closing marker one more unknown command, named by more than OUT_BUFFER characters, makes
+ * smbclient print a "command not found" line longer than the buffer, which pushes the marker
+ * out. That line is ours, so the flush depends on no text of smbclient's own (the length of
+ * `help`, say, differs between builds). It, and anything else printed between two requests,
+ * comes before the next request's opening marker and is dropped. stderr (unbuffered: `get`'s and `put`'s reports, a
  * failed write to the server) is kept apart, since in the same pipe it would land out of order:
  * smbclient writes it before the marker that follows, so what has come by the time the marker
  * is read is added to the answer.
@@ -26,10 +28,11 @@ const IDLE_MS = 60_000;
 /** smbclient's stdout buffer, bytes: its output reaches us in writes of this size. */
 export const OUT_BUFFER = 2048;
 /**
- * Commands after a request's closing marker that print more than OUT_BUFFER (`help` prints
- * about 1,300 bytes: four of them are 2.5 buffers), so the marker is written out at once.
+ * The length of the unknown command sent after a request's closing marker: its "not found"
+ * line alone is more than OUT_BUFFER, so the marker is written out at once. smbclient reads
+ * lines of up to 8 KiB.
  */
-const FLUSH = 'help\nhelp\nhelp\nhelp\n';
+const FLUSH_CHARS = OUT_BUFFER + 64;
 /** Output kept for the reason a session ended, at most (its tail). */
 const LOG_BYTES = 4096;
 
@@ -63,6 +66,7 @@ interface Request {
 export class SmbSession {
   private readonly child: ChildProcess;
   private readonly marker = `tributary-${randomBytes(8).toString('hex')}`;
+  private readonly flush = `${this.marker}-flush-`.padEnd(FLUSH_CHARS, 'x');
   private seq = 0;
   /** Output not yet taken as an answer, as read (one decode per answer). */
   private held: Buffer[] = [];
@@ -117,7 +121,7 @@ export class SmbSession {
     const c = this.current;
     if (!c) {
       this.keep(d);
-      // Between requests only `help` text and notices arrive: the tail is enough for a log.
+      // Between requests only the flush line and notices arrive: the tail is enough for a log.
       if (this.heldBytes > LOG_BYTES * 4) {
         const t = this.tail(LOG_BYTES);
         this.held = [t];
@@ -191,7 +195,7 @@ export class SmbSession {
         }, req.quietMs);
       }
       this.current = c;
-      this.child.stdin!.write(`${mark}-begin\n${req.lines.join('\n')}\n${mark}-end\n${FLUSH}`);
+      this.child.stdin!.write(`${mark}-begin\n${req.lines.join('\n')}\n${mark}-end\n${this.flush}\n`);
     });
   }
 
