@@ -296,10 +296,10 @@ describe('smb session output', () => {
     }
   });
 
-  it('an answer ends without waiting for more output, whatever smbclient prints for help', async () => {
-    // An smbclient whose `help` (or any command of its own) prints little: the wrapper turns
-    // every `help` line into `pwd` (40 bytes). Each request must still end at once, by output
-    // the session itself causes, or reads would wait out their quiet time and changes hang.
+  it('an answer ends without waiting for more output, however little smbclient prints for help', async () => {
+    // An smbclient whose `help` prints little: the wrapper turns every `help` line into `pwd`
+    // (40 bytes). Each request must still end, by output the session itself causes, or reads
+    // would wait out their quiet time and changes hang.
     const dir = scratchDir('smb-short-help');
     const wrapper = join(dir, 'smbclient');
     writeFileSync(wrapper, `#!/bin/sh\nwhile IFS= read -r line; do [ "$line" = help ] && line=pwd; printf '%s\\n' "$line"; done | smbclient "$@"\n`);
