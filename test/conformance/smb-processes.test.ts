@@ -5,9 +5,11 @@
 // no authentication per operation; a session that dies or hangs is replaced, and the request
 // under it fails or is asked again, never hangs or returns a partial answer.
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
 import { SmbConnector } from '../../src-main/connectors/smb';
 import { Smbclient } from '../../src-main/connectors/smb/smbclient';
@@ -111,6 +113,22 @@ describe('smb without a process per question', () => {
     await expect(c.mkdir(`/x\n!touch ${marker}`)).rejects.toMatchObject({ code: 'invalid_parameters' });
     await expect(c.stat(`/x\r\n!touch ${marker}`)).rejects.toMatchObject({ code: 'invalid_parameters' });
     expect(existsSync(marker)).toBe(false);
+  });
+
+  // spec 1, "Upload a file": a body larger than the spooled size streams into smbclient.
+  it('a streamed upload passes its body\'s chunks on without copying them, Uint8Array chunks included', async () => {
+    const parts = [randomBytes(3 << 20), new Uint8Array(randomBytes(1 << 20)), randomBytes(2 << 20).subarray(7)];
+    const fromBuffer = vi.spyOn(Buffer, 'from');
+    let copies = 0;
+    try {
+      const made = await c.write('/streamed.bin', Readable.from(parts));
+      copies = fromBuffer.mock.calls.filter(([arg]) => Buffer.isBuffer(arg)).length;
+      expect(made.size).toBe(parts.reduce((n, p) => n + p.length, 0));
+    } finally {
+      fromBuffer.mockRestore();
+    }
+    expect(copies).toBe(0);
+    expect(readFileSync(join(server.shareDir, 'streamed.bin')).equals(Buffer.concat(parts))).toBe(true);
   });
 
   it('a folder page from the storage service starts no process once the account is connected', async () => {
