@@ -8,11 +8,13 @@
  *   npm run bench sftp-smb    (or node scripts/run-ts.mjs test/bench/sftp-smb.bench.ts)
  *   BENCH_SIZE_MB (default 1024), BENCH_LIST_ENTRIES (default 100000), BENCH_LIST_RUNS (default 3:
  *   listings are best of that many runs per tool; SMB's listings run in turns, one per tool per
- *   round), BENCH_ONLY (sftp or smb: that backend alone)
+ *   round), BENCH_TRANSFER_RUNS (default 1: SMB's uploads and downloads run in turns, one per
+ *   tool per round, best of that many), BENCH_ONLY (sftp or smb: that backend alone)
  * Downloads go to a null sink (or /dev/null) for every tool; for SMB, "to file" also times a
  * download into a file on disk (Tributary's downloader, `smbclient get`, `rclone copyto`), in
  * turns like the listings. Prints MB/s, entries/s and Tributary's speed ÷ each tool's (>1 =
- * Tributary faster).
+ * Tributary faster). For SMB, "smbclient through a pipe" times smbclient's own put from and get
+ * into a pipe: the ceiling of Tributary's streamed upload and download, which pass through one.
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -33,6 +35,8 @@ const SIZE_MB = Number(process.env.BENCH_SIZE_MB ?? 1024);
 const ENTRIES = Number(process.env.BENCH_LIST_ENTRIES ?? 100_000);
 /** Listings are timed best-of-N (BENCH_LIST_RUNS, default 3): one listing is short and the load varies. */
 const LIST_RUNS = Number(process.env.BENCH_LIST_RUNS ?? 3);
+/** SMB uploads and downloads: rounds of one transfer per tool, best of each (BENCH_TRANSFER_RUNS, default 1). */
+const TRANSFER_RUNS = Number(process.env.BENCH_TRANSFER_RUNS ?? 1);
 
 /** The best of LIST_RUNS timings. */
 async function best(fn: () => number | Promise<number>): Promise<number> {
@@ -49,6 +53,8 @@ interface Row {
   /** Download into a file on disk (SMB only). */
   fileMBs?: number | null;
   note?: string;
+  /** A measure of the route, not a peer: printed, left out of the summary. */
+  reference?: boolean;
 }
 
 async function timed(fn: () => unknown | Promise<unknown>): Promise<number> {
@@ -134,9 +140,9 @@ function rcloneListing(env: NodeJS.ProcessEnv, folder: string): () => number {
  * Listings (or downloads) of several tools timed in turns, one of each per round for LIST_RUNS
  * rounds, best per tool: a change of load on the shared machine reaches every tool alike.
  */
-async function inTurns(tools: Record<string, () => number | Promise<number>>): Promise<Record<string, number>> {
+async function inTurns(tools: Record<string, () => number | Promise<number>>, rounds = LIST_RUNS): Promise<Record<string, number>> {
   const bestOf: Record<string, number> = {};
-  for (let i = 0; i < LIST_RUNS; i++) {
+  for (let i = 0; i < rounds; i++) {
     for (const [tool, fn] of Object.entries(tools)) bestOf[tool] = Math.min(bestOf[tool] ?? Infinity, await fn());
   }
   return bestOf;
@@ -165,7 +171,8 @@ function spawnTimed(cmd: string, args: string[], env: NodeJS.ProcessEnv = proces
 /** The summary cells of one backend: Tributary (first row) against each peer row. */
 function summarize(backend: string, rows: Row[]): void {
   const speeds = (r: Row) => ({ upload: r.uploadMBs, download: r.downloadMBs, listing: r.listEntriesPerS });
-  const [ours, ...peers] = rows;
+  const [ours, ...all] = rows;
+  const peers = all.filter((p) => !p.reference);
   summary(peers.flatMap((p) => ratioCells(backend, p.tool, speeds(ours!), speeds(p))));
   summary(peers.filter((p) => p.fileMBs && ours!.fileMBs).map((p) => ({ row: backend, column: 'download to file', peer: p.tool, value: ours!.fileMBs! / p.fileMBs! })));
 }
@@ -258,8 +265,6 @@ async function benchSmb(work: string, src: string, bytes: number): Promise<Row[]
       service: 'smb',
       options: { host: server.host, port: server.port, share: server.share, workgroup: server.workgroup, username: server.username, password: server.password },
     });
-    // Listings are timed in turns below (tributaryListing, rcloneListing, smbclient's ls).
-    const rows = [await tributary(app, acc.id, src, bytes, null)];
     const env = {
       ...process.env,
       RCLONE_CONFIG_BSMB_TYPE: 'smb',
@@ -270,13 +275,41 @@ async function benchSmb(work: string, src: string, bytes: number): Promise<Row[]
       RCLONE_CONFIG_BSMB_DOMAIN: server.workgroup,
       RCLONE_CONFIG_DIR: work,
     };
-    // rclone's smb remote addresses the share as the first path segment.
-    rows.push(await rclone(env, src, bytes, `bsmb:${server.share}/rclone.bin`, null));
     const MB = bytes / 1e6;
     const cli = ['-s', '/dev/null', '-p', String(server.port), `//${server.host}/${server.share}`, '-U', `${server.username}%${server.password}`];
-    const up = spawnTimed('smbclient', [...cli, '-c', `put ${src} cli.bin`], process.env, true);
-    const down = spawnTimed('smbclient', [...cli, '-c', 'get cli.bin /dev/null'], process.env, true);
-    rows.push({ tool: 'smbclient', uploadMBs: MB / up, downloadMBs: MB / down, listEntriesPerS: null });
+    // Uploads, then downloads, in turns (TRANSFER_RUNS rounds, best of each). rclone's smb
+    // remote addresses the share as the first path segment. "smbclient through a pipe" is
+    // smbclient's own put from / get into a pipe (`cat` at the other end): the ceiling of any
+    // route that streams through smbclient's stdin or stdout, as Tributary's does.
+    let id = '';
+    const transfers = await inTurns(
+      {
+        'up Tributary': () =>
+          timed(async () => {
+            id = (await app.storage.upload(acc.id, 'root', 'tributary.bin', createReadStream(src, { highWaterMark: 1 << 20 }), { size: bytes, conflict: 'overwrite' })).id;
+          }),
+        // --ignore-times: from the second round on the target is already the same file.
+        'up rclone': () => spawnTimed('rclone', ['copyto', '--ignore-times', src, `bsmb:${server.share}/rclone.bin`], env),
+        'up smbclient': () => spawnTimed('smbclient', [...cli, '-c', `put ${src} cli.bin`], process.env, true),
+        'up smbclient through a pipe': () => spawnTimed('sh', ['-c', 'f=$1; shift; cat "$f" | smbclient "$@" -c "put - pipe.bin"', 'sh', src, ...cli], process.env, true),
+        'down Tributary': () =>
+          timed(async () => {
+            const { stream } = await app.storage.download(acc.id, id);
+            await pipeline(stream, nullSink());
+          }),
+        'down rclone': () => spawnTimed('rclone', ['cat', `bsmb:${server.share}/rclone.bin`], env, true),
+        'down smbclient': () => spawnTimed('smbclient', [...cli, '-c', 'get cli.bin /dev/null'], process.env, true),
+        'down smbclient through a pipe': () => spawnTimed('sh', ['-c', 'smbclient "$@" -E -c "get pipe.bin -" | cat > /dev/null', 'sh', ...cli], process.env, true),
+      },
+      TRANSFER_RUNS,
+    );
+    const rows: Row[] = ['Tributary', 'rclone', 'smbclient', 'smbclient through a pipe'].map((tool) => ({
+      tool,
+      uploadMBs: MB / transfers[`up ${tool}`]!,
+      downloadMBs: MB / transfers[`down ${tool}`]!,
+      listEntriesPerS: null,
+      ...(tool.includes('pipe') ? { reference: true, note: 'the ceiling of a streamed route' } : {}),
+    }));
     const target = join(work, 'downloaded.bin');
     /** Times one download into a file, checks its size and removes it (the disk is not the subject). */
     const intoFile = async (fn: () => unknown) => {
@@ -291,7 +324,7 @@ async function benchSmb(work: string, src: string, bytes: number): Promise<Row[]
       rclone: () => intoFile(() => spawnTimed('rclone', ['copyto', `bsmb:${server.share}/rclone.bin`, target], env)),
       smbclient: () => intoFile(() => spawnTimed('smbclient', [...cli, '-c', `get cli.bin ${target}`], process.env, true)),
     });
-    for (const row of rows) row.fileMBs = MB / files[row.tool]!;
+    for (const row of rows) row.fileMBs = files[row.tool] ? MB / files[row.tool]! : null;
     const lists = await inTurns({
       Tributary: await tributaryListing(app, acc.id, 'many'),
       rclone: rcloneListing(env, `bsmb:${server.share}/many`),
@@ -302,7 +335,7 @@ async function benchSmb(work: string, src: string, bytes: number): Promise<Row[]
         return s;
       },
     });
-    for (const row of rows) row.listEntriesPerS = ENTRIES / lists[row.tool]!;
+    for (const row of rows) row.listEntriesPerS = lists[row.tool] ? ENTRIES / lists[row.tool]! : null;
     rows.push(library(server.port, server.share, src, bytes));
     return rows;
   } finally {

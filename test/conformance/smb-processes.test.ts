@@ -5,9 +5,11 @@
 // no authentication per operation; a session that dies or hangs is replaced, and the request
 // under it fails or is asked again, never hangs or returns a partial answer.
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
 import { SmbConnector } from '../../src-main/connectors/smb';
 import { Smbclient } from '../../src-main/connectors/smb/smbclient';
@@ -111,6 +113,23 @@ describe('smb without a process per question', () => {
     await expect(c.mkdir(`/x\n!touch ${marker}`)).rejects.toMatchObject({ code: 'invalid_parameters' });
     await expect(c.stat(`/x\r\n!touch ${marker}`)).rejects.toMatchObject({ code: 'invalid_parameters' });
     expect(existsSync(marker)).toBe(false);
+  });
+
+  // spec 1, "Upload a file": a body larger than the spooled size streams into smbclient.
+  it('a streamed upload passes its body\'s chunks on without copying them, Uint8Array chunks included', async () => {
+    const parts = [randomBytes(3 << 20), new Uint8Array(randomBytes(1 << 20)), randomBytes(2 << 20).subarray(7)];
+    const fromBuffer = vi.spyOn(Buffer, 'from');
+    let copies = 0;
+    try {
+      const made = await c.write('/streamed.bin', Readable.from(parts));
+      // Buffer.from(chunk) copies it; a view of a Uint8Array's memory is Buffer.from(its buffer, …).
+      copies = fromBuffer.mock.calls.filter(([arg]) => (parts as unknown[]).includes(arg)).length;
+      expect(made.size).toBe(parts.reduce((n, p) => n + p.length, 0));
+    } finally {
+      fromBuffer.mockRestore();
+    }
+    expect(copies).toBe(0);
+    expect(readFileSync(join(server.shareDir, 'streamed.bin')).equals(Buffer.concat(parts))).toBe(true);
   });
 
   it('a folder page from the storage service starts no process once the account is connected', async () => {
@@ -295,6 +314,29 @@ describe('smb session output', () => {
       smb.close();
     }
   });
+
+  it('an answer ends without waiting for more output, however little smbclient prints for help', async () => {
+    // An smbclient whose `help` prints little: the wrapper turns every `help` line into `pwd`
+    // (40 bytes). Each request must still end, by output the session itself causes, or reads
+    // would wait out their quiet time and changes hang.
+    const dir = scratchDir('smb-short-help');
+    const wrapper = join(dir, 'smbclient');
+    writeFileSync(wrapper, `#!/bin/sh\nwhile IFS= read -r line; do [ "$line" = help ] && line=pwd; printf '%s\\n' "$line"; done | smbclient "$@"\n`);
+    chmodSync(wrapper, 0o755);
+    const c = new SmbConnector(smbOptionsFor(server, { smbclient: wrapper }), { readQuietMs: 5000 });
+    /** Fails a change that hangs (changes have no quiet time of their own). */
+    const orHang = <T,>(p: Promise<T>) => Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no answer in 20 s')), 20_000).unref())]);
+    try {
+      expect((await c.stat('/names')).kind).toBe('folder');
+      expect(await c.list('/names')).toHaveLength(120);
+      expect((await orHang(c.mkdir('/short-help'))).kind).toBe('folder');
+      expect((await orHang(c.features.move!('/short-help', '/short-help-2'))).name).toBe('short-help-2');
+      await orHang(c.remove('/short-help-2', { recursive: false }));
+      await expect(c.stat('/short-help-2')).rejects.toMatchObject({ code: 'not_found' });
+    } finally {
+      await c.close();
+    }
+  }, 60_000);
 
   it("smbclient's reports on stderr (a transfer's) are part of the answer they belong to", async () => {
     const smb = new Smbclient(smbOptionsFor(server));

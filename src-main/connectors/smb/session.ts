@@ -7,9 +7,14 @@
  * line: lines already in stdio's buffer would wait for the next write. `stdbuf -i0` reads stdin
  * unbuffered (one line a time). Output is fully buffered in OUT_BUFFER-byte writes (a line a
  * write cost a 100,000-entry listing 100,000 writes and tens of thousands of reads here): after
- * the closing marker a few `help` commands print more than the buffer holds, which pushes the
- * marker out. Their text, and anything else printed between two requests, comes before the next
- * request's opening marker and is dropped. stderr (unbuffered: `get`'s and `put`'s reports, a
+ * the closing marker a few `help` commands print more than the buffer holds (in Samba 4.17),
+ * which pushes the marker out at the cost of 20 bytes of input. `help`'s text is smbclient's and
+ * may be shorter in another build, so a request not answered within PAD_AFTER_MS also gets an
+ * unknown command of more than OUT_BUFFER characters, whose "command not found" line alone
+ * overflows the buffer: the answer then ends late, never hangs. (Not sent with every request:
+ * stdin is read a byte a call, and 2 KiB of it cost smbclient ~2 ms.) All this text, and anything
+ * else printed between two requests, comes before the next request's opening marker and is
+ * dropped. stderr (unbuffered: `get`'s and `put`'s reports, a
  * failed write to the server) is kept apart, since in the same pipe it would land out of order:
  * smbclient writes it before the marker that follows, so what has come by the time the marker
  * is read is added to the answer.
@@ -27,9 +32,13 @@ const IDLE_MS = 60_000;
 export const OUT_BUFFER = 2048;
 /**
  * Commands after a request's closing marker that print more than OUT_BUFFER (`help` prints
- * about 1,300 bytes: four of them are 2.5 buffers), so the marker is written out at once.
+ * about 1,300 bytes in Samba 4.17: four of them are 2.5 buffers), so the marker is written out.
  */
 const FLUSH = 'help\nhelp\nhelp\nhelp\n';
+/** A request still unanswered after this long gets the pad line (see above). */
+const PAD_AFTER_MS = 100;
+/** The length of the pad line, an unknown command (smbclient reads lines of up to 8 KiB). */
+const PAD_CHARS = OUT_BUFFER + 64;
 /** Output kept for the reason a session ended, at most (its tail). */
 const LOG_BYTES = 4096;
 
@@ -58,11 +67,14 @@ interface Request {
   reject: (e: SessionLost) => void;
   quiet?: NodeJS.Timeout;
   quietMs?: number;
+  /** Sends the pad line if the answer is late (PAD_AFTER_MS). */
+  pad?: NodeJS.Timeout;
 }
 
 export class SmbSession {
   private readonly child: ChildProcess;
   private readonly marker = `tributary-${randomBytes(8).toString('hex')}`;
+  private readonly pad = `${this.marker}-pad-`.padEnd(PAD_CHARS, 'x');
   private seq = 0;
   /** Output not yet taken as an answer, as read (one decode per answer). */
   private held: Buffer[] = [];
@@ -98,6 +110,7 @@ export class SmbSession {
       this.current = undefined;
       if (!c) return;
       clearTimeout(c.quiet);
+      clearTimeout(c.pad);
       const log = `${this.heldText()}\n${this.errors}`;
       if (code === 127 && /not found/.test(log)) return c.reject(new SessionLost(new ServiceError('service_not_available', `${program} was not found: SMB accounts need Samba's smbclient (package "smbclient").`), false));
       if (this.hung) return c.reject(new SessionLost(unavailable('The SMB share', `smbclient gave no answer for ${c.quietMs} ms`), false));
@@ -117,7 +130,7 @@ export class SmbSession {
     const c = this.current;
     if (!c) {
       this.keep(d);
-      // Between requests only `help` text and notices arrive: the tail is enough for a log.
+      // Between requests only flush text and notices arrive: the tail is enough for a log.
       if (this.heldBytes > LOG_BYTES * 4) {
         const t = this.tail(LOG_BYTES);
         this.held = [t];
@@ -142,6 +155,7 @@ export class SmbSession {
     this.heldBytes = rest.length;
     this.current = undefined;
     clearTimeout(c.quiet);
+    clearTimeout(c.pad);
     // smbclient wrote the request's stderr before this marker: when the marker can be read, so
     // can the stderr, and it is read in the same turn of the event loop, before setImmediate.
     this.closing = c;
@@ -191,6 +205,8 @@ export class SmbSession {
         }, req.quietMs);
       }
       this.current = c;
+      // Harmless if the answer is on its way: the pad's line then lands between requests.
+      c.pad = setTimeout(() => this.current === c && this.child.stdin!.write(`${this.pad}\n`), PAD_AFTER_MS);
       this.child.stdin!.write(`${mark}-begin\n${req.lines.join('\n')}\n${mark}-end\n${FLUSH}`);
     });
   }
