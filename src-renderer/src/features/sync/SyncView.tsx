@@ -10,24 +10,10 @@ import { useAccounts, useApi, useStorageAccounts } from '../../api/hooks';
 import { AccountOptions } from '../../components/AccountOptions';
 import { SecondsSetting } from '../../components/SecondsSetting';
 import { toastError } from '../../stores/ui';
+import { conflictsText, stateText } from './state-text';
 import './sync.css';
 
 export const syncKeys = { all: ['sync'] as const };
-
-function stateText(p: SyncPair): string {
-  if (p.paused) return 'Paused';
-  switch (p.state) {
-    case 'syncing':
-      return p.pending > 0 ? `Syncing ${p.pending} file${p.pending === 1 ? '' : 's'}` : 'Syncing…';
-    case 'error':
-      return `Error: ${p.error ?? 'unknown'}`;
-    case 'held':
-    case 'refused':
-      return `Waiting for you: ${p.error ?? ''}`;
-    default:
-      return 'Up to date';
-  }
-}
 
 const under = (path: string, folder: string) => path === folder || path.startsWith(`${folder}/`);
 
@@ -164,7 +150,7 @@ export function SyncView() {
             </div>
             <div className="sync-pair-state" data-testid="sync-state">
               {stateText(p)}
-              {p.conflicts > 0 && <span className="sync-badge" data-testid="sync-conflict-count">{`${p.conflicts} conflict${p.conflicts === 1 ? '' : 's'}`}</span>}
+              {p.conflicts > 0 && <span className="sync-badge" data-testid="sync-conflict-count">{conflictsText(p.conflicts)}</span>}
             </div>
             <div className="sync-pair-actions">
               {(p.state === 'held' || p.state === 'refused') && !p.paused && (
