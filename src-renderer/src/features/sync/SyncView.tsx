@@ -8,6 +8,7 @@ import { useState, type FormEvent } from 'react';
 import type { SyncConflict, SyncPair } from '../../../../src-main/contract';
 import { useAccounts, useApi, useStorageAccounts } from '../../api/hooks';
 import { AccountOptions } from '../../components/AccountOptions';
+import { FolderPicker } from '../../components/FolderPicker';
 import { SecondsSetting } from '../../components/SecondsSetting';
 import { toastError } from '../../stores/ui';
 import { conflictsText, stateText } from './state-text';
@@ -94,6 +95,7 @@ export function SyncView() {
   const [account, setAccount] = useState<number | ''>('');
   const [remotePath, setRemotePath] = useState('/');
   const [openFolders, setOpenFolders] = useState<number | null>(null);
+  const [picking, setPicking] = useState(false);
   const refresh = () => void qc.invalidateQueries({ queryKey: syncKeys.all });
   const act = async (what: string, f: () => Promise<unknown>) => {
     try {
@@ -135,10 +137,30 @@ export function SyncView() {
           Folder there
           <input value={remotePath} onChange={(e) => setRemotePath(e.target.value)} placeholder="/" data-testid="sync-remote" />
         </label>
+        <button type="button" className="btn" disabled={!storage.length} onClick={() => setPicking(true)} data-testid="sync-remote-choose">
+          Choose…
+        </button>
         <button type="submit" className="btn btn-primary" disabled={!storage.length} data-testid="sync-add-submit">
           Add a pair
         </button>
       </form>
+      {picking && (
+        <FolderPicker
+          title="Sync with the folder…"
+          confirm="Sync with"
+          start={{ account: account === '' ? storage[0].id : account, folder: 'root' }}
+          onPick={(to) => {
+            // Pairs name their remote folder by path; a folder with none (a file provider's) cannot be one.
+            if (to.path === null) toastError('Could not choose this folder', new Error('This folder cannot be synced.'));
+            else {
+              setAccount(to.account);
+              setRemotePath(to.path);
+            }
+            setPicking(false);
+          }}
+          onClose={() => setPicking(false)}
+        />
+      )}
 
       <h2 className="section-title">Pairs</h2>
       {pairs.data?.length === 0 && <p className="muted">No folder is synced yet.</p>}
