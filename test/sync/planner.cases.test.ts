@@ -416,6 +416,24 @@ describe('sync planner: the ten cases', () => {
     expect(new Set(remote.map((p) => w.content('remote', p)))).toEqual(new Set(['upper', 'lower', 'nfc', 'nfd']));
   });
 
+  it('Case and Unicode normalisation: towards a case-insensitive folder on this computer (macOS, Windows), names that differ only by case on the server are both kept', () => {
+    const w = new World(false, true, true);
+    w.put('remote', '/Report.txt', 'upper');
+    w.put('remote', '/report.txt', 'lower');
+    w.mkdir('remote', '/Docs');
+    w.put('remote', '/Docs/a.txt', 'in Docs');
+    w.mkdir('remote', '/docs');
+    w.put('remote', '/docs/b.txt', 'in docs');
+    run(w);
+    expect(w.problems()).toEqual([]);
+    const local = w.paths('local');
+    expect(new Set(local.map((p) => p.toLowerCase())).size).toBe(local.length);
+    // One of each clashing pair took a conflict name (the folder with what is inside it).
+    expect(local.filter((p) => p.lastIndexOf('/') === 0 && p.includes('(conflict '))).toHaveLength(2);
+    expect(local.map((p) => w.content('local', p)).filter(Boolean).sort()).toEqual(['in Docs', 'in docs', 'lower', 'upper']);
+    expect(w.paths('remote')).toEqual(local);
+  });
+
   it('Untrustworthy times: decisions come from versions and content, never from times', () => {
     // SideEntry carries no time at all; two scans that differ only in version are a change.
     const entry = (ver: string) => ({ path: '/x', kind: 'file' as const, id: 'i:1', ver });

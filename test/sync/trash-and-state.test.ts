@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalConnector } from '../../src-main/connectors/local';
 import { SyncEngine, type PairStatus } from '../../src-main/sync/engine';
-import { scratchDir } from '../servers/util';
-import { syncDb, trashContents } from './scenario';
+import { scratchDir, until } from '../servers/util';
+import { localEngine, syncDb, text, trashContents } from './scenario';
 
 // The renderer's own module, loaded at run time: it belongs to the web TypeScript project, and a
 // static import would pull it into the node project (TS6307).
@@ -87,6 +87,42 @@ describe('sync: deletes go to the trash, and the pair says what it is doing', ()
       expect(stateText(end)).toBe('Up to date');
     } finally {
       await close();
+    }
+  });
+
+  // Issue: "a full rescan at start and on demand" (docs/sync.md, "Pairs": **Sync now**).
+  it('Sync now reads every local folder again, even one the watch said nothing about', async () => {
+    const [mine, theirs] = [join(dir, 'rescan-mine'), join(dir, 'rescan-theirs')];
+    mkdirSync(join(mine, 'a'), { recursive: true });
+    mkdirSync(theirs);
+    writeFileSync(join(mine, 'a/x.txt'), 'x');
+    // The watch's own runs wait an hour: only the calls below run the pair.
+    const { db, remote, engine } = localEngine(dir, theirs, { pollMs: 0, debounceMs: 3_600_000 }, 'rescan.db', 'rescan-trash');
+    const internals = engine as unknown as { ready: Set<number>; dirty: Map<number, Set<string>>; running: Map<number, unknown> };
+    try {
+      await engine.start();
+      const pair = await engine.create({ localPath: mine, account: 1, remotePath: '/' });
+      // No run in flight (the one `create` starts, and any it asked for), so none reads what follows.
+      const quiet = () => until(() => !internals.running.has(pair.id));
+      await until(() => internals.ready.has(pair.id) && text(theirs, 'a/x.txt') === 'x');
+      await quiet();
+      // Settled with the watch ready: the next pass trusts it.
+      await engine.run(pair.id);
+
+      // A change whose event is lost: the watch saw it, then forgot it (as after an overflow it did not notice).
+      writeFileSync(join(mine, 'a/y.txt'), 'y');
+      await until(() => !!internals.dirty.get(pair.id)?.has('/a'));
+      internals.dirty.set(pair.id, new Set());
+      expect((await engine.run(pair.id)).ops).toBe(0);
+      expect(text(theirs, 'a/y.txt')).toBeUndefined();
+      await quiet();
+      // Sync now: every folder is read.
+      expect((await engine.rescan(pair.id)).ops).toBe(1);
+      expect(text(theirs, 'a/y.txt')).toBe('y');
+    } finally {
+      await engine.close();
+      await remote.close();
+      db.close();
     }
   });
 
