@@ -6,7 +6,7 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import type { SyncConflict, SyncPair } from '../../../../src-main/contract';
-import { useAccounts, useApi, useStorageAccounts } from '../../api/hooks';
+import { useAccounts, useApi, useAppInfo, useStorageAccounts } from '../../api/hooks';
 import { AccountOptions } from '../../components/AccountOptions';
 import { FolderPicker } from '../../components/FolderPicker';
 import { SecondsSetting } from '../../components/SecondsSetting';
@@ -96,6 +96,13 @@ export function SyncView() {
   const [remotePath, setRemotePath] = useState('/');
   const [openFolders, setOpenFolders] = useState<number | null>(null);
   const [picking, setPicking] = useState(false);
+  // The system's folder dialog exists in the desktop app only; in a browser the path is typed.
+  const desktop = useAppInfo().data?.mode === 'electron';
+  const chooseLocal = () =>
+    void act('Could not choose a folder', async () => {
+      const { path } = await api.call('sync.localFolder.choose', {});
+      if (path) setLocalPath(path);
+    });
   const refresh = () => void qc.invalidateQueries({ queryKey: syncKeys.all });
   const act = async (what: string, f: () => Promise<unknown>) => {
     try {
@@ -127,6 +134,11 @@ export function SyncView() {
           Folder on this computer
           <input value={localPath} onChange={(e) => setLocalPath(e.target.value)} placeholder="/home/me/Documents" required data-testid="sync-local" />
         </label>
+        {desktop && (
+          <button type="button" className="btn" onClick={chooseLocal} data-testid="sync-local-choose">
+            Choose…
+          </button>
+        )}
         <label>
           Account
           <select value={account === '' ? (storage[0]?.id ?? '') : account} onChange={(e) => setAccount(Number(e.target.value))} data-testid="sync-account">
