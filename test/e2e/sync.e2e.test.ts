@@ -46,7 +46,7 @@ describe('E2E Sync view in Chromium against headless mode', () => {
     await shots('empty');
 
     await page.getByTestId('sync-local').fill(mine);
-    // Issue, UI: "add a pair (pick a local folder and a remote folder)": the remote one is picked
+    // docs/sync.md, "Pairs": add a pair, picking the local folder and the remote one; the remote one is picked
     // in the account's folders.
     await page.getByTestId('sync-remote-choose').click();
     const picker = page.getByTestId('folder-picker');

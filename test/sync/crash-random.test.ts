@@ -1,7 +1,6 @@
-// Two-way sync: the random scenarios of engine.servers.test.ts with the engine SIGKILLed mid-run
-// (issue: "the same randomized scenarios end to end against real servers: local ↔ Apache WebDAV,
-// local ↔ OpenSSH SFTP, local ↔ S3 on moto, with SIGKILL of the engine mid-run"; docs/sync.md,
-// *Crashes*). Users change both sides at random between runs; each run is killed after a random
+// Two-way sync: the random scenarios of engine.servers.test.ts against the same real servers
+// (local ↔ Apache WebDAV, local ↔ OpenSSH SFTP, local ↔ S3 on moto) with the engine SIGKILLed
+// mid-run (docs/sync.md, *Crashes*). Users change both sides at random between runs; each run is killed after a random
 // number of its calls to the server (reads, writes, folders, deletes, moves) and started again on
 // the same database, with more changes in between. At the end one run goes to completion: both
 // sides are equal, no temporary file is left on either, and no version a user wrote and did not

@@ -1,6 +1,5 @@
 // Two-way sync through the engine: renames and moves are found by identity on both sides and
-// carried over as moves, not as a delete and a new copy (issue: "so renames and moves are detected
-// on both sides and done as server-side moves, not delete + upload"; docs/sync.md, "How changes
+// carried over as server-side moves, not as a delete and a new copy (docs/sync.md, "How changes
 // are found"). Both sides are folders on this disk (the remote one a local account, whose move is
 // a rename on the server's side): a file that kept its inode on the other side was moved there.
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';

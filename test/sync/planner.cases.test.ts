@@ -64,7 +64,7 @@ describe('sync planner: the ten cases', () => {
   });
 
   it('Vanished root or empty listing: more than 1,000 deletes wait for the user even below half of the files', () => {
-    // Issue text: "deleting more than a set share of the files (default 50 %, or 1,000) waits for the user".
+    // docs/sync.md, "Safety": deleting more than half of the synced files, or more than 1,000, waits for the user.
     const files: Record<string, string> = {};
     for (let i = 0; i < 2500; i++) files[`/d${i % 25}/f${i}`] = `c${i}`;
     const base = { now: new Date(0) };

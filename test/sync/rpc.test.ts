@@ -180,7 +180,7 @@ describe('sync procedures: pairs and conflicts', () => {
     await h()['sync.pairs.remove']({ id: pair.id });
   });
 
-  // Issue, UI: "add a pair (pick a local folder and a remote folder)": in the desktop app the
+  // docs/sync.md, "Pairs": add a pair, picking a local folder and a remote one; in the desktop app the
   // local folder comes from the system's dialog; a browser (headless mode) types its path.
   it('asks for the local folder with the desktop app\'s dialog, and only there', async () => {
     const asked: string[] = [];

@@ -1,6 +1,6 @@
-// Two-way sync, the safety rails end to end (docs/sync.md, "Safety"; issue: "a vanished root, an
-// empty listing from a failing server or an unmounted disk never reads as 'delete everything'",
-// "a lost state database means a careful resync (union, conflicts kept), not deletes"). The
+// Two-way sync, the safety rails end to end (docs/sync.md, "Safety": a vanished root, an empty
+// listing from a failing server or an unmounted disk never reads as "delete everything"; a lost
+// state database means a careful resync, the union with conflicts kept, not deletes). The
 // planner's own tests (planner.cases.test.ts) give it the trees; these go through the engine,
 // its checks of both roots and its scans, on folders of this disk (the remote one a local account).
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';

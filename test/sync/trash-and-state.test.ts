@@ -39,7 +39,7 @@ describe('sync: deletes go to the trash, and the pair says what it is doing', ()
     return { mine, theirs, trash, engine, close: async () => (await engine.close(), await remote.close(), db.close()) };
   }
 
-  // Issue: "deletes go to the trash where the backend has one" (docs/sync.md, "Safety").
+  // docs/sync.md, "Safety": deletes go to the trash where the backend has one.
   it('a file deleted on one side goes to the trash of the other, both ways', async () => {
     const { mine, theirs, trash, engine, close } = pairOf('trash');
     try {
@@ -65,7 +65,7 @@ describe('sync: deletes go to the trash, and the pair says what it is doing', ()
     }
   });
 
-  // Issue, UI: "pairs with their state (up to date / syncing N files / paused / error / N conflicts)".
+  // docs/sync.md, "Pairs": a pair's state (up to date / syncing N files / paused / error / N conflicts).
   it('while it copies, the pair is "syncing" with the operations left; then up to date with none', async () => {
     const { mine, theirs, engine, close } = pairOf('state');
     try {
@@ -90,7 +90,7 @@ describe('sync: deletes go to the trash, and the pair says what it is doing', ()
     }
   });
 
-  // Issue: "a full rescan at start and on demand" (docs/sync.md, "Pairs": **Sync now**).
+  // docs/sync.md, "Pairs": a full rescan at start and on demand (**Sync now**).
   it('Sync now reads every local folder again, even one the watch said nothing about', async () => {
     const [mine, theirs] = [join(dir, 'rescan-mine'), join(dir, 'rescan-theirs')];
     mkdirSync(join(mine, 'a'), { recursive: true });
