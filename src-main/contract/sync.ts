@@ -43,6 +43,8 @@ const folder = z.string().min(1).max(4096);
 
 export const syncProcedures = {
   'sync.pairs.list': { input: z.object({}), output: z.array(SyncPair) },
+  /** Desktop app only: asks for a folder of this computer with the system's dialog (null: cancelled). */
+  'sync.localFolder.choose': { input: z.object({}), output: z.object({ path: z.string().nullable() }) },
   /** A new pair: an existing local folder and an existing folder of a storage account. */
   'sync.pairs.create': {
     input: z.object({ localPath: folder, account: z.number().int().positive(), remotePath: folder, excluded: z.array(z.string().max(4096)).max(1000).default([]) }),

@@ -32,6 +32,6 @@ export function createHandlers(app: App, platform: Platform): Handlers {
     ...mailHandlers(app.mail, app.storage, app.settings),
     ...localServerHandlers(app, platform),
     ...activityHandlers(app.activity),
-    ...syncHandlers(app.sync, (account, id) => app.storage.locate(account, id), app.settings),
+    ...syncHandlers(app.sync, (account, id) => app.storage.locate(account, id), app.settings, platform.mode === 'electron' && platform.chooseFolder ? () => platform.chooseFolder!() : undefined),
   };
 }

@@ -10,6 +10,7 @@ import type { SettingsStore } from '../cache/queries/settings';
 import { SETTING_SYNC_POLL_SECONDS } from '../services/settings-keys';
 import type { SyncEngine } from '../sync/engine';
 import { DEFAULT_REMOTE_POLL_SECONDS } from '../sync/remote-watch';
+import { ServiceError } from '../errors';
 
 type P = typeof syncProcedures;
 export type SyncHandlers = { [K in keyof P]: (input: z.output<P[K]['input']>) => Promise<z.output<P[K]['output']>> };
@@ -17,7 +18,11 @@ export type SyncHandlers = { [K in keyof P]: (input: z.output<P[K]['input']>) =>
 /** Where a resource id of an account points: its connector and path (StorageService.locate). */
 export type Locate = (account: number, id: string) => Promise<{ connector: StorageConnector; path: string; trash?: boolean }>;
 
-export function syncHandlers(engine: SyncEngine, locate: Locate, settings: SettingsStore): SyncHandlers {
+/**
+ * `chooseFolder`: the desktop app's folder dialog (Platform.chooseFolder); absent in headless
+ * mode, where the browser cannot pick a folder of this computer and its path is typed.
+ */
+export function syncHandlers(engine: SyncEngine, locate: Locate, settings: SettingsStore, chooseFolder?: () => Promise<string | null>): SyncHandlers {
   const settingsView = () => ({ remotePollSeconds: settings.get<number>(SETTING_SYNC_POLL_SECONDS, DEFAULT_REMOTE_POLL_SECONDS) });
   const view = (id: number) => {
     const p = engine.status().find((x) => x.id === id);
@@ -27,6 +32,10 @@ export function syncHandlers(engine: SyncEngine, locate: Locate, settings: Setti
   };
   return {
     'sync.pairs.list': async () => engine.status().map((p) => view(p.id)),
+    'sync.localFolder.choose': async () => {
+      if (!chooseFolder) throw new ServiceError('not_implemented', 'Choosing a folder with a dialog is only available in the desktop app; type the folder\'s path.');
+      return { path: await chooseFolder() };
+    },
     'sync.pairs.create': async (input) => view((await engine.create(input)).id),
     'sync.pairs.update': async ({ id, excluded }) => (engine.setExcluded(id, excluded), view(id)),
     'sync.pairs.folders': async ({ id }) => engine.folders(id),

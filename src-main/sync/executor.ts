@@ -155,10 +155,31 @@ export class Executor {
     let large = 0;
     const waiting: (() => void)[] = [];
     const isLarge = (op: Op) => op.type === 'copy' && !((trees[otherSide(op.side)].get(op.src)?.size ?? SMALL_FILE) < SMALL_FILE);
+    // The folders this batch makes: what the plan puts into one of them (a new folder and its
+    // contents in one batch) starts once it is made, and not at all if it was not. The plan
+    // lists a folder's mkdir before everything that goes into it.
+    const made = new Map<string, { result: Promise<OpResult>; settle: (r: OpResult) => void }>();
+    for (const op of ops) {
+      if (op.type !== 'mkdir') continue;
+      let settle!: (r: OpResult) => void;
+      made.set(`${op.side}:${op.path}`, { result: new Promise<OpResult>((r) => (settle = r)), settle });
+    }
+    const folderOf = (op: Op) => (op.type === 'mkdir' || op.type === 'copy' ? made.get(`${op.side}:${parentOf(op.path)}`) : undefined);
     const worker = async () => {
       while (next < ops.length && !stopped()) {
         if (next >= journaled) journaled = this.journalAhead(ops, next);
         const op = ops[next++];
+        const mine = op.type === 'mkdir' ? made.get(`${op.side}:${op.path}`) : undefined;
+        const folder = folderOf(op);
+        if (folder && (await folder.result) !== 'done') {
+          // Its folder was not made: nothing was written; the next plan looks again.
+          const ahead = this.ahead.get(op);
+          this.ahead.delete(op);
+          if (ahead) this.store.finish(ahead.id);
+          mine?.settle('skipped');
+          left(ops.length - next);
+          continue;
+        }
         const big = isLarge(op);
         if (big) {
           while (large >= concurrency) await new Promise<void>((r) => waiting.push(r));
@@ -169,9 +190,12 @@ export class Executor {
           }
           large++;
         }
+        let result: OpResult = 'skipped';
         try {
-          if ((await this.run(op, trees)) === 'done') done++;
+          result = await this.run(op, trees);
+          if (result === 'done') done++;
         } finally {
+          mine?.settle(result);
           if (big) {
             large--;
             waiting.shift()?.();
@@ -183,6 +207,8 @@ export class Executor {
     try {
       await Promise.all(Array.from({ length: Math.min(concurrency * SMALL_WIDTH, ops.length) }, worker));
     } finally {
+      // Stopped (or failed) before a folder was made: what waits for it does not start.
+      for (const m of made.values()) m.settle('skipped');
       this.flush();
       const unused = [...this.ahead.values()];
       this.ahead.clear();

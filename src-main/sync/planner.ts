@@ -2,7 +2,8 @@
  * The sync planner: a pure function of the three trees (local, remote, synced) to the next batch
  * of operations. It is called again after every batch (or after a crash) on fresh scans, so it
  * keeps no state of its own, and each batch holds only operations that can run now, on disjoint
- * paths, in any order.
+ * paths, in any order, but for what goes into a new folder the batch makes: that runs once the
+ * folder's mkdir is done (the executor waits for it), so a new tree goes in one batch.
  *
  * 1. Each side is mapped onto the synced tree: a synced entry is found again by identity (inode,
  *    upstream id, unique ETag) wherever it went, else at its own place; remote folders, which
@@ -264,8 +265,9 @@ export function planSync(local: Tree, remote: Tree, synced: SyncedTree, options:
   // ---- 4. operations -----------------------------------------------------------------------
   const folded = { local: foldIndex(local, ciSide.local), remote: foldIndex(remote, ciSide.remote) };
   const batch = new Batch(pathKey);
-  const candidates: { order: number; depth: number; op: Op }[] = [];
-  const add = (order: number, at: string, op: Op) => candidates.push({ order, depth: depth(at), op });
+  // `under`: the new folder this operation's target goes into, made by a mkdir of the same batch.
+  const candidates: { order: number; depth: number; op: Op; under?: string }[] = [];
+  const add = (order: number, at: string, op: Op, under?: string) => candidates.push({ order, depth: depth(at), op, under });
 
   const parentReady = (side: Side, n: Node, t: string) => {
     const pp = parentOf(t);
@@ -276,6 +278,25 @@ export function planSync(local: Tree, remote: Tree, synced: SyncedTree, options:
   const free = (side: Side, t: string, n: Node) => {
     const at = folded[side].get(pathKey(side, t));
     return !at || owner[side].get(at) === n;
+  };
+  // A new folder (no synced entry) that one side lacks is made there; what is new inside it goes
+  // into it in the same batch, after it (the executor waits for its mkdir), not a round later.
+  const makes = new Map<string, boolean>();
+  const willMake = (side: Side, n: Node): boolean => {
+    const key = `${side}:${n.key}`;
+    let answer = makes.get(key);
+    if (answer === undefined) {
+      makes.set(key, false); // a cycle of parents (never expected) makes nothing
+      const other = sideOf(n, otherSide(side));
+      answer = n.alive && !n.synced && n.kind === 'folder' && !sideOf(n, side) && !!other && other.path === n.path && (parentReady(side, n, n.path!) || newParent(side, n)) && free(side, n.path!, n);
+      makes.set(key, answer);
+    }
+    return answer;
+  };
+  /** The parent `n` goes into on `side` is a new folder made by the same batch (and `n` is new too). */
+  const newParent = (side: Side, n: Node): boolean => {
+    const p = n.choices[0].parent;
+    return !n.synced && !!p && parentOf(n.path!) === p.path && willMake(side, p);
   };
   const freeName = (t: string, n: Node) => {
     const [dir, name] = [parentOf(t), baseName(t)];
@@ -312,7 +333,8 @@ export function planSync(local: Tree, remote: Tree, synced: SyncedTree, options:
       const e = sideOf(n, side);
       const other = sideOf(n, otherSide(side));
       if (!e) {
-        if (!parentReady(side, n, t) || !free(side, t, n)) continue;
+        const under = parentReady(side, n, t) ? undefined : newParent(side, n) ? parentOf(t) : null;
+        if (under === null || !free(side, t, n)) continue;
         // Without a synced entry the two sides are paired by place only: a copy elsewhere would be
         // a stranger next time (it clashes, is renamed and copied again), so the other side moves first.
         if (!n.synced && other && other.path !== t) continue;
@@ -320,8 +342,8 @@ export function planSync(local: Tree, remote: Tree, synced: SyncedTree, options:
         // holds, would be taken for that node next time (found by place): that entry moves on first.
         const was = syncedNode.get(t);
         if (!n.synced && n.kind === 'file' && was && was !== n && was.kind === 'file' && !sideOf(was, side)) continue;
-        if (n.kind === 'folder') add(2, t, { type: 'mkdir', side, path: t, from: n.synced?.path });
-        else if (other) add(3, t, { type: 'copy', side, path: t, src: other.path, expectSource: other.ver, synced: n.synced?.path });
+        if (n.kind === 'folder') add(2, t, { type: 'mkdir', side, path: t, from: n.synced?.path }, under);
+        else if (other) add(3, t, { type: 'copy', side, path: t, src: other.path, expectSource: other.ver, synced: n.synced?.path }, under);
       } else if (e.path !== t) {
         // Remote entries may lack identity: move them only onto a place the local side already holds.
         if (side === 'remote' && n.synced && n.local && n.local.path !== t) continue;
@@ -365,7 +387,7 @@ export function planSync(local: Tree, remote: Tree, synced: SyncedTree, options:
   candidates.sort((a, b) => a.order - b.order || a.depth - b.depth);
   for (const c of candidates) {
     if (held && c.op.type === 'delete') continue;
-    batch.offer(c.op);
+    batch.offer(c.op, c.under);
   }
   const plan: Plan = { ops: batch.ops };
   if (held) plan.heldDeletes = { count: deleteFiles, total: syncedFiles };
@@ -473,15 +495,27 @@ function* subtree(tree: Tree, path: string): Generator<SideEntry> {
   for (const e of tree.values()) if (isInside(e.path, path)) yield e;
 }
 
-/** Collects operations whose paths (per side, and in the synced tree) do not overlap. */
+/**
+ * Collects operations whose paths (per side, and in the synced tree) do not overlap, but for new
+ * entries into new folders that the batch makes (`under`): those run after their folder's mkdir.
+ */
 class Batch {
   readonly ops: Op[] = [];
   private readonly touched = { local: new Set<string>(), remote: new Set<string>(), synced: new Set<string>() };
   private readonly above = { local: new Set<string>(), remote: new Set<string>(), synced: new Set<string>() };
+  /** Per side, the new folders (no synced entry) this batch makes: their paths, and their paths in the synced tree. */
+  private readonly making = { local: new Set<string>(), remote: new Set<string>(), synced: new Set<string>() };
 
   constructor(private readonly key: (side: Side, p: string) => string) {}
 
-  offer(op: Op): boolean {
+  offer(op: Op, under?: string): boolean {
+    let inside: ((s: 'local' | 'remote' | 'synced', a: string) => boolean) | undefined;
+    if (under !== undefined) {
+      // Only a new entry (mkdir or copy of a node never synced) goes into a folder being made.
+      if (!((op.type === 'mkdir' && !op.from) || (op.type === 'copy' && !op.synced && op.expectTarget === undefined))) return false;
+      if (!this.making[op.side].has(this.key(op.side, under))) return false;
+      inside = (s, a) => this.making[s].has(a) && (s === 'synced' || s === op.side);
+    }
     const want: ['local' | 'remote' | 'synced', string][] = [];
     const onSide = (s: Side, p: string) => want.push([s, this.key(s, p)]);
     const onSynced = (p: string | undefined) => p && want.push(['synced', p]);
@@ -525,7 +559,7 @@ class Batch {
         onSynced(op.path);
         break;
     }
-    for (const [s, p] of want) if (this.overlaps(s, p)) return false;
+    for (const [s, p] of want) if (this.overlaps(s, p, inside)) return false;
     for (const [s, p] of want) {
       this.touched[s].add(p);
       for (let a = p; a !== ROOT; ) {
@@ -533,15 +567,20 @@ class Batch {
         this.above[s].add(a);
       }
     }
+    if (op.type === 'mkdir' && !op.from) {
+      this.making[op.side].add(this.key(op.side, op.path));
+      this.making.synced.add(op.path);
+    }
     this.ops.push(op);
     return true;
   }
 
-  private overlaps(s: 'local' | 'remote' | 'synced', p: string): boolean {
+  /** `inside`: touched folders above `p` that it may go into (new folders the batch makes). */
+  private overlaps(s: 'local' | 'remote' | 'synced', p: string, inside?: (s: 'local' | 'remote' | 'synced', a: string) => boolean): boolean {
     if (this.touched[s].has(p) || this.above[s].has(p)) return true;
     for (let a = p; a !== ROOT; ) {
       a = parentOf(a);
-      if (this.touched[s].has(a)) return true;
+      if (this.touched[s].has(a) && !inside?.(s, a)) return true;
     }
     return false;
   }

@@ -1,6 +1,6 @@
 /**
  * End to end, in real Chromium against headless mode: the Sync view (docs/sync.md). Add a pair
- * (a folder ↔ a folder of the first-run local account), see a file appear on the other side,
+ * (a folder ↔ a folder of the first-run local account, picked in its folders), see a file appear on the other side,
  * make a conflict by changing a file on both sides, resolve it with Keep mine; the file browser
  * badges the synced file "synced" and the conflicted one "conflict"; a folder ticked out of the
  * pair and back in (selective sync). Screenshots of
@@ -46,7 +46,16 @@ describe('E2E Sync view in Chromium against headless mode', () => {
     await shots('empty');
 
     await page.getByTestId('sync-local').fill(mine);
-    await page.getByTestId('sync-remote').fill('/Shared');
+    // docs/sync.md, "Pairs": add a pair, picking the local folder and the remote one; the remote one is picked
+    // in the account's folders.
+    await page.getByTestId('sync-remote-choose').click();
+    const picker = page.getByTestId('folder-picker');
+    await picker.locator('[data-testid=picker-folder][data-name="Shared"]').click();
+    await expect.poll(() => picker.getByTestId('picker-here').textContent()).toBe('Shared');
+    await shots('pick-remote');
+    await picker.getByTestId('picker-ok').click();
+    await picker.waitFor({ state: 'detached' });
+    expect(await page.getByTestId('sync-remote').inputValue()).toBe('/Shared');
     await page.getByTestId('sync-add-submit').click();
     const pair = page.locator('[data-testid^="sync-pair-"]');
     await pair.waitFor();

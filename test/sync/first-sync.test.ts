@@ -1,6 +1,7 @@
-// The first sync of a pair (docs/sync.md, "Pairs"): a round that only made folders and files,
-// all of them, plans the next one (the children of the new folders) from its scans and what it
-// made, without scanning both sides again; the round that finds nothing left scans them for real.
+// The first sync of a pair (docs/sync.md, "Pairs"): new folders and what is inside them go in one
+// round (copies into a folder wait for its mkdir); a round that only made folders and files, all
+// of them, plans the next one from its scans and what it made, without scanning both sides again;
+// the round that finds nothing left scans them for real.
 // Both sides are folders on this disk (the remote one through the local connector).
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -27,9 +28,10 @@ describe('sync: the first sync of nested new folders', () => {
       // Each scan of both sides stores two trees.
       const saved = vi.spyOn(engine.store, 'saveTree');
       const run = await engine.run(pair.id);
-      // Folders a, a/b, a/b/c, r, r/s, r/s/t and six files, one operation each.
+      // Folders a, a/b, a/b/c, r, r/s, r/s/t and six files, one operation each, in one round:
+      // what goes into a new folder is copied once its mkdir is done, not a round later.
       expect(run.ops).toBe(12);
-      expect(run.rounds).toBe(4);
+      expect(run.rounds).toBe(1);
       // The first scan and the one that finds nothing left: not one per level of folders.
       expect(saved).toHaveBeenCalledTimes(4);
       for (const [p, c] of Object.entries(files)) expect(readFileSync(join(theirs, p), 'utf8')).toBe(c);
@@ -101,6 +103,40 @@ describe('sync: the first sync of nested new folders', () => {
       vi.restoreAllMocks();
       expect((await engine.run(pair.id)).ops).toBe(0);
       expect(engine.store.getSynced(pair.id, '/a/x.txt')?.hash).toBe(`md5:${createHash('md5').update('x, edited after the scan').digest('hex')}`);
+    } finally {
+      await engine.close();
+      db.close();
+    }
+  });
+
+  // docs/sync.md, "Pairs": a new folder and what is inside it go in one round; the copies into
+  // it start once its mkdir is done (a slow server here), and none starts before.
+  it('copies into a new folder wait for its mkdir, in the same round', async () => {
+    const [mine, theirs] = [join(dir, 'm-mine'), join(dir, 'm-theirs')];
+    mkdirSync(join(mine, 'n/m'), { recursive: true });
+    mkdirSync(theirs);
+    for (let i = 0; i < 8; i++) writeFileSync(join(mine, 'n', `x${i}.txt`), `x${i}`);
+    writeFileSync(join(mine, 'n/m/y.txt'), 'y');
+    const { db, remote, engine } = localEngine(dir, theirs, { manual: true }, 'm-sync.db');
+    const mkdir = remote.mkdir.bind(remote);
+    const early: string[] = [];
+    remote.mkdir = async (path) => {
+      await new Promise((r) => setTimeout(r, 150));
+      return mkdir(path);
+    };
+    const writeFile = remote.features.writeFile!;
+    remote.features.writeFile = async (path, file, o) => {
+      if (!existsSync(join(theirs, path, '..'))) early.push(path);
+      return writeFile(path, file, o);
+    };
+    try {
+      const pair = await engine.create({ localPath: mine, account: 1, remotePath: '/' });
+      const run = await engine.run(pair.id);
+      expect(early).toEqual([]);
+      expect(run).toMatchObject({ ops: 11, rounds: 1 });
+      expect(readFileSync(join(theirs, 'n/m/y.txt'), 'utf8')).toBe('y');
+      expect(readFileSync(join(theirs, 'n/x7.txt'), 'utf8')).toBe('x7');
+      expect((await engine.run(pair.id)).ops).toBe(0);
     } finally {
       await engine.close();
       db.close();

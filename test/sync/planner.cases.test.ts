@@ -63,6 +63,25 @@ describe('sync planner: the ten cases', () => {
     expect(planSync(w2.scan('local'), w2.scan('remote'), w2.synced, base).ops.filter((o) => o.type === 'delete')).toHaveLength(2);
   });
 
+  it('Vanished root or empty listing: more than 1,000 deletes wait for the user even below half of the files', () => {
+    // docs/sync.md, "Safety": deleting more than half of the synced files, or more than 1,000, waits for the user.
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 2500; i++) files[`/d${i % 25}/f${i}`] = `c${i}`;
+    const base = { now: new Date(0) };
+    const w = synced(files);
+    // 1,000 of 2,500 (40 %): at the limit, they go without a question.
+    for (let i = 0; i < 1000; i++) w.remove('local', `/d${i % 25}/f${i}`);
+    const atLimit = planSync(w.scan('local'), w.scan('remote'), w.synced, base);
+    expect(atLimit.heldDeletes).toBeUndefined();
+    expect(count(atLimit.ops, 'delete')).toBe(1000);
+    // One more (1,001, still 40 %): all of them wait; the user's confirmation lets them go.
+    w.remove('local', '/d0/f1000');
+    const plan = planSync(w.scan('local'), w.scan('remote'), w.synced, base);
+    expect(plan.heldDeletes).toEqual({ count: 1001, total: 2500 });
+    expect(plan.ops.filter((o) => o.type === 'delete')).toEqual([]);
+    expect(count(planSync(w.scan('local'), w.scan('remote'), w.synced, { ...base, allowDeletes: true }).ops, 'delete')).toBe(1001);
+  });
+
   it('True vs false conflicts: equal content is no conflict; different content keeps both', () => {
     for (const hashes of [true, false]) {
       const w = synced({ '/same.txt': 'v0', '/diff.txt': 'd0' }, { hashes });
@@ -395,6 +414,24 @@ describe('sync planner: the ten cases', () => {
     expect(remote).toHaveLength(4);
     expect(remote.filter((p) => p.includes('(conflict '))).toHaveLength(2);
     expect(new Set(remote.map((p) => w.content('remote', p)))).toEqual(new Set(['upper', 'lower', 'nfc', 'nfd']));
+  });
+
+  it('Case and Unicode normalisation: towards a case-insensitive folder on this computer (macOS, Windows), names that differ only by case on the server are both kept', () => {
+    const w = new World(false, true, true);
+    w.put('remote', '/Report.txt', 'upper');
+    w.put('remote', '/report.txt', 'lower');
+    w.mkdir('remote', '/Docs');
+    w.put('remote', '/Docs/a.txt', 'in Docs');
+    w.mkdir('remote', '/docs');
+    w.put('remote', '/docs/b.txt', 'in docs');
+    run(w);
+    expect(w.problems()).toEqual([]);
+    const local = w.paths('local');
+    expect(new Set(local.map((p) => p.toLowerCase())).size).toBe(local.length);
+    // One of each clashing pair took a conflict name (the folder with what is inside it).
+    expect(local.filter((p) => p.lastIndexOf('/') === 0 && p.includes('(conflict '))).toHaveLength(2);
+    expect(local.map((p) => w.content('local', p)).filter(Boolean).sort()).toEqual(['in Docs', 'in docs', 'lower', 'upper']);
+    expect(w.paths('remote')).toEqual(local);
   });
 
   it('Untrustworthy times: decisions come from versions and content, never from times', () => {

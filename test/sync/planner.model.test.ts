@@ -76,8 +76,9 @@ describe('sync planner against a model of both sides (the hard cases: crash mid-
     console.log(path ? `sync model seed: ${seed}, replaying the case at path ${path}` : `sync model seed: ${seed} (SYNC_MODEL_SEED=${seed} plays these ${runs} cases again)`);
     const seen = { conflicts: 0, trashed: 0, moves: 0, files: 0 };
     fc.assert(
-      fc.property(initial, commands, fc.boolean(), fc.boolean(), fc.nat(), (start, cmds, ci, hashes, order) => {
-        const w = new World(ci, hashes);
+      // A side that folds case: none, the remote (SMB), this computer (macOS, Windows), or both.
+      fc.property(initial, commands, fc.boolean(), fc.boolean(), fc.nat(), fc.boolean(), (start, cmds, ci, hashes, order, localCi) => {
+        const w = new World(ci, hashes, localCi);
         for (const [a, p] of start) w.user('local', a, p);
         expect(w.settle()).toBeGreaterThanOrEqual(0);
         const applied = w.apply.bind(w);

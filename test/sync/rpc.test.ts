@@ -180,6 +180,18 @@ describe('sync procedures: pairs and conflicts', () => {
     await h()['sync.pairs.remove']({ id: pair.id });
   });
 
+  // docs/sync.md, "Pairs": add a pair, picking a local folder and a remote one; in the desktop app the
+  // local folder comes from the system's dialog; a browser (headless mode) types its path.
+  it('asks for the local folder with the desktop app\'s dialog, and only there', async () => {
+    const asked: string[] = [];
+    const desktop = createHandlers(app, { mode: 'electron', version: 'test', chooseFolder: async () => (asked.push('dialog'), join(dir, 'Picked')) });
+    expect(await desktop['sync.localFolder.choose']({})).toEqual({ path: join(dir, 'Picked') });
+    const cancelled = createHandlers(app, { mode: 'electron', version: 'test', chooseFolder: async () => null });
+    expect(await cancelled['sync.localFolder.choose']({})).toEqual({ path: null });
+    expect(asked).toEqual(['dialog']);
+    await expect(h()['sync.localFolder.choose']({})).rejects.toMatchObject({ code: 'not_implemented' });
+  });
+
   it('keeps the remote walk interval as a setting (docs/sync.md, "Remote changes")', async () => {
     expect(await h()['sync.settings.get']({})).toEqual({ remotePollSeconds: 5 });
     expect(await h()['sync.settings.set']({ remotePollSeconds: 12 })).toEqual({ remotePollSeconds: 12 });

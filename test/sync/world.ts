@@ -56,8 +56,10 @@ export class World {
   constructor(
     readonly remoteCaseInsensitive = false,
     readonly remoteHashes = true,
+    /** This computer's folder folds case (macOS, Windows). */
+    readonly localCaseInsensitive = false,
   ) {
-    this.log = [`new World(${remoteCaseInsensitive}, ${remoteHashes})`];
+    this.log = [`new World(${remoteCaseInsensitive}, ${remoteHashes}, ${localCaseInsensitive})`];
   }
 
   // ---- what the scanners see ----------------------------------------------------------------
@@ -79,7 +81,7 @@ export class World {
   }
 
   options(extra: Partial<PlanOptions> = {}): PlanOptions {
-    return { now: new Date(this.clock), remoteCaseInsensitive: this.remoteCaseInsensitive, allowDeletes: true, allowEmptySide: true, ...extra };
+    return { now: new Date(this.clock), remoteCaseInsensitive: this.remoteCaseInsensitive, localCaseInsensitive: this.localCaseInsensitive, allowDeletes: true, allowEmptySide: true, ...extra };
   }
 
   plan(extra: Partial<PlanOptions> = {}) {
@@ -90,7 +92,7 @@ export class World {
   // ---- helpers -------------------------------------------------------------------------------
 
   private key(side: Side, p: string) {
-    return side === 'remote' && this.remoteCaseInsensitive ? p.toLowerCase() : p;
+    return (side === 'remote' ? this.remoteCaseInsensitive : this.localCaseInsensitive) ? p.toLowerCase() : p;
   }
   isFree(side: Side, p: string): boolean {
     const k = this.key(side, p);

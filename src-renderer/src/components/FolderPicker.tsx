@@ -15,6 +15,8 @@ export interface PickedFolder {
   account: number;
   folder: string;
   folderName: string;
+  /** The folder's path in its account (null for items a file provider serves). */
+  path: string | null;
 }
 
 export function FolderPicker(props: { title: string; confirm: string; start: { account: number; folder: string }; onPick(to: PickedFolder): void; onClose(): void }) {
@@ -73,7 +75,7 @@ export function FolderPicker(props: { title: string; confirm: string; start: { a
         confirm={`${props.confirm} “${here}”`}
         disabled={!state.folder || state.loading || !state.folder.canUploadFiles}
         testId="picker-ok"
-        onConfirm={() => props.onPick({ account: at.account, folder: at.folder, folderName: here })}
+        onConfirm={() => props.onPick({ account: at.account, folder: at.folder, folderName: here, path: state.folder?.path ?? null })}
         onClose={props.onClose}
       />
     </Dialog>

@@ -6,28 +6,15 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import type { SyncConflict, SyncPair } from '../../../../src-main/contract';
-import { useAccounts, useApi, useStorageAccounts } from '../../api/hooks';
+import { useAccounts, useApi, useAppInfo, useStorageAccounts } from '../../api/hooks';
 import { AccountOptions } from '../../components/AccountOptions';
+import { FolderPicker } from '../../components/FolderPicker';
 import { SecondsSetting } from '../../components/SecondsSetting';
 import { toastError } from '../../stores/ui';
+import { conflictsText, stateText } from './state-text';
 import './sync.css';
 
 export const syncKeys = { all: ['sync'] as const };
-
-function stateText(p: SyncPair): string {
-  if (p.paused) return 'Paused';
-  switch (p.state) {
-    case 'syncing':
-      return p.pending > 0 ? `Syncing ${p.pending} file${p.pending === 1 ? '' : 's'}` : 'Syncing…';
-    case 'error':
-      return `Error: ${p.error ?? 'unknown'}`;
-    case 'held':
-    case 'refused':
-      return `Waiting for you: ${p.error ?? ''}`;
-    default:
-      return 'Up to date';
-  }
-}
 
 const under = (path: string, folder: string) => path === folder || path.startsWith(`${folder}/`);
 
@@ -108,6 +95,14 @@ export function SyncView() {
   const [account, setAccount] = useState<number | ''>('');
   const [remotePath, setRemotePath] = useState('/');
   const [openFolders, setOpenFolders] = useState<number | null>(null);
+  const [picking, setPicking] = useState(false);
+  // The system's folder dialog exists in the desktop app only; in a browser the path is typed.
+  const desktop = useAppInfo().data?.mode === 'electron';
+  const chooseLocal = () =>
+    void act('Could not choose a folder', async () => {
+      const { path } = await api.call('sync.localFolder.choose', {});
+      if (path) setLocalPath(path);
+    });
   const refresh = () => void qc.invalidateQueries({ queryKey: syncKeys.all });
   const act = async (what: string, f: () => Promise<unknown>) => {
     try {
@@ -139,6 +134,11 @@ export function SyncView() {
           Folder on this computer
           <input value={localPath} onChange={(e) => setLocalPath(e.target.value)} placeholder="/home/me/Documents" required data-testid="sync-local" />
         </label>
+        {desktop && (
+          <button type="button" className="btn" onClick={chooseLocal} data-testid="sync-local-choose">
+            Choose…
+          </button>
+        )}
         <label>
           Account
           <select value={account === '' ? (storage[0]?.id ?? '') : account} onChange={(e) => setAccount(Number(e.target.value))} data-testid="sync-account">
@@ -149,10 +149,30 @@ export function SyncView() {
           Folder there
           <input value={remotePath} onChange={(e) => setRemotePath(e.target.value)} placeholder="/" data-testid="sync-remote" />
         </label>
+        <button type="button" className="btn" disabled={!storage.length} onClick={() => setPicking(true)} data-testid="sync-remote-choose">
+          Choose…
+        </button>
         <button type="submit" className="btn btn-primary" disabled={!storage.length} data-testid="sync-add-submit">
           Add a pair
         </button>
       </form>
+      {picking && (
+        <FolderPicker
+          title="Sync with the folder…"
+          confirm="Sync with"
+          start={{ account: account === '' ? storage[0].id : account, folder: 'root' }}
+          onPick={(to) => {
+            // Pairs name their remote folder by path; a folder with none (a file provider's) cannot be one.
+            if (to.path === null) toastError('Could not choose this folder', new Error('This folder cannot be synced.'));
+            else {
+              setAccount(to.account);
+              setRemotePath(to.path);
+            }
+            setPicking(false);
+          }}
+          onClose={() => setPicking(false)}
+        />
+      )}
 
       <h2 className="section-title">Pairs</h2>
       {pairs.data?.length === 0 && <p className="muted">No folder is synced yet.</p>}
@@ -164,7 +184,7 @@ export function SyncView() {
             </div>
             <div className="sync-pair-state" data-testid="sync-state">
               {stateText(p)}
-              {p.conflicts > 0 && <span className="sync-badge" data-testid="sync-conflict-count">{`${p.conflicts} conflict${p.conflicts === 1 ? '' : 's'}`}</span>}
+              {p.conflicts > 0 && <span className="sync-badge" data-testid="sync-conflict-count">{conflictsText(p.conflicts)}</span>}
             </div>
             <div className="sync-pair-actions">
               {(p.state === 'held' || p.state === 'refused') && !p.paused && (
