@@ -17,7 +17,7 @@ import type { Op, Plan, PlanOptions, Side, Tree } from './model';
 import { checkRacy, Executor } from './executor';
 import { planSync } from './planner';
 import { below, DEFAULT_REMOTE_POLL_SECONDS, RemoteWatch, type RemoteChange } from './remote-watch';
-import { IGNORE_FILE, loadIgnore, localRootPresent, remoteRootPresent, scanLocal, scanRemote } from './scan';
+import { IGNORE_FILE, loadIgnore, localRootPresent, localUnchanged, remoteRootPresent, remoteUnchanged, scanLocal, scanRemote } from './scan';
 import { SyncStore, type PairRow } from './store';
 
 export interface SyncEngineOptions {
@@ -436,6 +436,14 @@ export class SyncEngine {
     // function of the scans and the synced tree, which only operations change), so the synced
     // tree is not read and nothing is planned.
     const settled = this.settled.has(pair.id);
+    // Both last scans still in memory: each side is compared with its own while it is read, and
+    // when neither differs nothing is built or stored (a second tree of each side would double
+    // the memory of the pass). At the first difference, the sides are scanned in full below.
+    const last = settled ? { local: this.store.lastScan(pair.id, 'local'), remote: this.store.lastScan(pair.id, 'remote') } : undefined;
+    if (last?.remote && (seen?.size === 0 || (!seen && last.local))) {
+      const quiet = seen?.size === 0 || (await localUnchanged(pair.localPath, ignored, last.local!));
+      if (quiet && (await remoteUnchanged(remote, pair.remotePath, ignored, last.remote))) return { plan: { ops: [] }, trees: { local: last.local ?? new Map(), remote: last.remote } };
+    }
     let known: Tree | undefined;
     if (settled && seen?.size === 0) {
       // The watch saw nothing: the local side is as stored, and is not even loaded unless the remote one changed.

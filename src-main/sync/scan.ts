@@ -20,6 +20,7 @@ import { md5OfWholeFile } from '../connectors/shared/md5';
 import type { Entry, StorageConnector } from '../connectors/types';
 import { ServiceError, toServiceError } from '../errors';
 import type { SideEntry, Tree } from './model';
+import { sameStored } from './store';
 
 /** Never synced: system clutter, Office lock files, editors' temporary files, our own temp files. */
 export const DEFAULT_IGNORES = ['.DS_Store', 'Thumbs.db', 'desktop.ini', '~$*', '.~lock.*#', '*~', '.*.sw[a-p]', '*.tmp', '.#*', '.tributary-*'];
@@ -230,6 +231,51 @@ export async function scanLocal(root: string, rules: Ignored, cache: Tree = new 
   return tree;
 }
 
+/**
+ * Whether the local folder still holds exactly `last` (a scan made with `rules`): every entry one
+ * scanLocal would keep as it is, none added, none gone. Nothing is built: a pass over an
+ * unchanged pair compares while it reads each folder instead of making a second tree of 50,000
+ * entries. False at the first difference (or a folder it cannot read): the caller scans in full.
+ */
+export async function localUnchanged(root: string, rules: Ignored, last: Tree): Promise<boolean> {
+  const ignored = ignoredBut(rules, last);
+  let matched = 0;
+  let sinceYield = 0;
+  const walk = async (folder: string): Promise<boolean> => {
+    const abs = folder === ROOT ? root : join(root, ...folder.split('/').filter(Boolean));
+    let names: string[];
+    try {
+      names = readdirSync(abs);
+    } catch {
+      return false;
+    }
+    const prefix = abs.endsWith(sep) ? abs : abs + sep;
+    const folders: string[] = [];
+    for (const name of names) {
+      if (++sinceYield >= YIELD_EVERY) {
+        sinceYield = 0;
+        await new Promise((r) => setImmediate(r));
+      }
+      const path = joinPath(folder, name);
+      let st: BigIntStats | undefined;
+      try {
+        st = lstatSync(prefix + name, { bigint: true, throwIfNoEntry: false });
+      } catch {
+        continue; // left out, as scanLocal does: an entry of `last` not met is counted below
+      }
+      const kind = !st ? null : st.isDirectory() ? 'folder' : st.isFile() ? 'file' : null;
+      if (!st || !kind || ignored(path, kind)) continue;
+      const was = last.get(path);
+      if (!was || entryWithoutReading(path, st, `${st.dev}:${st.ino}`, was) !== was) return false;
+      matched++;
+      if (kind === 'folder') folders.push(path);
+    }
+    for (const f of folders) if (!(await walk(f))) return false;
+    return true;
+  };
+  return (await walk(ROOT)) && matched === last.size;
+}
+
 /** The remote side's view of one connector entry, at `path` relative to the pair's root. */
 export function remoteEntry(e: Entry, path: string, seenAt = Date.now()): SideEntry {
   if (e.kind === 'folder') return { path, kind: 'folder', ver: 'd' };
@@ -277,32 +323,46 @@ export function localAccountEntry(st: Stats, path: string, seenAt: number): Side
 export async function scanRemote(c: StorageConnector, root: string, rules: Ignored, concurrency = 4, previous?: Tree): Promise<Tree> {
   const ignored = ignoredBut(rules, previous);
   const tree: Tree = new Map();
-  const queue: string[] = [ROOT];
-  let active = 0;
-  let failure: unknown;
-  const add = (folder: string, e: SideEntry) => {
+  const add = (folders: string[], e: SideEntry) => {
     if (ignored(e.path, e.kind)) return;
     tree.set(e.path, e);
-    if (e.kind === 'folder') queue.push(e.path);
+    if (e.kind === 'folder') folders.push(e.path);
   };
   // A local account: its stat results are read directly (the connector's checks still apply).
   const local = c instanceof LocalConnector ? c : undefined;
   const precision = c.features.modTimePrecisionMs ?? 1000;
-  const list = (folder: string, asked: number): Promise<void> =>
-    local
-      ? local.listStats(remoteAbs(root, folder)).then((children) => {
-          for (const { name, st } of children) {
-            const e = localAccountEntry(st, joinPath(folder, name), asked);
-            const was = previous?.get(e.path);
-            // The same version and time, seen when its second of modification was already over
-            // (not racy, docs/sync.md): the new entry would differ only in when it was seen.
-            const same = was && was.kind === e.kind && was.id === e.id && was.size === e.size && was.modified === e.modified && (e.kind === 'folder' || (was.seenAt !== undefined && was.seenAt >= was.modified! + precision));
-            add(folder, same ? was : e);
-          }
-        })
-      : c.list(remoteAbs(root, folder)).then((children) => {
-          for (const e of children) add(folder, remoteEntry(e, joinPath(folder, e.name), asked));
-        });
+  await eachRemoteFolder(root, concurrency, async (folder, asked) => {
+    const folders: string[] = [];
+    if (local) {
+      for (const { name, st } of await local.listStats(remoteAbs(root, folder))) {
+        const e = localAccountEntry(st, joinPath(folder, name), asked);
+        const was = previous?.get(e.path);
+        add(folders, was && keptAccountEntry(was, e, precision) ? was : e);
+      }
+    } else {
+      for (const e of await c.list(remoteAbs(root, folder))) add(folders, remoteEntry(e, joinPath(folder, e.name), asked));
+    }
+    return folders;
+  });
+  scannedWith.set(tree, rules);
+  return tree;
+}
+
+/**
+ * The same version and time as `was`, seen when its second of modification was already over
+ * (not racy, docs/sync.md): a local account's new entry `e` would differ only in when it was seen.
+ */
+const keptAccountEntry = (was: SideEntry, e: SideEntry, precision: number) =>
+  was.kind === e.kind && was.id === e.id && was.size === e.size && was.modified === e.modified && (e.kind === 'folder' || (was.seenAt !== undefined && was.seenAt >= was.modified! + precision));
+
+/**
+ * Lists the remote folder and every folder below it, a few at a time: `list` reads one (asked
+ * at `asked`, ms) and the folders found in it are listed next. A failed listing throws.
+ */
+async function eachRemoteFolder(root: string, concurrency: number, list: (folder: string, asked: number) => Promise<string[] | void>): Promise<void> {
+  const queue: string[] = [ROOT];
+  let active = 0;
+  let failure: unknown;
   await new Promise<void>((resolve) => {
     const pump = () => {
       if (failure !== undefined || (queue.length === 0 && active === 0)) return resolve();
@@ -311,7 +371,8 @@ export async function scanRemote(c: StorageConnector, root: string, rules: Ignor
         active++;
         // Seen as of when the listing was asked for: the server may have answered any time after.
         list(folder, Date.now()).then(
-          () => {
+          (folders) => {
+            if (folders) queue.push(...folders);
             active--;
             pump();
           },
@@ -326,6 +387,44 @@ export async function scanRemote(c: StorageConnector, root: string, rules: Ignor
     pump();
   });
   if (failure !== undefined) throw new ServiceError(toServiceError(failure).code, `Listing the remote folder failed: ${toServiceError(failure).message}`, {}, { cause: failure });
-  scannedWith.set(tree, rules);
-  return tree;
+}
+
+/**
+ * Whether the remote folder still holds exactly `last` (a scan made with `rules`), as scanRemote
+ * would find it with nothing to store: each entry kept as it is (a local account's) or stored
+ * the same (sameStored), none added, none gone. Builds no tree; false at the first difference.
+ * A failed listing throws, as a scan's does.
+ */
+export async function remoteUnchanged(c: StorageConnector, root: string, rules: Ignored, last: Tree, concurrency = 4): Promise<boolean> {
+  const ignored = ignoredBut(rules, last);
+  const local = c instanceof LocalConnector ? c : undefined;
+  const precision = c.features.modTimePrecisionMs ?? 1000;
+  let matched = 0;
+  let differs = false;
+  // One child: whether it is as `last` holds it (or left out); its path when it is a folder to walk.
+  const same = (e: SideEntry, kept: (was: SideEntry) => boolean, folders: string[]) => {
+    if (ignored(e.path, e.kind)) return true;
+    const was = last.get(e.path);
+    if (!was || !kept(was)) return false;
+    matched++;
+    if (e.kind === 'folder') folders.push(e.path);
+    return true;
+  };
+  await eachRemoteFolder(root, concurrency, async (folder, asked) => {
+    const folders: string[] = [];
+    if (differs) return folders;
+    if (local) {
+      for (const { name, st } of await local.listStats(remoteAbs(root, folder))) {
+        const e = localAccountEntry(st, joinPath(folder, name), asked);
+        if (!same(e, (was) => keptAccountEntry(was, e, precision), folders)) return void (differs = true);
+      }
+    } else {
+      for (const child of await c.list(remoteAbs(root, folder))) {
+        const e = remoteEntry(child, joinPath(folder, child.name), asked);
+        if (!same(e, (was) => sameStored(e, was), folders)) return void (differs = true);
+      }
+    }
+    return folders;
+  });
+  return !differs && matched === last.size;
 }

@@ -49,6 +49,9 @@ const u = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
 const sameRow = (e: SideEntry, kind: string, id?: string, ver?: string, hash?: string, size?: number, stamp?: string) =>
   e.kind === kind && e.id === id && e.ver === ver && e.hash === hash && e.size === size && e.stamp === stamp;
 
+/** Whether storing `e` in place of `was` would write nothing (the columns a side's row keeps). */
+export const sameStored = (e: SideEntry, was: SideEntry) => e === was || sameRow(e, was.kind, was.id, was.ver, was.hash, was.size, was.stamp);
+
 export class SyncStore {
   private readonly statements = new Map<string, Database.Statement>();
   constructor(readonly db: Db) {}
@@ -178,7 +181,7 @@ export class SyncStore {
         for (const e of tree.values()) {
           const r = last.get(e.path);
           if (r) kept++;
-          if (!r || (e !== r && !sameRow(e, r.kind, r.id, r.ver, r.hash, r.size, r.stamp))) changed.push(e);
+          if (!r || !sameStored(e, r)) changed.push(e);
         }
         // Every stored path is in the scan when as many of the scan's paths were stored.
         if (kept < last.size) for (const path of last.keys()) if (!tree.has(path)) gone.push(path);
