@@ -19,8 +19,7 @@ import { joinPath, parentOf, ROOT, TEMP_NAME } from '../connectors/shared/paths'
 import { md5OfWholeFile } from '../connectors/shared/md5';
 import type { Entry, StorageConnector } from '../connectors/types';
 import { ServiceError, toServiceError } from '../errors';
-import type { SideEntry, Tree } from './model';
-import { sameStored } from './store';
+import { sameStored, type SideEntry, type Tree } from './model';
 
 /** Never synced: system clutter, Office lock files, editors' temporary files, our own temp files. */
 export const DEFAULT_IGNORES = ['.DS_Store', 'Thumbs.db', 'desktop.ini', '~$*', '.~lock.*#', '*~', '.*.sw[a-p]', '*.tmp', '.#*', '.tributary-*'];
@@ -60,6 +59,12 @@ export function ignoreRules(fileText: string | undefined, excluded: string[] = [
  * ask them again about a path the tree holds with the same kind.
  */
 const scannedWith = new WeakMap<Tree, Ignored>();
+
+/** `copy` holds exactly what `tree` holds (the store's compact form of a scan): the same rules made it. */
+export function sameScan(tree: Tree, copy: Tree): void {
+  const rules = scannedWith.get(tree);
+  if (rules) scannedWith.set(copy, rules);
+}
 
 /** `ignored`, answering "no" without asking for what `previous`, made with the same rules, holds. */
 function ignoredBut(ignored: Ignored, previous: Tree | undefined): Ignored {
@@ -238,7 +243,7 @@ export async function scanLocal(root: string, rules: Ignored, cache: Tree = new 
  * entries. False at the first difference (or a folder it cannot read): the caller scans in full.
  */
 export async function localUnchanged(root: string, rules: Ignored, last: Tree): Promise<boolean> {
-  const ignored = ignoredBut(rules, last);
+  const trusted = scannedWith.get(last) === rules;
   let matched = 0;
   let sinceYield = 0;
   const walk = async (folder: string): Promise<boolean> => {
@@ -264,8 +269,10 @@ export async function localUnchanged(root: string, rules: Ignored, last: Tree): 
         continue; // left out, as scanLocal does: an entry of `last` not met is counted below
       }
       const kind = !st ? null : st.isDirectory() ? 'folder' : st.isFile() ? 'file' : null;
-      if (!st || !kind || ignored(path, kind)) continue;
+      if (!st || !kind) continue;
+      // One lookup: the store's copy makes the entry again for each.
       const was = last.get(path);
+      if (!(trusted && was?.kind === kind) && rules(path, kind)) continue;
       if (!was || entryWithoutReading(path, st, `${st.dev}:${st.ino}`, was) !== was) return false;
       matched++;
       if (kind === 'folder') folders.push(path);
@@ -396,15 +403,15 @@ async function eachRemoteFolder(root: string, concurrency: number, list: (folder
  * A failed listing throws, as a scan's does.
  */
 export async function remoteUnchanged(c: StorageConnector, root: string, rules: Ignored, last: Tree, concurrency = 4): Promise<boolean> {
-  const ignored = ignoredBut(rules, last);
+  const trusted = scannedWith.get(last) === rules;
   const local = c instanceof LocalConnector ? c : undefined;
   const precision = c.features.modTimePrecisionMs ?? 1000;
   let matched = 0;
   let differs = false;
   // One child: whether it is as `last` holds it (or left out); its path when it is a folder to walk.
   const same = (e: SideEntry, kept: (was: SideEntry) => boolean, folders: string[]) => {
-    if (ignored(e.path, e.kind)) return true;
     const was = last.get(e.path);
+    if (!(trusted && was?.kind === e.kind) && rules(e.path, e.kind)) return true;
     if (!was || !kept(was)) return false;
     matched++;
     if (e.kind === 'folder') folders.push(e.path);

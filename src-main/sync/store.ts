@@ -5,7 +5,9 @@
 import type Database from 'better-sqlite3';
 import { nowIso, type Db } from '../cache/db';
 import { notFound } from '../errors';
-import type { Op, Side, SideEntry, SyncedEntry, SyncedTree, Tree } from './model';
+import { CompactTree } from './compact';
+import { sameRow, sameStored, type Op, type Side, type SideEntry, type SyncedEntry, type SyncedTree, type Tree } from './model';
+import { sameScan } from './scan';
 
 export type PairState = 'idle' | 'syncing' | 'error' | 'held' | 'refused';
 
@@ -44,13 +46,6 @@ interface TreeRow {
 }
 
 const u = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
-
-/** Whether a scanned entry is what a stored row holds (the columns a side's row keeps). */
-const sameRow = (e: SideEntry, kind: string, id?: string, ver?: string, hash?: string, size?: number, stamp?: string) =>
-  e.kind === kind && e.id === id && e.ver === ver && e.hash === hash && e.size === size && e.stamp === stamp;
-
-/** Whether storing `e` in place of `was` would write nothing (the columns a side's row keeps). */
-export const sameStored = (e: SideEntry, was: SideEntry) => e === was || sameRow(e, was.kind, was.id, was.ver, was.hash, was.size, was.stamp);
 
 export class SyncStore {
   private readonly statements = new Map<string, Database.Statement>();
@@ -115,13 +110,20 @@ export class SyncStore {
   // ---- trees -------------------------------------------------------------------------------
 
   /**
-   * Per pair and side, the tree as last stored or read (the very entries of the last scan),
-   * while no other write touched that side (the engine's store is the only writer of a
-   * database's trees): a scan is then compared with it in memory and only the rows that differ
-   * are written. Any other write of the side drops it; a row count that no longer matches (the
-   * pair was removed with its account) does too.
+   * Per pair and side, the tree as last stored or read, in its compact form (compact.ts: ~40 MB
+   * of entries for two sides of 50,000 files held between passes would be the most of a
+   * process's memory), while no other write touched that side (the engine's store is the only
+   * writer of a database's trees): a scan is then compared with it in memory and only the rows
+   * that differ are written. Any other write of the side drops it; a row count that no longer
+   * matches (the pair was removed with its account) does too.
    */
   private readonly mirrors = new Map<string, Tree>();
+
+  private keep(pair: number, side: Side, tree: Tree): void {
+    const copy = tree instanceof CompactTree ? tree : new CompactTree(tree);
+    sameScan(tree, copy);
+    this.mirrors.set(`${pair}:${side}`, copy);
+  }
 
   private mirror(pair: number, side: Side): Tree | undefined {
     const key = `${pair}:${side}`;
@@ -133,7 +135,8 @@ export class SyncStore {
 
   /**
    * A side's last scan: also the cache of local content hashes (by inode, size and times). The
-   * map is the store's own copy (no copy of 50,000 entries per pass): callers only read it.
+   * map is the store's own compact copy (its entries are made again at each lookup, nothing is
+   * copied per pass): callers only read it.
    */
   tree(pair: number, side: Side): Tree {
     const m = this.mirror(pair, side);
@@ -148,7 +151,7 @@ export class SyncStore {
       t.set(path, { path, kind, id, ver, hash, size: u(size), stamp: u(stamp) });
     }
     // The rows as they are now: the next scan of the side is compared with them in memory.
-    this.mirrors.set(`${pair}:${side}`, t);
+    this.keep(pair, side, t);
     return t;
   }
 
@@ -168,8 +171,7 @@ export class SyncStore {
   /**
    * Stores a side's scan, writing only the rows that changed: compared with the last stored
    * scan in memory when there is one, else with the stored rows read one at a time. Returns how
-   * many rows it wrote or deleted (0: the side is as it was at its last scan). The entries are
-   * kept as they are: callers do not change them afterwards.
+   * many rows it wrote or deleted (0: the side is as it was at its last scan).
    */
   saveTree(pair: number, side: Side, tree: Tree): number {
     const last = this.mirror(pair, side);
@@ -199,7 +201,7 @@ export class SyncStore {
       for (const e of changed) this.insTree(pair, side, e);
       return gone.length + changed.length;
     })();
-    this.mirrors.set(`${pair}:${side}`, tree);
+    this.keep(pair, side, tree);
     return written;
   }
 

@@ -9,7 +9,7 @@ import { LocalConnector } from '../../src-main/connectors/local';
 import type { StorageConnector } from '../../src-main/connectors/types';
 import type { Tree } from '../../src-main/sync/model';
 import { ignoreRules, loadIgnore, localUnchanged, md5File, remoteUnchanged, scanLocal, scanRemote } from '../../src-main/sync/scan';
-import { sameStored } from '../../src-main/sync/store';
+import { sameStored } from '../../src-main/sync/model';
 import { scratchDir } from '../servers/util';
 
 describe('sync scanner', () => {
