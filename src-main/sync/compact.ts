@@ -42,9 +42,15 @@ export class CompactTree extends Map<string, SideEntry> {
   private hashes?: (string | undefined)[];
   private stamps?: (string | undefined)[];
 
-  constructor(tree: Tree) {
+  /** A copy of `tree`. */
+  static of(tree: Tree): CompactTree {
+    return new CompactTree(tree.size, tree.values());
+  }
+
+  /** The `count` entries `entries` gives (each read once, kept by its path, in that order). */
+  constructor(count: number, entries: Iterable<SideEntry>) {
     super();
-    const n = tree.size;
+    const n = count;
     this.flags = new Uint8Array(n);
     this.sizes = new Float64Array(n);
     this.modified = new Float64Array(n);
@@ -55,7 +61,11 @@ export class CompactTree extends Map<string, SideEntry> {
     this.mtimeNs = new BigInt64Array(n);
     this.ctimeNs = new BigInt64Array(n);
     let i = 0;
-    for (const [path, e] of tree) this.put(i++, path, e);
+    for (const e of entries) {
+      if (i === n) throw new Error('More entries than counted.');
+      this.put(i++, e.path, e);
+    }
+    if (i !== n) throw new Error('Fewer entries than counted.');
   }
 
   /**

@@ -436,13 +436,14 @@ export class SyncEngine {
     // function of the scans and the synced tree, which only operations change), so the synced
     // tree is not read and nothing is planned.
     const settled = this.settled.has(pair.id);
-    // Both last scans still in memory: each side is compared with its own while it is read, and
-    // when neither differs nothing is built or stored (a second tree of each side would double
-    // the memory of the pass). At the first difference, the sides are scanned in full below.
-    const last = settled ? { local: this.store.lastScan(pair.id, 'local'), remote: this.store.lastScan(pair.id, 'remote') } : undefined;
-    if (last?.remote && (seen?.size === 0 || (!seen && last.local))) {
-      const quiet = seen?.size === 0 || (await localUnchanged(pair.localPath, ignored, last.local!));
-      if (quiet && (await remoteUnchanged(remote, pair.remotePath, ignored, last.remote))) return { plan: { ops: [] }, trees: { local: last.local ?? new Map(), remote: last.remote } };
+    // Each side is compared with its last scan while it is read (after a start, the stored rows
+    // read into their compact form), and when neither differs nothing is built or stored: a
+    // second tree of each side would double the memory of the pass. At the first difference,
+    // the sides are scanned in full below.
+    if (settled && (!seen || seen.size === 0)) {
+      const quiet = seen?.size === 0 || (await localUnchanged(pair.localPath, ignored, this.store.tree(pair.id, 'local')));
+      const last = quiet ? (this.store.lastScan(pair.id, 'remote') ?? this.store.tree(pair.id, 'remote')) : undefined;
+      if (last && (await remoteUnchanged(remote, pair.remotePath, ignored, last))) return { plan: { ops: [] }, trees: { local: seen ? new Map() : this.store.tree(pair.id, 'local'), remote: last } };
     }
     let known: Tree | undefined;
     if (settled && seen?.size === 0) {

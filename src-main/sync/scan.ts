@@ -237,7 +237,7 @@ export async function scanLocal(root: string, rules: Ignored, cache: Tree = new 
 }
 
 /**
- * Whether the local folder still holds exactly `last` (a scan made with `rules`): every entry one
+ * Whether the local folder still holds exactly `last` (a scan or the stored rows, made with `rules`): every entry one
  * scanLocal would keep as it is, none added, none gone. Nothing is built: a pass over an
  * unchanged pair compares while it reads each folder instead of making a second tree of 50,000
  * entries. False at the first difference (or a folder it cannot read): the caller scans in full.
@@ -280,7 +280,7 @@ export async function localUnchanged(root: string, rules: Ignored, last: Tree): 
     for (const f of folders) if (!(await walk(f))) return false;
     return true;
   };
-  return (await walk(ROOT)) && matched === last.size;
+  return (await walk(ROOT)) && matched === last.size && trustedNow(last, rules);
 }
 
 /** The remote side's view of one connector entry, at `path` relative to the pair's root. */
@@ -397,22 +397,21 @@ async function eachRemoteFolder(root: string, concurrency: number, list: (folder
 }
 
 /**
- * Whether the remote folder still holds exactly `last` (a scan made with `rules`), as scanRemote
- * would find it with nothing to store: each entry kept as it is (a local account's) or stored
- * the same (sameStored), none added, none gone. Builds no tree; false at the first difference.
- * A failed listing throws, as a scan's does.
+ * Whether the remote folder still holds exactly `last` (a scan or the stored rows, made with
+ * `rules`) as far as storing goes: each entry stored the same (sameStored: a racy one too, as a
+ * full scan would store nothing for it either), none added, none gone. Builds no tree; false at
+ * the first difference. A failed listing throws, as a scan's does.
  */
 export async function remoteUnchanged(c: StorageConnector, root: string, rules: Ignored, last: Tree, concurrency = 4): Promise<boolean> {
   const trusted = scannedWith.get(last) === rules;
   const local = c instanceof LocalConnector ? c : undefined;
-  const precision = c.features.modTimePrecisionMs ?? 1000;
   let matched = 0;
   let differs = false;
-  // One child: whether it is as `last` holds it (or left out); its path when it is a folder to walk.
-  const same = (e: SideEntry, kept: (was: SideEntry) => boolean, folders: string[]) => {
+  // One child: whether it is stored as `last` holds it (or left out); a folder is walked next.
+  const same = (e: SideEntry, folders: string[]) => {
     const was = last.get(e.path);
     if (!(trusted && was?.kind === e.kind) && rules(e.path, e.kind)) return true;
-    if (!was || !kept(was)) return false;
+    if (!was || !sameStored(e, was)) return false;
     matched++;
     if (e.kind === 'folder') folders.push(e.path);
     return true;
@@ -421,17 +420,17 @@ export async function remoteUnchanged(c: StorageConnector, root: string, rules: 
     const folders: string[] = [];
     if (differs) return folders;
     if (local) {
-      for (const { name, st } of await local.listStats(remoteAbs(root, folder))) {
-        const e = localAccountEntry(st, joinPath(folder, name), asked);
-        if (!same(e, (was) => keptAccountEntry(was, e, precision), folders)) return void (differs = true);
-      }
+      for (const { name, st } of await local.listStats(remoteAbs(root, folder))) if (!same(localAccountEntry(st, joinPath(folder, name), asked), folders)) return void (differs = true);
     } else {
-      for (const child of await c.list(remoteAbs(root, folder))) {
-        const e = remoteEntry(child, joinPath(folder, child.name), asked);
-        if (!same(e, (was) => sameStored(e, was), folders)) return void (differs = true);
-      }
+      for (const child of await c.list(remoteAbs(root, folder))) if (!same(remoteEntry(child, joinPath(folder, child.name), asked), folders)) return void (differs = true);
     }
     return folders;
   });
-  return !differs && matched === last.size;
+  return !differs && matched === last.size && trustedNow(last, rules);
+}
+
+/** `last` was just found to hold exactly what a scan with `rules` would: later passes need not ask them about its paths. */
+function trustedNow(last: Tree, rules: Ignored): true {
+  scannedWith.set(last, rules);
+  return true;
 }

@@ -120,7 +120,7 @@ export class SyncStore {
   private readonly mirrors = new Map<string, Tree>();
 
   private keep(pair: number, side: Side, tree: Tree): void {
-    const copy = tree instanceof CompactTree ? tree : new CompactTree(tree);
+    const copy = tree instanceof CompactTree ? tree : CompactTree.of(tree);
     sameScan(tree, copy);
     this.mirrors.set(`${pair}:${side}`, copy);
   }
@@ -141,18 +141,23 @@ export class SyncStore {
   tree(pair: number, side: Side): Tree {
     const m = this.mirror(pair, side);
     if (m) return m;
-    const t: Tree = new Map();
+    // Read straight into the compact form, in one read: no map of 50,000 entries in between.
+    const copy = this.db.transaction(() => new CompactTree(this.st('SELECT count(*) FROM sync_tree WHERE pair_id = ? AND tree = ?').pluck().get(pair, side) as number, this.rowEntries(pair, side)))();
+    // The rows as they are now: the next scan of the side is compared with them in memory.
+    this.mirrors.set(`${pair}:${side}`, copy);
+    return copy;
+  }
+
+  /** A side's stored rows as entries, one at a time. */
+  private *rowEntries(pair: number, side: Side): Generator<SideEntry> {
     for (const [path, kind, localId, localVer, rowHash, size, stamp] of this.sideRows(pair, side)) {
       // One string where two columns hold the same text (a local hash is its version, a remote
       // ETag its identity): each column read is a string of its own.
       const hash = u(rowHash);
       const id = u(localId);
       const ver = localVer === hash ? hash! : localVer === id ? id! : (localVer ?? '');
-      t.set(path, { path, kind, id, ver, hash, size: u(size), stamp: u(stamp) });
+      yield { path, kind, id, ver, hash, size: u(size), stamp: u(stamp) };
     }
-    // The rows as they are now: the next scan of the side is compared with them in memory.
-    this.keep(pair, side, t);
-    return t;
   }
 
   /** A side's stored rows, the columns a side keeps, as arrays (50,000 rows: no object per row). */

@@ -91,7 +91,7 @@ describe('sync store: the compact copy of a scan', () => {
 
   it('gives back every entry as stored, in the same order, and refuses changes', () => {
     const tree: Tree = new Map(entries.map((e) => [e.path, e]));
-    const copy = new CompactTree(tree);
+    const copy = CompactTree.of(tree);
     expect(copy.size).toBe(entries.length);
     expect([...copy.keys()]).toEqual([...tree.keys()]);
     for (const e of entries) {
