@@ -24,6 +24,8 @@ const STAMP_TEXT = /^\d+:(-?\d+):(-?\d+):\d+$/;
 const num = (x: number) => (Number.isNaN(x) ? undefined : x);
 
 export class CompactTree extends Map<string, SideEntry> {
+  /** The entries made again by this copy: a scan that kept one need not compare it field by field. */
+  private readonly made = new WeakSet<SideEntry>();
   /** Path to entry number, in the order of the tree it was made from. */
   private readonly index = new Map<string, number>();
   private readonly flags: Uint8Array;
@@ -114,7 +116,7 @@ export class CompactTree extends Map<string, SideEntry> {
     const id = f & ID_DEV_INO ? `${this.dev[i]}:${this.ino[i]}` : this.ids?.[i];
     const hash = f & HASH_MD5 ? `md5:${this.md5.toString('hex', 16 * i, 16 * i + 16)}` : this.hashes?.[i];
     const size = num(this.sizes[i]);
-    return {
+    const e: SideEntry = {
       path,
       kind: f & FOLDER ? 'folder' : 'file',
       id,
@@ -125,6 +127,13 @@ export class CompactTree extends Map<string, SideEntry> {
       modified: num(this.modified[i]),
       seenAt: num(this.seenAt[i]),
     };
+    this.made.add(e);
+    return e;
+  }
+
+  /** Whether `e` is an entry this copy made (entries are never changed: it is the one stored at its path). */
+  holds(e: SideEntry): boolean {
+    return this.made.has(e);
   }
 
   override get size(): number {

@@ -408,6 +408,8 @@ export class SyncEngine {
       }
       throw e;
     } finally {
+      // Between runs the last scans are kept compact.
+      this.store.compactScans(id);
       this.pending.delete(id);
       this.changed(id);
     }

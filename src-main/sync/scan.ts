@@ -66,11 +66,11 @@ export function sameScan(tree: Tree, copy: Tree): void {
   if (rules) scannedWith.set(copy, rules);
 }
 
-/** `ignored`, answering "no" without asking for what `previous`, made with the same rules, holds. */
-function ignoredBut(ignored: Ignored, previous: Tree | undefined): Ignored {
-  if (!previous || scannedWith.get(previous) !== ignored) return ignored;
-  return (path, kind) => previous.get(path)?.kind !== kind && ignored(path, kind);
-}
+/**
+ * Whether a scan leaves `path` out: the rules are asked unless the last scan, made with the same
+ * ones (`trusted`), held the path with the same kind (`was`, its entry there).
+ */
+const leftOut = (rules: Ignored, trusted: boolean, path: string, kind: 'file' | 'folder', was: SideEntry | undefined) => !(trusted && was?.kind === kind) && rules(path, kind);
 
 /** The last rules made per local root, with what they were made from. */
 const lastRules = new Map<string, { text: string | undefined; excluded: string; rules: Ignored }>();
@@ -159,7 +159,6 @@ const YIELD_EVERY = 2000;
  * it) is not read again: its entries are the cached ones, and only its subfolders are walked.
  */
 export async function scanLocal(root: string, rules: Ignored, cache: Tree = new Map(), changed?: (folder: string) => boolean): Promise<Tree> {
-  const ignored = ignoredBut(rules, cache);
   const trusted = scannedWith.get(cache) === rules;
   // Files of the cache by identity (a moved file keeps its hash), made at the first file not
   // found at its own place: a pass where nothing moved never needs it.
@@ -186,7 +185,8 @@ export async function scanLocal(root: string, rules: Ignored, cache: Tree = new 
   const walk = async (folder: string, known: boolean) => {
     if (kids && known && !changed!(folder)) {
       for (const e of (kids.get(folder) ?? []).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))) {
-        if (ignored(e.path, e.kind)) continue;
+        // The cache's own entry at its path: the rules are asked only when they are not the cache's.
+        if (!trusted && rules(e.path, e.kind)) continue;
         tree.set(e.path, e);
         if (e.kind === 'folder') await walk(e.path, true);
       }
@@ -214,7 +214,7 @@ export async function scanLocal(root: string, rules: Ignored, cache: Tree = new 
       const kind = !st ? null : st.isDirectory() ? 'folder' : st.isFile() ? 'file' : null;
       if (!st || !kind) continue;
       const here = cache.get(path);
-      if (!(trusted && here?.kind === kind) && rules(path, kind)) continue;
+      if (leftOut(rules, trusted, path, kind, here)) continue;
       const id = `${st.dev}:${st.ino}`;
       const previous = here?.id === id ? here : cachedById(id);
       const known = entryWithoutReading(path, st, id, previous);
@@ -272,7 +272,7 @@ export async function localUnchanged(root: string, rules: Ignored, last: Tree): 
       if (!st || !kind) continue;
       // One lookup: the store's copy makes the entry again for each.
       const was = last.get(path);
-      if (!(trusted && was?.kind === kind) && rules(path, kind)) continue;
+      if (leftOut(rules, trusted, path, kind, was)) continue;
       if (!was || entryWithoutReading(path, st, `${st.dev}:${st.ino}`, was) !== was) return false;
       matched++;
       if (kind === 'folder') folders.push(path);
@@ -328,10 +328,11 @@ export function localAccountEntry(st: Stats, path: string, seenAt: number): Side
  * its previous entry says keeps that entry (both trees share it in memory).
  */
 export async function scanRemote(c: StorageConnector, root: string, rules: Ignored, concurrency = 4, previous?: Tree): Promise<Tree> {
-  const ignored = ignoredBut(rules, previous);
+  const trusted = !!previous && scannedWith.get(previous) === rules;
   const tree: Tree = new Map();
-  const add = (folders: string[], e: SideEntry) => {
-    if (ignored(e.path, e.kind)) return;
+  // `was`: the previous scan's entry at the path (looked up once: the store's copy makes it again each time).
+  const add = (folders: string[], e: SideEntry, was: SideEntry | undefined) => {
+    if (leftOut(rules, trusted, e.path, e.kind, was)) return;
     tree.set(e.path, e);
     if (e.kind === 'folder') folders.push(e.path);
   };
@@ -344,10 +345,13 @@ export async function scanRemote(c: StorageConnector, root: string, rules: Ignor
       for (const { name, st } of await local.listStats(remoteAbs(root, folder))) {
         const e = localAccountEntry(st, joinPath(folder, name), asked);
         const was = previous?.get(e.path);
-        add(folders, was && keptAccountEntry(was, e, precision) ? was : e);
+        add(folders, was && keptAccountEntry(was, e, precision) ? was : e, was);
       }
     } else {
-      for (const e of await c.list(remoteAbs(root, folder))) add(folders, remoteEntry(e, joinPath(folder, e.name), asked));
+      for (const child of await c.list(remoteAbs(root, folder))) {
+        const e = remoteEntry(child, joinPath(folder, child.name), asked);
+        add(folders, e, previous?.get(e.path));
+      }
     }
     return folders;
   });
@@ -410,7 +414,7 @@ export async function remoteUnchanged(c: StorageConnector, root: string, rules: 
   // One child: whether it is stored as `last` holds it (or left out); a folder is walked next.
   const same = (e: SideEntry, folders: string[]) => {
     const was = last.get(e.path);
-    if (!(trusted && was?.kind === e.kind) && rules(e.path, e.kind)) return true;
+    if (leftOut(rules, trusted, e.path, e.kind, was)) return true;
     if (!was || !sameStored(e, was)) return false;
     matched++;
     if (e.kind === 'folder') folders.push(e.path);

@@ -110,19 +110,33 @@ export class SyncStore {
   // ---- trees -------------------------------------------------------------------------------
 
   /**
-   * Per pair and side, the tree as last stored or read, in its compact form (compact.ts: ~40 MB
-   * of entries for two sides of 50,000 files held between passes would be the most of a
-   * process's memory), while no other write touched that side (the engine's store is the only
+   * Per pair and side, the tree as last stored or read, between runs in its compact form
+   * (compact.ts: ~40 MB of entries for two sides of 50,000 files held between passes would be
+   * the most of a process's memory), while no other write touched that side (the engine's store is the only
    * writer of a database's trees): a scan is then compared with it in memory and only the rows
    * that differ are written. Any other write of the side drops it; a row count that no longer
    * matches (the pair was removed with its account) does too.
    */
   private readonly mirrors = new Map<string, Tree>();
 
+  /**
+   * Keeps a scan as stored. During a run it stays as it is (the next round's scan shares its
+   * entries); compactScans() makes the compact copy once the run is over.
+   */
   private keep(pair: number, side: Side, tree: Tree): void {
-    const copy = tree instanceof CompactTree ? tree : CompactTree.of(tree);
-    sameScan(tree, copy);
-    this.mirrors.set(`${pair}:${side}`, copy);
+    this.mirrors.set(`${pair}:${side}`, tree);
+  }
+
+  /** The pair's scans kept in memory, in their compact form (at the end of a run). */
+  compactScans(pair: number): void {
+    for (const side of ['local', 'remote'] as const) {
+      const key = `${pair}:${side}`;
+      const tree = this.mirrors.get(key);
+      if (!tree || tree instanceof CompactTree) continue;
+      const copy = CompactTree.of(tree);
+      sameScan(tree, copy);
+      this.mirrors.set(key, copy);
+    }
   }
 
   private mirror(pair: number, side: Side): Tree | undefined {
@@ -185,7 +199,13 @@ export class SyncStore {
       const changed: SideEntry[] = [];
       if (last) {
         let kept = 0;
+        const copy = last instanceof CompactTree ? last : undefined;
         for (const e of tree.values()) {
+          // An entry the scan kept from the copy itself is its row (not made again to compare).
+          if (copy?.holds(e)) {
+            kept++;
+            continue;
+          }
           const r = last.get(e.path);
           if (r) kept++;
           if (!r || !sameStored(e, r)) changed.push(e);

@@ -6,6 +6,7 @@
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { CompactTree } from '../../src-main/sync/compact';
 import { scratchDir, until } from '../servers/util';
 import { text, localEngine } from './scenario';
 
@@ -24,6 +25,8 @@ describe('sync: a pass over an unchanged pair', () => {
       const pair = await engine.create({ localPath: mine, account: 1, remotePath: '/' });
       expect((await engine.run(pair.id)).ops).toBeGreaterThan(0);
       expect(readFileSync(join(theirs, 'a/x.txt'), 'utf8')).toBe('one');
+      // Between runs both last scans are kept in their compact form (docs/sync.md).
+      for (const side of ['local', 'remote'] as const) expect(engine.store.lastScan(pair.id, side)).toBeInstanceOf(CompactTree);
 
       const synced = vi.spyOn(engine.store, 'synced');
       const saved = vi.spyOn(engine.store, 'saveTree');

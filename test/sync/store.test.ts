@@ -110,12 +110,15 @@ describe('sync store: the compact copy of a scan', () => {
     const { s, pair } = store();
     const tree: Tree = new Map(entries.map((e) => [e.path, e]));
     expect(s.saveTree(pair, 'local', tree)).toBe(entries.length);
+    // As at the end of a run.
+    s.compactScans(pair);
     expect(s.lastScan(pair, 'local')).toBeInstanceOf(CompactTree);
     // The same entries as new objects: nothing to write.
     expect(s.saveTree(pair, 'local', new Map(entries.map((e) => [e.path, { ...e }])))).toBe(0);
     // One changed stamp, one file gone.
     const next: Tree = new Map(entries.filter((e) => e.path !== '/moved').map((e) => [e.path, e.path === '/a/x.txt' ? { ...e, stamp: '3:1700000000123456789:1700000000987654322:12' } : e]));
     expect(s.saveTree(pair, 'local', next)).toBe(2);
+    s.compactScans(pair);
     expect(s.tree(pair, 'local').get('/a/x.txt')!.stamp).toBe('3:1700000000123456789:1700000000987654322:12');
   });
 });
