@@ -17,7 +17,7 @@ import type { Op, Plan, PlanOptions, Side, Tree } from './model';
 import { checkRacy, Executor } from './executor';
 import { planSync } from './planner';
 import { below, DEFAULT_REMOTE_POLL_SECONDS, RemoteWatch, type RemoteChange } from './remote-watch';
-import { IGNORE_FILE, loadIgnore, localRootPresent, remoteRootPresent, scanLocal, scanRemote } from './scan';
+import { IGNORE_FILE, loadIgnore, localRootPresent, localUnchanged, remoteRootPresent, remoteUnchanged, scanLocal, scanRemote } from './scan';
 import { SyncStore, type PairRow } from './store';
 
 export interface SyncEngineOptions {
@@ -408,6 +408,8 @@ export class SyncEngine {
       }
       throw e;
     } finally {
+      // Between runs the last scans are kept compact.
+      this.store.compactScans(id);
       this.pending.delete(id);
       this.changed(id);
     }
@@ -436,6 +438,15 @@ export class SyncEngine {
     // function of the scans and the synced tree, which only operations change), so the synced
     // tree is not read and nothing is planned.
     const settled = this.settled.has(pair.id);
+    // Each side is compared with its last scan while it is read (after a start, the stored rows
+    // read into their compact form), and when neither differs nothing is built or stored: a
+    // second tree of each side would double the memory of the pass. At the first difference,
+    // the sides are scanned in full below.
+    if (settled && (!seen || seen.size === 0)) {
+      const quiet = seen?.size === 0 || (await localUnchanged(pair.localPath, ignored, this.store.tree(pair.id, 'local')));
+      const last = quiet ? (this.store.lastScan(pair.id, 'remote') ?? this.store.tree(pair.id, 'remote')) : undefined;
+      if (last && (await remoteUnchanged(remote, pair.remotePath, ignored, last))) return { plan: { ops: [] }, trees: { local: seen ? new Map() : this.store.tree(pair.id, 'local'), remote: last } };
+    }
     let known: Tree | undefined;
     if (settled && seen?.size === 0) {
       // The watch saw nothing: the local side is as stored, and is not even loaded unless the remote one changed.

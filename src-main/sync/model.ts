@@ -39,6 +39,13 @@ export interface SideEntry {
 
 export type Tree = Map<string, SideEntry>;
 
+/** Whether a scanned entry is what a stored row holds (the columns a side's row keeps). */
+export const sameRow = (e: SideEntry, kind: string, id?: string, ver?: string, hash?: string, size?: number, stamp?: string) =>
+  e.kind === kind && e.id === id && e.ver === ver && e.hash === hash && e.size === size && e.stamp === stamp;
+
+/** Whether storing `e` in place of `was` would write nothing (the columns a side's row keeps). */
+export const sameStored = (e: SideEntry, was: SideEntry) => e === was || sameRow(e, was.kind, was.id, was.ver, was.hash, was.size, was.stamp);
+
 /** The synced tree: per path, what each side held when both last agreed. */
 export interface SyncedEntry {
   path: string;

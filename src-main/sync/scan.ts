@@ -19,7 +19,7 @@ import { joinPath, parentOf, ROOT, TEMP_NAME } from '../connectors/shared/paths'
 import { md5OfWholeFile } from '../connectors/shared/md5';
 import type { Entry, StorageConnector } from '../connectors/types';
 import { ServiceError, toServiceError } from '../errors';
-import type { SideEntry, Tree } from './model';
+import { sameStored, type SideEntry, type Tree } from './model';
 
 /** Never synced: system clutter, Office lock files, editors' temporary files, our own temp files. */
 export const DEFAULT_IGNORES = ['.DS_Store', 'Thumbs.db', 'desktop.ini', '~$*', '.~lock.*#', '*~', '.*.sw[a-p]', '*.tmp', '.#*', '.tributary-*'];
@@ -60,11 +60,17 @@ export function ignoreRules(fileText: string | undefined, excluded: string[] = [
  */
 const scannedWith = new WeakMap<Tree, Ignored>();
 
-/** `ignored`, answering "no" without asking for what `previous`, made with the same rules, holds. */
-function ignoredBut(ignored: Ignored, previous: Tree | undefined): Ignored {
-  if (!previous || scannedWith.get(previous) !== ignored) return ignored;
-  return (path, kind) => previous.get(path)?.kind !== kind && ignored(path, kind);
+/** `copy` holds exactly what `tree` holds (the store's compact form of a scan): the same rules made it. */
+export function sameScan(tree: Tree, copy: Tree): void {
+  const rules = scannedWith.get(tree);
+  if (rules) scannedWith.set(copy, rules);
 }
+
+/**
+ * Whether a scan leaves `path` out: the rules are asked unless the last scan, made with the same
+ * ones (`trusted`), held the path with the same kind (`was`, its entry there).
+ */
+const leftOut = (rules: Ignored, trusted: boolean, path: string, kind: 'file' | 'folder', was: SideEntry | undefined) => !(trusted && was?.kind === kind) && rules(path, kind);
 
 /** The last rules made per local root, with what they were made from. */
 const lastRules = new Map<string, { text: string | undefined; excluded: string; rules: Ignored }>();
@@ -153,7 +159,6 @@ const YIELD_EVERY = 2000;
  * it) is not read again: its entries are the cached ones, and only its subfolders are walked.
  */
 export async function scanLocal(root: string, rules: Ignored, cache: Tree = new Map(), changed?: (folder: string) => boolean): Promise<Tree> {
-  const ignored = ignoredBut(rules, cache);
   const trusted = scannedWith.get(cache) === rules;
   // Files of the cache by identity (a moved file keeps its hash), made at the first file not
   // found at its own place: a pass where nothing moved never needs it.
@@ -180,7 +185,8 @@ export async function scanLocal(root: string, rules: Ignored, cache: Tree = new 
   const walk = async (folder: string, known: boolean) => {
     if (kids && known && !changed!(folder)) {
       for (const e of (kids.get(folder) ?? []).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))) {
-        if (ignored(e.path, e.kind)) continue;
+        // The cache's own entry at its path: the rules are asked only when they are not the cache's.
+        if (!trusted && rules(e.path, e.kind)) continue;
         tree.set(e.path, e);
         if (e.kind === 'folder') await walk(e.path, true);
       }
@@ -208,7 +214,7 @@ export async function scanLocal(root: string, rules: Ignored, cache: Tree = new 
       const kind = !st ? null : st.isDirectory() ? 'folder' : st.isFile() ? 'file' : null;
       if (!st || !kind) continue;
       const here = cache.get(path);
-      if (!(trusted && here?.kind === kind) && rules(path, kind)) continue;
+      if (leftOut(rules, trusted, path, kind, here)) continue;
       const id = `${st.dev}:${st.ino}`;
       const previous = here?.id === id ? here : cachedById(id);
       const known = entryWithoutReading(path, st, id, previous);
@@ -228,6 +234,53 @@ export async function scanLocal(root: string, rules: Ignored, cache: Tree = new 
   await walk(ROOT, cache.size > 0);
   scannedWith.set(tree, rules);
   return tree;
+}
+
+/**
+ * Whether the local folder still holds exactly `last` (a scan or the stored rows, made with `rules`): every entry one
+ * scanLocal would keep as it is, none added, none gone. Nothing is built: a pass over an
+ * unchanged pair compares while it reads each folder instead of making a second tree of 50,000
+ * entries. False at the first difference (or a folder it cannot read): the caller scans in full.
+ */
+export async function localUnchanged(root: string, rules: Ignored, last: Tree): Promise<boolean> {
+  const trusted = scannedWith.get(last) === rules;
+  let matched = 0;
+  let sinceYield = 0;
+  const walk = async (folder: string): Promise<boolean> => {
+    const abs = folder === ROOT ? root : join(root, ...folder.split('/').filter(Boolean));
+    let names: string[];
+    try {
+      names = readdirSync(abs);
+    } catch {
+      return false;
+    }
+    const prefix = abs.endsWith(sep) ? abs : abs + sep;
+    const folders: string[] = [];
+    for (const name of names) {
+      if (++sinceYield >= YIELD_EVERY) {
+        sinceYield = 0;
+        await new Promise((r) => setImmediate(r));
+      }
+      const path = joinPath(folder, name);
+      let st: BigIntStats | undefined;
+      try {
+        st = lstatSync(prefix + name, { bigint: true, throwIfNoEntry: false });
+      } catch {
+        continue; // left out, as scanLocal does: an entry of `last` not met is counted below
+      }
+      const kind = !st ? null : st.isDirectory() ? 'folder' : st.isFile() ? 'file' : null;
+      if (!st || !kind) continue;
+      // One lookup: the store's copy makes the entry again for each.
+      const was = last.get(path);
+      if (leftOut(rules, trusted, path, kind, was)) continue;
+      if (!was || entryWithoutReading(path, st, `${st.dev}:${st.ino}`, was) !== was) return false;
+      matched++;
+      if (kind === 'folder') folders.push(path);
+    }
+    for (const f of folders) if (!(await walk(f))) return false;
+    return true;
+  };
+  return (await walk(ROOT)) && matched === last.size && trustedNow(last, rules);
 }
 
 /** The remote side's view of one connector entry, at `path` relative to the pair's root. */
@@ -275,34 +328,52 @@ export function localAccountEntry(st: Stats, path: string, seenAt: number): Side
  * its previous entry says keeps that entry (both trees share it in memory).
  */
 export async function scanRemote(c: StorageConnector, root: string, rules: Ignored, concurrency = 4, previous?: Tree): Promise<Tree> {
-  const ignored = ignoredBut(rules, previous);
+  const trusted = !!previous && scannedWith.get(previous) === rules;
   const tree: Tree = new Map();
-  const queue: string[] = [ROOT];
-  let active = 0;
-  let failure: unknown;
-  const add = (folder: string, e: SideEntry) => {
-    if (ignored(e.path, e.kind)) return;
+  // `was`: the previous scan's entry at the path (looked up once: the store's copy makes it again each time).
+  const add = (folders: string[], e: SideEntry, was: SideEntry | undefined) => {
+    if (leftOut(rules, trusted, e.path, e.kind, was)) return;
     tree.set(e.path, e);
-    if (e.kind === 'folder') queue.push(e.path);
+    if (e.kind === 'folder') folders.push(e.path);
   };
   // A local account: its stat results are read directly (the connector's checks still apply).
   const local = c instanceof LocalConnector ? c : undefined;
   const precision = c.features.modTimePrecisionMs ?? 1000;
-  const list = (folder: string, asked: number): Promise<void> =>
-    local
-      ? local.listStats(remoteAbs(root, folder)).then((children) => {
-          for (const { name, st } of children) {
-            const e = localAccountEntry(st, joinPath(folder, name), asked);
-            const was = previous?.get(e.path);
-            // The same version and time, seen when its second of modification was already over
-            // (not racy, docs/sync.md): the new entry would differ only in when it was seen.
-            const same = was && was.kind === e.kind && was.id === e.id && was.size === e.size && was.modified === e.modified && (e.kind === 'folder' || (was.seenAt !== undefined && was.seenAt >= was.modified! + precision));
-            add(folder, same ? was : e);
-          }
-        })
-      : c.list(remoteAbs(root, folder)).then((children) => {
-          for (const e of children) add(folder, remoteEntry(e, joinPath(folder, e.name), asked));
-        });
+  await eachRemoteFolder(root, concurrency, async (folder, asked) => {
+    const folders: string[] = [];
+    if (local) {
+      for (const { name, st } of await local.listStats(remoteAbs(root, folder))) {
+        const e = localAccountEntry(st, joinPath(folder, name), asked);
+        const was = previous?.get(e.path);
+        add(folders, was && keptAccountEntry(was, e, precision) ? was : e, was);
+      }
+    } else {
+      for (const child of await c.list(remoteAbs(root, folder))) {
+        const e = remoteEntry(child, joinPath(folder, child.name), asked);
+        add(folders, e, previous?.get(e.path));
+      }
+    }
+    return folders;
+  });
+  scannedWith.set(tree, rules);
+  return tree;
+}
+
+/**
+ * The same version and time as `was`, seen when its second of modification was already over
+ * (not racy, docs/sync.md): a local account's new entry `e` would differ only in when it was seen.
+ */
+const keptAccountEntry = (was: SideEntry, e: SideEntry, precision: number) =>
+  was.kind === e.kind && was.id === e.id && was.size === e.size && was.modified === e.modified && (e.kind === 'folder' || (was.seenAt !== undefined && was.seenAt >= was.modified! + precision));
+
+/**
+ * Lists the remote folder and every folder below it, a few at a time: `list` reads one (asked
+ * at `asked`, ms) and the folders found in it are listed next. A failed listing throws.
+ */
+async function eachRemoteFolder(root: string, concurrency: number, list: (folder: string, asked: number) => Promise<string[] | void>): Promise<void> {
+  const queue: string[] = [ROOT];
+  let active = 0;
+  let failure: unknown;
   await new Promise<void>((resolve) => {
     const pump = () => {
       if (failure !== undefined || (queue.length === 0 && active === 0)) return resolve();
@@ -311,7 +382,8 @@ export async function scanRemote(c: StorageConnector, root: string, rules: Ignor
         active++;
         // Seen as of when the listing was asked for: the server may have answered any time after.
         list(folder, Date.now()).then(
-          () => {
+          (folders) => {
+            if (folders) queue.push(...folders);
             active--;
             pump();
           },
@@ -326,6 +398,43 @@ export async function scanRemote(c: StorageConnector, root: string, rules: Ignor
     pump();
   });
   if (failure !== undefined) throw new ServiceError(toServiceError(failure).code, `Listing the remote folder failed: ${toServiceError(failure).message}`, {}, { cause: failure });
-  scannedWith.set(tree, rules);
-  return tree;
+}
+
+/**
+ * Whether the remote folder still holds exactly `last` (a scan or the stored rows, made with
+ * `rules`) as far as storing goes: each entry stored the same (sameStored: a racy one too, as a
+ * full scan would store nothing for it either), none added, none gone. Builds no tree; false at
+ * the first difference. A failed listing throws, as a scan's does.
+ */
+export async function remoteUnchanged(c: StorageConnector, root: string, rules: Ignored, last: Tree, concurrency = 4): Promise<boolean> {
+  const trusted = scannedWith.get(last) === rules;
+  const local = c instanceof LocalConnector ? c : undefined;
+  let matched = 0;
+  let differs = false;
+  // One child: whether it is stored as `last` holds it (or left out); a folder is walked next.
+  const same = (e: SideEntry, folders: string[]) => {
+    const was = last.get(e.path);
+    if (leftOut(rules, trusted, e.path, e.kind, was)) return true;
+    if (!was || !sameStored(e, was)) return false;
+    matched++;
+    if (e.kind === 'folder') folders.push(e.path);
+    return true;
+  };
+  await eachRemoteFolder(root, concurrency, async (folder, asked) => {
+    const folders: string[] = [];
+    if (differs) return folders;
+    if (local) {
+      for (const { name, st } of await local.listStats(remoteAbs(root, folder))) if (!same(localAccountEntry(st, joinPath(folder, name), asked), folders)) return void (differs = true);
+    } else {
+      for (const child of await c.list(remoteAbs(root, folder))) if (!same(remoteEntry(child, joinPath(folder, child.name), asked), folders)) return void (differs = true);
+    }
+    return folders;
+  });
+  return !differs && matched === last.size && trustedNow(last, rules);
+}
+
+/** `last` was just found to hold exactly what a scan with `rules` would: later passes need not ask them about its paths. */
+function trustedNow(last: Tree, rules: Ignored): true {
+  scannedWith.set(last, rules);
+  return true;
 }

@@ -5,7 +5,9 @@
 import type Database from 'better-sqlite3';
 import { nowIso, type Db } from '../cache/db';
 import { notFound } from '../errors';
-import type { Op, Side, SideEntry, SyncedEntry, SyncedTree, Tree } from './model';
+import { CompactTree } from './compact';
+import { sameRow, sameStored, type Op, type Side, type SideEntry, type SyncedEntry, type SyncedTree, type Tree } from './model';
+import { sameScan } from './scan';
 
 export type PairState = 'idle' | 'syncing' | 'error' | 'held' | 'refused';
 
@@ -44,10 +46,6 @@ interface TreeRow {
 }
 
 const u = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
-
-/** Whether a scanned entry is what a stored row holds (the columns a side's row keeps). */
-const sameRow = (e: SideEntry, kind: string, id?: string, ver?: string, hash?: string, size?: number, stamp?: string) =>
-  e.kind === kind && e.id === id && e.ver === ver && e.hash === hash && e.size === size && e.stamp === stamp;
 
 export class SyncStore {
   private readonly statements = new Map<string, Database.Statement>();
@@ -112,13 +110,34 @@ export class SyncStore {
   // ---- trees -------------------------------------------------------------------------------
 
   /**
-   * Per pair and side, the tree as last stored or read (the very entries of the last scan),
-   * while no other write touched that side (the engine's store is the only writer of a
-   * database's trees): a scan is then compared with it in memory and only the rows that differ
-   * are written. Any other write of the side drops it; a row count that no longer matches (the
-   * pair was removed with its account) does too.
+   * Per pair and side, the tree as last stored or read, between runs in its compact form
+   * (compact.ts: ~40 MB of entries for two sides of 50,000 files held between passes would be
+   * the most of a process's memory), while no other write touched that side (the engine's store is the only
+   * writer of a database's trees): a scan is then compared with it in memory and only the rows
+   * that differ are written. Any other write of the side drops it; a row count that no longer
+   * matches (the pair was removed with its account) does too.
    */
   private readonly mirrors = new Map<string, Tree>();
+
+  /**
+   * Keeps a scan as stored. During a run it stays as it is (the next round's scan shares its
+   * entries); compactScans() makes the compact copy once the run is over.
+   */
+  private keep(pair: number, side: Side, tree: Tree): void {
+    this.mirrors.set(`${pair}:${side}`, tree);
+  }
+
+  /** The pair's scans kept in memory, in their compact form (at the end of a run). */
+  compactScans(pair: number): void {
+    for (const side of ['local', 'remote'] as const) {
+      const key = `${pair}:${side}`;
+      const tree = this.mirrors.get(key);
+      if (!tree || tree instanceof CompactTree) continue;
+      const copy = CompactTree.of(tree);
+      sameScan(tree, copy);
+      this.mirrors.set(key, copy);
+    }
+  }
 
   private mirror(pair: number, side: Side): Tree | undefined {
     const key = `${pair}:${side}`;
@@ -130,23 +149,29 @@ export class SyncStore {
 
   /**
    * A side's last scan: also the cache of local content hashes (by inode, size and times). The
-   * map is the store's own copy (no copy of 50,000 entries per pass): callers only read it.
+   * map is the store's own compact copy (its entries are made again at each lookup, nothing is
+   * copied per pass): callers only read it.
    */
   tree(pair: number, side: Side): Tree {
     const m = this.mirror(pair, side);
     if (m) return m;
-    const t: Tree = new Map();
+    // Read straight into the compact form, in one read: no map of 50,000 entries in between.
+    const copy = this.db.transaction(() => new CompactTree(this.st('SELECT count(*) FROM sync_tree WHERE pair_id = ? AND tree = ?').pluck().get(pair, side) as number, this.rowEntries(pair, side)))();
+    // The rows as they are now: the next scan of the side is compared with them in memory.
+    this.mirrors.set(`${pair}:${side}`, copy);
+    return copy;
+  }
+
+  /** A side's stored rows as entries, one at a time. */
+  private *rowEntries(pair: number, side: Side): Generator<SideEntry> {
     for (const [path, kind, localId, localVer, rowHash, size, stamp] of this.sideRows(pair, side)) {
       // One string where two columns hold the same text (a local hash is its version, a remote
       // ETag its identity): each column read is a string of its own.
       const hash = u(rowHash);
       const id = u(localId);
       const ver = localVer === hash ? hash! : localVer === id ? id! : (localVer ?? '');
-      t.set(path, { path, kind, id, ver, hash, size: u(size), stamp: u(stamp) });
+      yield { path, kind, id, ver, hash, size: u(size), stamp: u(stamp) };
     }
-    // The rows as they are now: the next scan of the side is compared with them in memory.
-    this.mirrors.set(`${pair}:${side}`, t);
-    return t;
   }
 
   /** A side's stored rows, the columns a side keeps, as arrays (50,000 rows: no object per row). */
@@ -165,8 +190,7 @@ export class SyncStore {
   /**
    * Stores a side's scan, writing only the rows that changed: compared with the last stored
    * scan in memory when there is one, else with the stored rows read one at a time. Returns how
-   * many rows it wrote or deleted (0: the side is as it was at its last scan). The entries are
-   * kept as they are: callers do not change them afterwards.
+   * many rows it wrote or deleted (0: the side is as it was at its last scan).
    */
   saveTree(pair: number, side: Side, tree: Tree): number {
     const last = this.mirror(pair, side);
@@ -175,10 +199,16 @@ export class SyncStore {
       const changed: SideEntry[] = [];
       if (last) {
         let kept = 0;
+        const copy = last instanceof CompactTree ? last : undefined;
         for (const e of tree.values()) {
+          // An entry the scan kept from the copy itself is its row (not made again to compare).
+          if (copy?.holds(e)) {
+            kept++;
+            continue;
+          }
           const r = last.get(e.path);
           if (r) kept++;
-          if (!r || (e !== r && !sameRow(e, r.kind, r.id, r.ver, r.hash, r.size, r.stamp))) changed.push(e);
+          if (!r || !sameStored(e, r)) changed.push(e);
         }
         // Every stored path is in the scan when as many of the scan's paths were stored.
         if (kept < last.size) for (const path of last.keys()) if (!tree.has(path)) gone.push(path);
@@ -196,7 +226,7 @@ export class SyncStore {
       for (const e of changed) this.insTree(pair, side, e);
       return gone.length + changed.length;
     })();
-    this.mirrors.set(`${pair}:${side}`, tree);
+    this.keep(pair, side, tree);
     return written;
   }
 

@@ -3,9 +3,10 @@
 // plan came out empty, the synced tree is not read and nothing is planned. A change made after
 // such a pass is still carried over. Both sides are folders on this disk (the remote one through
 // the local connector).
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { CompactTree } from '../../src-main/sync/compact';
 import { scratchDir, until } from '../servers/util';
 import { text, localEngine } from './scenario';
 
@@ -24,12 +25,17 @@ describe('sync: a pass over an unchanged pair', () => {
       const pair = await engine.create({ localPath: mine, account: 1, remotePath: '/' });
       expect((await engine.run(pair.id)).ops).toBeGreaterThan(0);
       expect(readFileSync(join(theirs, 'a/x.txt'), 'utf8')).toBe('one');
+      // Between runs both last scans are kept in their compact form (docs/sync.md).
+      for (const side of ['local', 'remote'] as const) expect(engine.store.lastScan(pair.id, side)).toBeInstanceOf(CompactTree);
 
       const synced = vi.spyOn(engine.store, 'synced');
       const saved = vi.spyOn(engine.store, 'saveTree');
       const again = await engine.run(pair.id);
       expect(again.ops).toBe(0);
-      expect(saved.mock.results.map((r) => r.value)).toEqual([0, 0]);
+      // Compared with the last scans while read: no tree is built or stored, and the settled
+      // mark (cleared by the database on any tree or journal write) is still there.
+      expect(saved).not.toHaveBeenCalled();
+      expect(engine.store.settled.has(pair.id)).toBe(true);
       expect(synced).not.toHaveBeenCalled();
       expect(engine.store.pair(pair.id).state).toBe('idle');
 
@@ -120,6 +126,43 @@ describe('sync: a pass over an unchanged pair', () => {
     } finally {
       await engine.close();
       db.close();
+    }
+  });
+
+  // After a start, a settled pair's sides are compared with the stored rows (read into their
+  // compact form) while they are read: a change made while the engine was stopped is planned.
+  it('after a start: changes made while stopped, on either side, are seen and carried over', async () => {
+    const [mine, theirs] = [join(dir, 's-mine'), join(dir, 's-theirs')];
+    mkdirSync(join(mine, 'a'), { recursive: true });
+    mkdirSync(theirs);
+    for (const n of ['a/x.txt', 'a/y.txt', 'z.txt']) writeFileSync(join(mine, n), 'one');
+    const start = () => localEngine(dir, theirs, { manual: true }, 's-sync.db');
+    const first = start();
+    const pair = await first.engine.create({ localPath: mine, account: 1, remotePath: '/' });
+    await first.engine.run(pair.id);
+    expect((await first.engine.run(pair.id)).ops).toBe(0);
+    expect(first.engine.store.settled.has(pair.id)).toBe(true);
+    await first.engine.close();
+    first.db.close();
+
+    // Each change alone, made while stopped: the same size on the remote side, a local file gone,
+    // a local folder added.
+    const changes: [string, () => void, () => void][] = [
+      ['a remote edit', () => writeFileSync(join(theirs, 'a/x.txt'), 'two'), () => expect(text(mine, 'a/x.txt')).toBe('two')],
+      ['a local delete', () => rmSync(join(mine, 'z.txt')), () => expect(text(theirs, 'z.txt')).toBeUndefined()],
+      ['a local folder', () => mkdirSync(join(mine, 'new')), () => expect(statSync(join(theirs, 'new')).isDirectory()).toBe(true)],
+    ];
+    for (const [what, change, check] of changes) {
+      change();
+      const { db, engine } = start();
+      try {
+        expect({ what, ops: (await engine.run(pair.id)).ops }).toEqual({ what, ops: 1 });
+        check();
+        expect((await engine.run(pair.id)).ops).toBe(0);
+      } finally {
+        await engine.close();
+        db.close();
+      }
     }
   });
 });

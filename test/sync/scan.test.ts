@@ -8,7 +8,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { LocalConnector } from '../../src-main/connectors/local';
 import type { StorageConnector } from '../../src-main/connectors/types';
 import type { Tree } from '../../src-main/sync/model';
-import { ignoreRules, loadIgnore, md5File, scanLocal, scanRemote } from '../../src-main/sync/scan';
+import { ignoreRules, loadIgnore, localUnchanged, md5File, remoteUnchanged, scanLocal, scanRemote } from '../../src-main/sync/scan';
+import { sameStored } from '../../src-main/sync/model';
 import { scratchDir } from '../servers/util';
 
 describe('sync scanner', () => {
@@ -210,6 +211,47 @@ describe('sync scanner', () => {
       // Other rules: what the last scan held is asked about again.
       const third = await scans(ignoreRules('build/\n*.log\n', ['/keep']), second);
       for (const t of [third.local, third.remote]) expect([...t.keys()].sort()).toEqual(['/b.txt']);
+    } finally {
+      await c.close();
+    }
+  });
+
+  // docs/sync.md, "How changes are found": a pass over a settled pair compares each side with its
+  // last scan while reading it. It may answer "unchanged" only where a full scan would store
+  // nothing; each change below must be seen.
+  it('an unchanged side is told from the last scan without a new tree: every change a full scan would store is seen', async () => {
+    const root = join(dir, 'unchanged');
+    mkdirSync(join(root, 'a/deep'), { recursive: true });
+    for (const n of ['x.txt', 'a/y.txt', 'a/deep/z.txt', 'gone.txt', 'swap']) writeFileSync(join(root, n), n);
+    const c = new LocalConnector({ path: root, trashDir: join(dir, 'unchanged-trash') });
+    const rules = ignoreRules(undefined);
+    // The stored rows a full scan would change, against the last scan.
+    const stores = (fresh: Tree, last: Tree) => fresh.size !== last.size || [...fresh.values()].some((e) => !last.has(e.path) || !sameStored(e, last.get(e.path)!));
+    let last = { local: await scanLocal(root, rules), remote: await scanRemote(c, '/', rules) };
+    // Seen after their second is over (not racy), so the local account's entries are kept.
+    await new Promise((r) => setTimeout(r, 1100));
+    last.remote = await scanRemote(c, '/', rules, 4, last.remote);
+    const step = async (what: string, change: () => void, expected: boolean, stepRules = rules) => {
+      change();
+      const answers = { local: await localUnchanged(root, stepRules, last.local), remote: await remoteUnchanged(c, '/', stepRules, last.remote) };
+      const fresh = { local: await scanLocal(root, stepRules, last.local), remote: await scanRemote(c, '/', stepRules, 4, last.remote) };
+      expect({ what, ...answers }).toEqual({ what, local: expected, remote: expected });
+      // "Unchanged" only where a full scan stores nothing.
+      expect({ what, local: stores(fresh.local, last.local), remote: stores(fresh.remote, last.remote) }).toEqual({ what, local: !expected, remote: !expected });
+      // The steps that must read "unchanged" come first: their entries are not racy.
+      last = fresh;
+    };
+    try {
+      await step('nothing', () => {}, true);
+      await step('an ignored file added', () => writeFileSync(join(root, 'a/note.tmp'), 't'), true);
+      // Leading out of the account: neither side holds it.
+      await step('a link added', () => (writeFileSync(join(dir, 'unchanged-outside.txt'), 'o'), symlinkSync(join(dir, 'unchanged-outside.txt'), join(root, 'a/link'))), true);
+      await step('a file added deep down', () => writeFileSync(join(root, 'a/deep/new.txt'), 'n'), false);
+      await step('a file removed', () => rmSync(join(root, 'gone.txt')), false);
+      await step('a file grown', () => writeFileSync(join(root, 'a/deep/z.txt'), 'a/deep/z.txt, longer'), false);
+      await step('a file that became a folder', () => (rmSync(join(root, 'swap')), mkdirSync(join(root, 'swap'))), false);
+      await step('a folder removed with its file', () => rmSync(join(root, 'a/deep'), { recursive: true }), false);
+      await step('rules that leave a stored file out', () => {}, false, ignoreRules('x.txt\n'));
     } finally {
       await c.close();
     }

@@ -1,6 +1,8 @@
 // The synced tree in the database (docs/sync.md, "How changes are found": the synced tree).
 import { describe, expect, it } from 'vitest';
 import { openDb } from '../../src-main/cache/db';
+import { CompactTree } from '../../src-main/sync/compact';
+import type { SideEntry, Tree } from '../../src-main/sync/model';
 import { SyncStore } from '../../src-main/sync/store';
 
 function store() {
@@ -63,5 +65,60 @@ describe('sync store: storing a side\'s scan', () => {
     expect(s.tree(pair, 'local').size).toBe(0);
     expect(s.saveTree(pair, 'local', t)).toBe(2);
     expect(rows(s, pair)).toEqual({ '/a': 'v1', '/b': 'v1' });
+  });
+});
+
+// docs/sync.md, "Memory": the store keeps each side's last scan in a compact form; every entry
+// looked up in it must be the one stored, whatever did or did not fit its packed forms.
+describe('sync store: the compact copy of a scan', () => {
+  const md5 = `md5:${'0123456789abcdef'.repeat(2)}`;
+  const entries: SideEntry[] = [
+    { path: '/a', kind: 'folder', id: '2049:11', ver: 'd' },
+    { path: '/a/x.txt', kind: 'file', id: '2049:12', ver: md5, hash: md5, size: 3, stamp: '3:1700000000123456789:1700000000987654321:12', modified: 1_700_000_000_123 },
+    // Before 1970; a size of 0.
+    { path: '/a/old.txt', kind: 'file', id: '2049:13', ver: md5, hash: md5, size: 0, stamp: '0:-1000000001:5:13', modified: -1000 },
+    // An inode past 2^53, a time past 64 bits, a stamp of another inode, a hash in capitals: kept as text.
+    { path: '/big', kind: 'file', id: '2049:18446744073709551615', ver: md5, hash: md5, size: 1, stamp: '1:5:5:18446744073709551615' },
+    { path: '/far', kind: 'file', id: '1:2', ver: `md5:${'AB'.repeat(16)}`, hash: `md5:${'AB'.repeat(16)}`, size: 7, stamp: '7:99999999999999999999999:1:2' },
+    { path: '/moved', kind: 'file', id: '1:3', ver: md5, hash: md5, size: 7, stamp: '7:1:1:4' },
+    { path: '/lead', kind: 'file', id: '01:3', ver: md5, hash: md5, size: 7, stamp: '7:1:1:3' },
+    // Remote forms: ETag with size as identity and version, a time version, a version of its own.
+    { path: '/r/e.bin', kind: 'file', id: '5f3a-10-18c7|16', ver: '5f3a-10-18c7|16', size: 16, modified: 1_700_000_000_002, seenAt: 1_700_000_005_000 },
+    { path: '/r/t.bin', kind: 'file', ver: 't:1700000000000|5', size: 5, modified: 1_700_000_000_000, seenAt: 1_700_000_001_000 },
+    { path: '/r/v.bin', kind: 'file', id: 'upstream-id', ver: 'v7', hash: 'sha1:abc' },
+    { path: '/r', kind: 'folder', ver: 'd' },
+  ];
+
+  it('gives back every entry as stored, in the same order, and refuses changes', () => {
+    const tree: Tree = new Map(entries.map((e) => [e.path, e]));
+    const copy = CompactTree.of(tree);
+    expect(copy.size).toBe(entries.length);
+    expect([...copy.keys()]).toEqual([...tree.keys()]);
+    for (const e of entries) {
+      expect(copy.has(e.path)).toBe(true);
+      // Field by field: a field packed wrong would differ here (undefined ones included).
+      const back = copy.get(e.path)!;
+      for (const k of ['path', 'kind', 'id', 'ver', 'hash', 'size', 'stamp', 'modified', 'seenAt'] as const) expect({ path: e.path, k, v: back[k] }).toEqual({ path: e.path, k, v: e[k] });
+    }
+    expect([...copy.values()]).toEqual(entries);
+    expect(new Map(copy)).toEqual(tree);
+    expect(copy.get('/nowhere')).toBeUndefined();
+    expect(() => copy.set('/a', entries[0])).toThrow();
+  });
+
+  it('the store compares a later scan with it and writes only the rows that differ', () => {
+    const { s, pair } = store();
+    const tree: Tree = new Map(entries.map((e) => [e.path, e]));
+    expect(s.saveTree(pair, 'local', tree)).toBe(entries.length);
+    // As at the end of a run.
+    s.compactScans(pair);
+    expect(s.lastScan(pair, 'local')).toBeInstanceOf(CompactTree);
+    // The same entries as new objects: nothing to write.
+    expect(s.saveTree(pair, 'local', new Map(entries.map((e) => [e.path, { ...e }])))).toBe(0);
+    // One changed stamp, one file gone.
+    const next: Tree = new Map(entries.filter((e) => e.path !== '/moved').map((e) => [e.path, e.path === '/a/x.txt' ? { ...e, stamp: '3:1700000000123456789:1700000000987654322:12' } : e]));
+    expect(s.saveTree(pair, 'local', next)).toBe(2);
+    s.compactScans(pair);
+    expect(s.tree(pair, 'local').get('/a/x.txt')!.stamp).toBe('3:1700000000123456789:1700000000987654322:12');
   });
 });

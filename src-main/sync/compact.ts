@@ -1,0 +1,183 @@
+/**
+ * A side's last scan as the store keeps it between passes: the same tree, a fraction of the
+ * memory. One object per entry with four strings of its own (path, `dev:ino`, `md5:<hex>`, a
+ * stamp of four numbers) cost ~400 bytes; here numbers live in typed arrays (an MD5 in 16
+ * bytes, a local stamp's times as two 64-bit integers), and an entry is made again, equal to
+ * the one stored, when it is looked up. Read only: it is replaced, never changed.
+ */
+import type { SideEntry, Tree } from './model';
+
+const FOLDER = 1;
+/** id is `${dev}:${ino}` (both in `dev` / `ino`). */
+const ID_DEV_INO = 2;
+/** hash is `md5:` and 32 hex digits (in `md5`). */
+const HASH_MD5 = 4;
+const VER_HASH = 8;
+const VER_ID = 16;
+const VER_DIR = 32;
+/** stamp is `${size}:${mtimeNs}:${ctimeNs}:${ino}` (times in `mtimeNs` / `ctimeNs`). */
+const STAMP_PACKED = 64;
+
+const MD5_TEXT = /^md5:[0-9a-f]{32}$/;
+const STAMP_TEXT = /^\d+:(-?\d+):(-?\d+):\d+$/;
+
+const num = (x: number) => (Number.isNaN(x) ? undefined : x);
+
+export class CompactTree extends Map<string, SideEntry> {
+  /** The entries made again by this copy: a scan that kept one need not compare it field by field. */
+  private readonly made = new WeakSet<SideEntry>();
+  /** Path to entry number, in the order of the tree it was made from. */
+  private readonly index = new Map<string, number>();
+  private readonly flags: Uint8Array;
+  /** NaN: none. */
+  private readonly sizes: Float64Array;
+  private readonly modified: Float64Array;
+  private readonly seenAt: Float64Array;
+  private readonly dev: Float64Array;
+  private readonly ino: Float64Array;
+  private readonly md5: Buffer;
+  private readonly mtimeNs: BigInt64Array;
+  private readonly ctimeNs: BigInt64Array;
+  /** What does not fit the forms above, as text (made only when some entry needs it). */
+  private ids?: (string | undefined)[];
+  private vers?: string[];
+  private hashes?: (string | undefined)[];
+  private stamps?: (string | undefined)[];
+
+  /** A copy of `tree`. */
+  static of(tree: Tree): CompactTree {
+    return new CompactTree(tree.size, tree.values());
+  }
+
+  /** The `count` entries `entries` gives (each read once, kept by its path, in that order). */
+  constructor(count: number, entries: Iterable<SideEntry>) {
+    super();
+    const n = count;
+    this.flags = new Uint8Array(n);
+    this.sizes = new Float64Array(n);
+    this.modified = new Float64Array(n);
+    this.seenAt = new Float64Array(n);
+    this.dev = new Float64Array(n);
+    this.ino = new Float64Array(n);
+    this.md5 = Buffer.alloc(16 * n);
+    this.mtimeNs = new BigInt64Array(n);
+    this.ctimeNs = new BigInt64Array(n);
+    let i = 0;
+    for (const e of entries) {
+      if (i === n) throw new Error('More entries than counted.');
+      this.put(i++, e.path, e);
+    }
+    if (i !== n) throw new Error('Fewer entries than counted.');
+  }
+
+  /**
+   * Stores entry `i`. Each packed form is used only when the text made back from it is exactly
+   * the entry's own; anything else is kept as text.
+   */
+  private put(i: number, path: string, e: SideEntry): void {
+    this.index.set(path, i);
+    let f = e.kind === 'folder' ? FOLDER : 0;
+    this.sizes[i] = e.size ?? NaN;
+    this.modified[i] = e.modified ?? NaN;
+    this.seenAt[i] = e.seenAt ?? NaN;
+    const colon = e.id?.indexOf(':') ?? -1;
+    if (e.id && colon > 0) {
+      const dev = Number(e.id.slice(0, colon));
+      const ino = Number(e.id.slice(colon + 1));
+      if (`${dev}:${ino}` === e.id) {
+        this.dev[i] = dev;
+        this.ino[i] = ino;
+        f |= ID_DEV_INO;
+      }
+    }
+    if (!(f & ID_DEV_INO) && e.id !== undefined) (this.ids ??= [])[i] = e.id;
+    if (e.hash && MD5_TEXT.test(e.hash)) {
+      this.md5.write(e.hash.slice(4), 16 * i, 'hex');
+      f |= HASH_MD5;
+    } else if (e.hash !== undefined) (this.hashes ??= [])[i] = e.hash;
+    if (e.ver === e.hash) f |= VER_HASH;
+    else if (e.ver === e.id) f |= VER_ID;
+    else if (e.ver === 'd') f |= VER_DIR;
+    else (this.vers ??= [])[i] = e.ver;
+    const times = e.stamp !== undefined && f & ID_DEV_INO ? STAMP_TEXT.exec(e.stamp) : null;
+    if (times && `${e.size}:${times[1]}:${times[2]}:${this.ino[i]}` === e.stamp) {
+      this.mtimeNs[i] = BigInt(times[1]);
+      this.ctimeNs[i] = BigInt(times[2]);
+      // Read back as the same text (a time outside 64 bits would not be).
+      if (`${this.mtimeNs[i]}` === times[1] && `${this.ctimeNs[i]}` === times[2]) f |= STAMP_PACKED;
+    }
+    if (!(f & STAMP_PACKED) && e.stamp !== undefined) (this.stamps ??= [])[i] = e.stamp;
+    this.flags[i] = f;
+  }
+
+  /** Entry `i`, made again. */
+  private entry(i: number, path: string): SideEntry {
+    const f = this.flags[i];
+    const id = f & ID_DEV_INO ? `${this.dev[i]}:${this.ino[i]}` : this.ids?.[i];
+    const hash = f & HASH_MD5 ? `md5:${this.md5.toString('hex', 16 * i, 16 * i + 16)}` : this.hashes?.[i];
+    const size = num(this.sizes[i]);
+    const e: SideEntry = {
+      path,
+      kind: f & FOLDER ? 'folder' : 'file',
+      id,
+      ver: f & VER_HASH ? hash! : f & VER_ID ? id! : f & VER_DIR ? 'd' : this.vers![i],
+      hash,
+      size,
+      stamp: f & STAMP_PACKED ? `${size}:${this.mtimeNs[i]}:${this.ctimeNs[i]}:${this.ino[i]}` : this.stamps?.[i],
+      modified: num(this.modified[i]),
+      seenAt: num(this.seenAt[i]),
+    };
+    this.made.add(e);
+    return e;
+  }
+
+  /** Whether `e` is an entry this copy made (entries are never changed: it is the one stored at its path). */
+  holds(e: SideEntry): boolean {
+    return this.made.has(e);
+  }
+
+  override get size(): number {
+    return this.index.size;
+  }
+
+  override get(path: string): SideEntry | undefined {
+    const i = this.index.get(path);
+    return i === undefined ? undefined : this.entry(i, path);
+  }
+
+  override has(path: string): boolean {
+    return this.index.has(path);
+  }
+
+  override keys(): MapIterator<string> {
+    return this.index.keys();
+  }
+
+  override *entries(): MapIterator<[string, SideEntry]> {
+    for (const [path, i] of this.index) yield [path, this.entry(i, path)];
+  }
+
+  override *values(): MapIterator<SideEntry> {
+    for (const [path, i] of this.index) yield this.entry(i, path);
+  }
+
+  override [Symbol.iterator](): MapIterator<[string, SideEntry]> {
+    return this.entries();
+  }
+
+  override forEach(fn: (value: SideEntry, key: string, map: Map<string, SideEntry>) => void, thisArg?: unknown): void {
+    for (const [path, e] of this.entries()) fn.call(thisArg, e, path, this);
+  }
+
+  override set(_path: string, _entry: SideEntry): this {
+    throw new Error('A compact tree is read only.');
+  }
+
+  override delete(_path: string): boolean {
+    throw new Error('A compact tree is read only.');
+  }
+
+  override clear(): void {
+    throw new Error('A compact tree is read only.');
+  }
+}
