@@ -8,7 +8,7 @@
  * for one more.
  */
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { LocalConnector } from '../connectors/local';
+import { LOCAL_CASE_SENSITIVE, LocalConnector } from '../connectors/local';
 import { watchTree, type TreeWatch } from '../connectors/local/tree-watch';
 import { baseName, parentOf, ROOT } from '../connectors/shared/paths';
 import type { StorageConnector } from '../connectors/types';
@@ -356,7 +356,7 @@ export class SyncEngine {
       const max = this.options.maxRounds ?? 100;
       // The scans of the last round with what its operations made added, when they only made
       // folders and files and all of them did: the next round plans from these instead of
-      // scanning both sides again (the children of new folders, one level per round). Anything
+      // scanning both sides again. Anything
       // else that changed meanwhile is caught by the operations' checks and by the real scans of
       // the round that finds nothing left to do, which never plans from these.
       let made: Record<Side, Tree> | undefined;
@@ -503,7 +503,7 @@ export class SyncEngine {
 }
 
 function planOptions(pair: PairRow, remote: StorageConnector): PlanOptions {
-  return { now: new Date(), remoteCaseInsensitive: !remote.features.caseSensitive, allowDeletes: pair.allowDeletes, allowEmptySide: pair.allowDeletes };
+  return { now: new Date(), remoteCaseInsensitive: !remote.features.caseSensitive, localCaseInsensitive: !LOCAL_CASE_SENSITIVE, allowDeletes: pair.allowDeletes, allowEmptySide: pair.allowDeletes };
 }
 
 /** A run that failed is tried again after this long. */

@@ -63,7 +63,7 @@ export type SyncedTree = Map<string, SyncedEntry>;
  * What the planner asks for. Every operation states what it expects to find (`expect`), so the
  * executor can refuse one that the world overtook (the file changed again meanwhile): nothing is
  * overwritten or deleted that the plan did not see. Operations of one batch touch disjoint
- * paths, so they may run in any order or in parallel.
+ * paths and run in parallel, except that a copy into a folder the same batch makes waits for it.
  */
 export type Op =
   /** Both sides hold the node at `path`: write the synced entry (replacing `from`'s subtree). */

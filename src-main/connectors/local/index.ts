@@ -73,6 +73,9 @@ function localIsoDate(d: Date): string {
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
 }
 
+/** Whether this computer's folders tell `a` from `A` (the defaults of APFS and NTFS do not). */
+export const LOCAL_CASE_SENSITIVE = process.platform !== 'darwin' && process.platform !== 'win32';
+
 export class LocalConnector implements StorageConnector {
   readonly features: StorageFeatures;
   /** The account's folder on this computer. */
@@ -89,7 +92,7 @@ export class LocalConnector implements StorageConnector {
     const dataHome = process.env.XDG_DATA_HOME && isAbsolute(process.env.XDG_DATA_HOME) ? process.env.XDG_DATA_HOME : join(homedir(), '.local', 'share');
     this.trashDir = opts.trashDir ? resolve(opts.trashDir) : join(dataHome, 'Trash');
     this.features = {
-      caseSensitive: process.platform !== 'darwin' && process.platform !== 'win32',
+      caseSensitive: LOCAL_CASE_SENSITIVE,
       hashes: [],
       modTimePrecisionMs: 1,
       atomicWrites: true,
