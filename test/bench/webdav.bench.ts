@@ -44,10 +44,20 @@ interface Row {
   listEntriesPerS: number;
 }
 
-async function timed(fn: () => unknown | Promise<unknown>): Promise<number> {
+/** One timed step: wall seconds and the client's CPU (user + system) in ms. */
+interface Step {
+  s: number;
+  cpuMs: number;
+}
+
+/** A step of Tributary's, in this process: its CPU is this process's over the step. */
+async function timed(fn: () => unknown | Promise<unknown>): Promise<Step> {
+  const cpu0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
   await fn();
-  return Number(process.hrtime.bigint() - t0) / 1e9;
+  const s = Number(process.hrtime.bigint() - t0) / 1e9;
+  const cpu = process.cpuUsage(cpu0);
+  return { s, cpuMs: (cpu.user + cpu.system) / 1000 };
 }
 
 /**
@@ -55,21 +65,26 @@ async function timed(fn: () => unknown | Promise<unknown>): Promise<number> {
  * pooled connections must see the server's keep-alive closes while the other tools run, as
  * they would in the app.
  */
-async function exec(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
+async function exec(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<Step> {
   const devnull = openSync('/dev/null', 'w');
   try {
-    const child = spawn(cmd, args, { env, stdio: ['ignore', devnull, 'pipe'] });
+    // /usr/bin/time reports the tool's CPU on the last line of stderr.
+    const t0 = process.hrtime.bigint();
+    const child = spawn('/usr/bin/time', ['-f', 'CPU %U %S', cmd, ...args], { env, stdio: ['ignore', devnull, 'pipe'] });
     let stderr = '';
     child.stderr!.on('data', (d) => (stderr += d));
     const [code] = (await once(child, 'close')) as [number | null];
+    const s = Number(process.hrtime.bigint() - t0) / 1e9;
     if (code !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${code}): ${stderr}`);
+    const cpu = /CPU ([\d.]+) ([\d.]+)\s*$/.exec(stderr);
+    return { s, cpuMs: cpu ? (Number(cpu[1]) + Number(cpu[2])) * 1000 : NaN };
   } finally {
     closeSync(devnull);
   }
 }
 
 export async function main(): Promise<Row[]> {
-  for (const bin of ['/usr/bin/rclone', '/usr/bin/curl']) if (!hasBinary(bin)) throw new Error(`${bin} is required for this benchmark`);
+  for (const bin of ['/usr/bin/rclone', '/usr/bin/curl', '/usr/bin/time']) if (!hasBinary(bin)) throw new Error(`${bin} is required for this benchmark`);
   const bytes = SIZE_MB * 1024 * 1024;
   const MB = bytes / 1e6;
   console.log(`WebDAV bench: ${SIZE_MB} MiB file, ${ENTRIES} entries, Apache mod_dav_fs on loopback`);
@@ -113,26 +128,35 @@ export async function main(): Promise<Row[]> {
     const auth = `${server.user}:${server.password}`;
 
     type Timings = { t: number; r: number; c: number };
-    /** Runs one step per tool, starting with a different tool each round, keeping each one's best time. */
-    const inTurn = async (round: number, best: Timings, steps: Record<keyof Timings, () => Promise<number>>) => {
+    const best = () => ({ t: Infinity, r: Infinity, c: Infinity });
+    /** Each tool's least CPU per column (ms), beside its best time. */
+    const cpu: Record<'up' | 'down' | 'file' | 'list', Timings> = { up: best(), down: best(), file: best(), list: best() };
+    /** Runs one step per tool, starting with a different tool each round, keeping each one's best time and least CPU. */
+    const inTurn = async (round: number, fastest: Timings, column: keyof typeof cpu, steps: Record<keyof Timings, () => Promise<Step>>) => {
       const order = (['t', 'r', 'c'] as const).map((_, i, all) => all[(i + round) % all.length]!);
-      for (const k of order) best[k] = Math.min(best[k], await steps[k]());
+      for (const k of order) {
+        const r = await steps[k]();
+        fastest[k] = Math.min(fastest[k], r.s);
+        cpu[column][k] = Math.min(cpu[column][k], r.cpuMs);
+      }
     };
 
     // Uploads: each a new file (the earlier copy deleted on the server's disk), after a `sync`.
     let fileId = '';
     const up = { t: Infinity, r: Infinity, c: Infinity };
-    const upload = async (name: string, send: () => Promise<unknown>) => {
+    const upload = async (name: string, send: () => Promise<Step>) => {
       rmSync(join(server.root, name), { force: true });
       await exec('sync', []);
-      return timed(send);
+      return send();
     };
     for (let round = 0; round < READ_RUNS; round++) {
-      await inTurn(round, up, {
+      await inTurn(round, up, 'up', {
         t: () =>
-          upload('tributary.bin', async () => {
-            fileId = (await app.storage.upload(acc.id, 'root', 'tributary.bin', createReadStream(file, { highWaterMark: 1 << 20 }), { size: bytes })).id;
-          }),
+          upload('tributary.bin', () =>
+            timed(async () => {
+              fileId = (await app.storage.upload(acc.id, 'root', 'tributary.bin', createReadStream(file, { highWaterMark: 1 << 20 }), { size: bytes })).id;
+            }),
+          ),
         r: () => upload('rclone.bin', () => exec('rclone', ['copyto', file, 'dav:rclone.bin'], env)),
         c: () => upload('curl.bin', () => exec('curl', ['-sSf', '-u', auth, '-T', file, `${server.url}curl.bin`])),
       });
@@ -145,35 +169,32 @@ export async function main(): Promise<Row[]> {
     const down = { t: Infinity, r: Infinity, c: Infinity };
     const toFile = { t: Infinity, r: Infinity, c: Infinity };
     /** Times one download into a file, checks its size and removes it (the disk is not the subject). */
-    const intoFile = async (fn: (target: string) => Promise<unknown>) => {
+    const intoFile = async (fn: (target: string) => Promise<Step>) => {
       const target = join(work, 'downloaded.bin');
-      const s = await timed(() => fn(target));
+      const s = await fn(target);
       if (statSync(target).size !== bytes) throw new Error(`a download into a file has ${statSync(target).size} bytes, not ${bytes}`);
       rmSync(target);
       return s;
     };
     const list = { t: Infinity, r: Infinity, c: Infinity };
     for (let round = 0; round < READ_RUNS; round++) {
-      await inTurn(round, down, {
+      await inTurn(round, down, 'down', {
         t: () => timed(async () => pipeline((await app.storage.download(acc.id, fileId)).stream, createWriteStream('/dev/null'))),
-        r: () => timed(() => exec('rclone', ['cat', 'dav:rclone.bin'], env)),
-        c: () => timed(() => exec('curl', ['-sSf', '-u', auth, '-o', '/dev/null', `${server.url}curl.bin`])),
+        r: () => exec('rclone', ['cat', 'dav:rclone.bin'], env),
+        c: () => exec('curl', ['-sSf', '-u', auth, '-o', '/dev/null', `${server.url}curl.bin`]),
       });
-      await inTurn(round, toFile, {
-        t: () => intoFile((target) => app.downloads.download({ accountId: acc.id, fileId, targetPath: target })),
+      await inTurn(round, toFile, 'file', {
+        t: () => intoFile((target) => timed(() => app.downloads.download({ accountId: acc.id, fileId, targetPath: target }))),
         r: () => intoFile((target) => exec('rclone', ['copyto', 'dav:rclone.bin', target], env)),
         c: () => intoFile((target) => exec('curl', ['-sSf', '-u', auth, '-o', target, `${server.url}curl.bin`])),
       });
-      await inTurn(round, list, {
+      await inTurn(round, list, 'list', {
         t: () =>
           timed(async () => {
             listed = (await app.storage.list(acc.id, folder.id, 1, 1000)).total;
           }),
-        r: () => timed(() => exec('rclone', ['lsf', 'dav:listing'], env)),
-        c: () =>
-          timed(() =>
-            exec('curl', ['-sSf', '-u', auth, '-X', 'PROPFIND', '-H', 'Depth: 1', '-H', 'Content-Type: application/xml; charset=utf-8', '--data-binary', PROPFIND_BODY, '-o', '/dev/null', `${server.url}listing/`]),
-          ),
+        r: () => exec('rclone', ['lsf', 'dav:listing'], env),
+        c: () => exec('curl', ['-sSf', '-u', auth, '-X', 'PROPFIND', '-H', 'Depth: 1', '-H', 'Content-Type: application/xml; charset=utf-8', '--data-binary', PROPFIND_BODY, '-o', '/dev/null', `${server.url}listing/`]),
       });
     }
     if (listed !== ENTRIES) throw new Error(`Tributary listed ${listed} entries, expected ${ENTRIES}`);
@@ -184,6 +205,10 @@ export async function main(): Promise<Row[]> {
     const f = (n: number) => n.toFixed(n >= 100 ? 0 : 1).padStart(9);
     console.log(`\n${'tool'.padEnd(10)} ${'up MB/s'.padStart(9)} ${'down MB/s'.padStart(9)} ${'file MB/s'.padStart(9)} ${'list e/s'.padStart(9)}`);
     for (const r of rows) console.log(`${r.tool.padEnd(10)} ${f(r.uploadMBs)} ${f(r.downloadMBs)} ${f(r.fileMBs)} ${f(r.listEntriesPerS)}`);
+    const ms = (n: number) => n.toFixed(0).padStart(9);
+    console.log(`\nclient CPU, ms (least of ${READ_RUNS}; user + system)`);
+    console.log(`${'tool'.padEnd(10)} ${'up'.padStart(9)} ${'down'.padStart(9)} ${'to file'.padStart(9)} ${'list'.padStart(9)}`);
+    for (const [name, k] of [['tributary', 't'], ['rclone', 'r'], ['curl', 'c']] as const) console.log(`${name.padEnd(10)} ${ms(cpu.up[k])} ${ms(cpu.down[k])} ${ms(cpu.file[k])} ${ms(cpu.list[k])}`);
     const [t, rc, cu] = rows as [Row, Row, Row];
     console.log(`\n${RATIO_LABEL}`);
     for (const [name, peer] of [['rclone', rc], ['curl', cu]] as const) {
