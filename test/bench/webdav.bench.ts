@@ -6,27 +6,33 @@
  * (>1 = Tributary faster).
  *   npm run bench webdav    (or node scripts/run-ts.mjs test/bench/webdav.bench.ts)
  *   BENCH_SIZE_MB (default 1024), BENCH_LIST_ENTRIES (default 100000), BENCH_READ_RUNS (default 2)
- * "down" goes to a null sink for every tool (network + server + client: the REST path, a stream);
- * "to file" downloads into a file on disk (Tributary's desktop downloader, curl -o, rclone copyto).
- * Downloads and listings alternate between the tools in each round, best of BENCH_READ_RUNS; each
- * round starts with another tool, so none is always the one run right after a big transfer.
+ * "down" streams into /dev/null for every tool: Tributary's StorageService download stream (what
+ * the REST route pipes into its answer) through a file stream on /dev/null, `curl -o /dev/null`,
+ * `rclone cat` with its output on /dev/null. "to file" downloads into a file on disk (Tributary's
+ * desktop downloader, curl -o, rclone copyto). "list" is one Depth 1 PROPFIND: curl sends
+ * Tributary's own body (the same properties, so Apache does the same work, with no parsing on
+ * curl's side); rclone sends none (every property, its own choice).
+ * Uploads, downloads and listings alternate between the tools in each round, best of
+ * BENCH_READ_RUNS; each round starts with another tool, so none is always the one run right after
+ * a big transfer. Before each upload the earlier copy is deleted and dirty pages are flushed
+ * (`sync`), so no upload pays for the write-back of the payload or of another tool's upload.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
-import { closeSync, createReadStream, mkdirSync, openSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, createWriteStream, mkdirSync, openSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createApp } from '../../src-main/app';
 import { startApache } from '../servers/apache';
 import { hasBinary, scratchDir } from '../servers/util';
 import { RATIO_LABEL, ratioCells, speedRatio, summary } from './ratio';
+import { PROPFIND_BODY } from '../../src-main/connectors/webdav';
 import { rcloneObscure } from './peers';
 
 const SIZE_MB = Number(process.env.BENCH_SIZE_MB ?? 1024);
 const ENTRIES = Number(process.env.BENCH_LIST_ENTRIES ?? 100_000);
-/** Downloads and listings are timed best-of-N (BENCH_READ_RUNS, default 2), tools in turn; uploads once. */
+/** Uploads, downloads and listings are timed best-of-N (BENCH_READ_RUNS, default 2), tools in turn. */
 const READ_RUNS = Number(process.env.BENCH_READ_RUNS ?? 2);
 
 interface Row {
@@ -38,10 +44,20 @@ interface Row {
   listEntriesPerS: number;
 }
 
-async function timed(fn: () => unknown | Promise<unknown>): Promise<number> {
+/** One timed step: wall seconds and the client's CPU (user + system) in ms. */
+interface Step {
+  s: number;
+  cpuMs: number;
+}
+
+/** A step of Tributary's, in this process: its CPU is this process's over the step. */
+async function timed(fn: () => unknown | Promise<unknown>): Promise<Step> {
+  const cpu0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
   await fn();
-  return Number(process.hrtime.bigint() - t0) / 1e9;
+  const s = Number(process.hrtime.bigint() - t0) / 1e9;
+  const cpu = process.cpuUsage(cpu0);
+  return { s, cpuMs: (cpu.user + cpu.system) / 1000 };
 }
 
 /**
@@ -49,28 +65,26 @@ async function timed(fn: () => unknown | Promise<unknown>): Promise<number> {
  * pooled connections must see the server's keep-alive closes while the other tools run, as
  * they would in the app.
  */
-async function exec(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
+async function exec(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<Step> {
   const devnull = openSync('/dev/null', 'w');
   try {
-    const child = spawn(cmd, args, { env, stdio: ['ignore', devnull, 'pipe'] });
+    // /usr/bin/time reports the tool's CPU on the last line of stderr.
+    const t0 = process.hrtime.bigint();
+    const child = spawn('/usr/bin/time', ['-f', 'CPU %U %S', cmd, ...args], { env, stdio: ['ignore', devnull, 'pipe'] });
     let stderr = '';
     child.stderr!.on('data', (d) => (stderr += d));
     const [code] = (await once(child, 'close')) as [number | null];
+    const s = Number(process.hrtime.bigint() - t0) / 1e9;
     if (code !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${code}): ${stderr}`);
+    const cpu = /CPU ([\d.]+) ([\d.]+)\s*$/.exec(stderr);
+    return { s, cpuMs: cpu ? (Number(cpu[1]) + Number(cpu[2])) * 1000 : NaN };
   } finally {
     closeSync(devnull);
   }
 }
 
-const nullSink = () =>
-  new Writable({
-    write(_chunk, _enc, cb) {
-      cb();
-    },
-  });
-
 export async function main(): Promise<Row[]> {
-  for (const bin of ['/usr/bin/rclone', '/usr/bin/curl']) if (!hasBinary(bin)) throw new Error(`${bin} is required for this benchmark`);
+  for (const bin of ['/usr/bin/rclone', '/usr/bin/curl', '/usr/bin/time']) if (!hasBinary(bin)) throw new Error(`${bin} is required for this benchmark`);
   const bytes = SIZE_MB * 1024 * 1024;
   const MB = bytes / 1e6;
   console.log(`WebDAV bench: ${SIZE_MB} MiB file, ${ENTRIES} entries, Apache mod_dav_fs on loopback`);
@@ -113,13 +127,40 @@ export async function main(): Promise<Row[]> {
     // curl: the floor (a single request each, no parsing of the listing).
     const auth = `${server.user}:${server.password}`;
 
-    // Uploads once each, one tool after the other.
+    type Timings = { t: number; r: number; c: number };
+    const best = () => ({ t: Infinity, r: Infinity, c: Infinity });
+    /** Each tool's least CPU per column (ms), beside its best time. */
+    const cpu: Record<'up' | 'down' | 'file' | 'list', Timings> = { up: best(), down: best(), file: best(), list: best() };
+    /** Runs one step per tool, starting with a different tool each round, keeping each one's best time and least CPU. */
+    const inTurn = async (round: number, fastest: Timings, column: keyof typeof cpu, steps: Record<keyof Timings, () => Promise<Step>>) => {
+      const order = (['t', 'r', 'c'] as const).map((_, i, all) => all[(i + round) % all.length]!);
+      for (const k of order) {
+        const r = await steps[k]();
+        fastest[k] = Math.min(fastest[k], r.s);
+        cpu[column][k] = Math.min(cpu[column][k], r.cpuMs);
+      }
+    };
+
+    // Uploads: each a new file (the earlier copy deleted on the server's disk), after a `sync`.
     let fileId = '';
-    const tUp = await timed(async () => {
-      fileId = (await app.storage.upload(acc.id, 'root', 'tributary.bin', createReadStream(file, { highWaterMark: 1 << 20 }), { size: bytes })).id;
-    });
-    const rUp = await timed(() => exec('rclone', ['copyto', file, 'dav:rclone.bin'], env));
-    const cUp = await timed(() => exec('curl', ['-sSf', '-u', auth, '-T', file, `${server.url}curl.bin`]));
+    const up = { t: Infinity, r: Infinity, c: Infinity };
+    const upload = async (name: string, send: () => Promise<Step>) => {
+      rmSync(join(server.root, name), { force: true });
+      await exec('sync', []);
+      return send();
+    };
+    for (let round = 0; round < READ_RUNS; round++) {
+      await inTurn(round, up, 'up', {
+        t: () =>
+          upload('tributary.bin', () =>
+            timed(async () => {
+              fileId = (await app.storage.upload(acc.id, 'root', 'tributary.bin', createReadStream(file, { highWaterMark: 1 << 20 }), { size: bytes })).id;
+            }),
+          ),
+        r: () => upload('rclone.bin', () => exec('rclone', ['copyto', file, 'dav:rclone.bin'], env)),
+        c: () => upload('curl.bin', () => exec('curl', ['-sSf', '-u', auth, '-T', file, `${server.url}curl.bin`])),
+      });
+    }
 
     // Downloads and listings: the tools take turns within each round (best of READ_RUNS), so a
     // change in the machine's load falls on all of them rather than on one.
@@ -128,48 +169,46 @@ export async function main(): Promise<Row[]> {
     const down = { t: Infinity, r: Infinity, c: Infinity };
     const toFile = { t: Infinity, r: Infinity, c: Infinity };
     /** Times one download into a file, checks its size and removes it (the disk is not the subject). */
-    const intoFile = async (fn: (target: string) => Promise<unknown>) => {
+    const intoFile = async (fn: (target: string) => Promise<Step>) => {
       const target = join(work, 'downloaded.bin');
-      const s = await timed(() => fn(target));
+      const s = await fn(target);
       if (statSync(target).size !== bytes) throw new Error(`a download into a file has ${statSync(target).size} bytes, not ${bytes}`);
       rmSync(target);
       return s;
     };
     const list = { t: Infinity, r: Infinity, c: Infinity };
-    type Timings = { t: number; r: number; c: number };
-    /** Runs one step per tool, starting with a different tool each round, keeping each one's best time. */
-    const inTurn = async (round: number, best: Timings, steps: Record<keyof Timings, () => Promise<number>>) => {
-      const order = (['t', 'r', 'c'] as const).map((_, i, all) => all[(i + round) % all.length]!);
-      for (const k of order) best[k] = Math.min(best[k], await steps[k]());
-    };
     for (let round = 0; round < READ_RUNS; round++) {
-      await inTurn(round, down, {
-        t: () => timed(async () => pipeline((await app.storage.download(acc.id, fileId)).stream, nullSink())),
-        r: () => timed(() => exec('rclone', ['cat', 'dav:rclone.bin'], env)),
-        c: () => timed(() => exec('curl', ['-sSf', '-u', auth, '-o', '/dev/null', `${server.url}curl.bin`])),
+      await inTurn(round, down, 'down', {
+        t: () => timed(async () => pipeline((await app.storage.download(acc.id, fileId)).stream, createWriteStream('/dev/null'))),
+        r: () => exec('rclone', ['cat', 'dav:rclone.bin'], env),
+        c: () => exec('curl', ['-sSf', '-u', auth, '-o', '/dev/null', `${server.url}curl.bin`]),
       });
-      await inTurn(round, toFile, {
-        t: () => intoFile((target) => app.downloads.download({ accountId: acc.id, fileId, targetPath: target })),
+      await inTurn(round, toFile, 'file', {
+        t: () => intoFile((target) => timed(() => app.downloads.download({ accountId: acc.id, fileId, targetPath: target }))),
         r: () => intoFile((target) => exec('rclone', ['copyto', 'dav:rclone.bin', target], env)),
         c: () => intoFile((target) => exec('curl', ['-sSf', '-u', auth, '-o', target, `${server.url}curl.bin`])),
       });
-      await inTurn(round, list, {
+      await inTurn(round, list, 'list', {
         t: () =>
           timed(async () => {
             listed = (await app.storage.list(acc.id, folder.id, 1, 1000)).total;
           }),
-        r: () => timed(() => exec('rclone', ['lsf', 'dav:listing'], env)),
-        c: () => timed(() => exec('curl', ['-sSf', '-u', auth, '-X', 'PROPFIND', '-H', 'Depth: 1', '-o', '/dev/null', `${server.url}listing/`])),
+        r: () => exec('rclone', ['lsf', 'dav:listing'], env),
+        c: () => exec('curl', ['-sSf', '-u', auth, '-X', 'PROPFIND', '-H', 'Depth: 1', '-H', 'Content-Type: application/xml; charset=utf-8', '--data-binary', PROPFIND_BODY, '-o', '/dev/null', `${server.url}listing/`]),
       });
     }
     if (listed !== ENTRIES) throw new Error(`Tributary listed ${listed} entries, expected ${ENTRIES}`);
-    rows.push({ tool: 'tributary', uploadMBs: MB / tUp, downloadMBs: MB / down.t, fileMBs: MB / toFile.t, listEntriesPerS: ENTRIES / list.t });
-    rows.push({ tool: 'rclone', uploadMBs: MB / rUp, downloadMBs: MB / down.r, fileMBs: MB / toFile.r, listEntriesPerS: ENTRIES / list.r });
-    rows.push({ tool: 'curl', uploadMBs: MB / cUp, downloadMBs: MB / down.c, fileMBs: MB / toFile.c, listEntriesPerS: ENTRIES / list.c });
+    rows.push({ tool: 'tributary', uploadMBs: MB / up.t, downloadMBs: MB / down.t, fileMBs: MB / toFile.t, listEntriesPerS: ENTRIES / list.t });
+    rows.push({ tool: 'rclone', uploadMBs: MB / up.r, downloadMBs: MB / down.r, fileMBs: MB / toFile.r, listEntriesPerS: ENTRIES / list.r });
+    rows.push({ tool: 'curl', uploadMBs: MB / up.c, downloadMBs: MB / down.c, fileMBs: MB / toFile.c, listEntriesPerS: ENTRIES / list.c });
 
     const f = (n: number) => n.toFixed(n >= 100 ? 0 : 1).padStart(9);
     console.log(`\n${'tool'.padEnd(10)} ${'up MB/s'.padStart(9)} ${'down MB/s'.padStart(9)} ${'file MB/s'.padStart(9)} ${'list e/s'.padStart(9)}`);
     for (const r of rows) console.log(`${r.tool.padEnd(10)} ${f(r.uploadMBs)} ${f(r.downloadMBs)} ${f(r.fileMBs)} ${f(r.listEntriesPerS)}`);
+    const ms = (n: number) => n.toFixed(0).padStart(9);
+    console.log(`\nclient CPU, ms (least of ${READ_RUNS}; user + system)`);
+    console.log(`${'tool'.padEnd(10)} ${'up'.padStart(9)} ${'down'.padStart(9)} ${'to file'.padStart(9)} ${'list'.padStart(9)}`);
+    for (const [name, k] of [['tributary', 't'], ['rclone', 'r'], ['curl', 'c']] as const) console.log(`${name.padEnd(10)} ${ms(cpu.up[k])} ${ms(cpu.down[k])} ${ms(cpu.file[k])} ${ms(cpu.list[k])}`);
     const [t, rc, cu] = rows as [Row, Row, Row];
     console.log(`\n${RATIO_LABEL}`);
     for (const [name, peer] of [['rclone', rc], ['curl', cu]] as const) {

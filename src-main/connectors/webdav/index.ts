@@ -35,7 +35,8 @@ const options = z.object({
 });
 type Options = z.infer<typeof options>;
 
-const PROPFIND_BODY =
+/** The properties every stat and listing asks for. */
+export const PROPFIND_BODY =
   '<?xml version="1.0" encoding="utf-8"?><D:propfind xmlns:D="DAV:"><D:prop>' +
   '<D:resourcetype/><D:getcontentlength/><D:getlastmodified/><D:creationdate/><D:getetag/><D:getcontenttype/>' +
   '</D:prop></D:propfind>';
