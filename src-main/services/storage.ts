@@ -630,9 +630,15 @@ export class StorageService {
     const { localFile } = from.features;
     const { writeFile } = to.features;
     if (localFile && writeFile) {
-      // Both on this computer: the file system copies (one disk: copy_file_range or a reflink).
-      const written = await writeFile(target, await localFile(entry.path), { noReplace: options.noReplace, signal });
-      progress?.(written.size ?? 0);
+      // From a file on this computer: the target reads it by its own means (the file system's
+      // copy into another local folder, smbclient's put to SMB), counting as it goes where it can.
+      let counted = 0;
+      const onBytes = (n: number) => {
+        counted += n;
+        progress?.(n);
+      };
+      const written = await writeFile(target, await localFile(entry.path), { noReplace: options.noReplace, signal, onBytes });
+      if ((written.size ?? 0) > counted) progress?.((written.size ?? 0) - counted);
       return written;
     }
     const source = await from.read(entry.path, { signal });

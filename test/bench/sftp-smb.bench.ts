@@ -332,8 +332,11 @@ async function benchSmb(work: string, src: string, bytes: number): Promise<Row[]
     for (const row of rows) row.fileMBs = files[row.tool] ? MB / files[row.tool]! : null;
     // Uploads of the file on disk in turns: the desktop uploader (smbclient `put` reads the file,
     // progress from its sent bytes), `smbclient put`, `rclone copyto`. Every round is printed.
+    // Each starts after a `sync` (not timed): the server's disk is the same as the source's, and
+    // the writeback of the upload before would otherwise be charged to the next tool.
     const rounds: Record<string, number[]> = { Tributary: [], rclone: [], smbclient: [] };
     const round = (tool: string, fn: () => number | Promise<number>) => async () => {
+      spawnSync('sync');
       const s = await fn();
       rounds[tool]!.push(s);
       return s;

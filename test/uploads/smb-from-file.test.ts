@@ -6,7 +6,7 @@
  * under the final name, and no temporary file left behind.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src-main/app';
@@ -135,7 +135,7 @@ describe('SMB writeFile against Samba (spec 1, Files: Upload a file)', () => {
   });
 });
 
-describe('The uploader sends a file to SMB with smbclient put, showing progress (spec 1, Files: Upload a file)', () => {
+describe('The uploader, and a copy from a local folder, send a file to SMB with smbclient put, showing progress (spec 1, Files: Upload a file)', () => {
   it('byte-identical, with progress in Transfers before the end', async () => {
     const server = await startSamba();
     const throttle = await startThrottle(server.port, 4 * MiB);
@@ -155,6 +155,23 @@ describe('The uploader sends a file to SMB with smbclient put, showing progress 
       expect(resource).toMatchObject({ name: 'up load.bin', size: data.length });
       expect(sha(readFileSync(join(server.shareDir, 'up load.bin')))).toBe(sha(data));
       expect(app.transfers.list().find((t) => t.name === 'up load.bin')).toMatchObject({ state: 'done', bytesDone: data.length });
+
+      // A copy out of a local-folder account takes the same route (document 1, "Copy": account).
+      const root = join(work, 'local');
+      mkdirSync(root);
+      writeFileSync(join(root, 'copied.bin'), data);
+      const folder = (await app.accounts.connect({ service: 'local', options: { path: root, trashDir: join(work, 'Trash') } })).id;
+      const source = (await app.storage.list(folder, 'root')).items.find((i) => i.name === 'copied.bin')!;
+      const counts: number[] = [];
+      let total = 0;
+      let finished = false;
+      const copy = app.storage.copy(folder, source.id, { parentId: 'root', account: acc.id }, { progress: (n) => (total += n, finished || counts.push(total)) });
+      await until(() => smbclientReading(join(root, 'copied.bin')), 20_000, 'an smbclient with the source open');
+      const copied = await copy.finally(() => (finished = true));
+      expect(copied).toMatchObject({ name: 'copied.bin', size: data.length });
+      expect(counts.some((n) => n > 0 && n < data.length)).toBe(true);
+      expect(total).toBe(data.length);
+      expect(sha(readFileSync(join(server.shareDir, 'copied.bin')))).toBe(sha(data));
     } finally {
       await app.close();
       await throttle.stop();
