@@ -332,10 +332,14 @@ async function benchSmb(work: string, src: string, bytes: number): Promise<Row[]
     for (const row of rows) row.fileMBs = files[row.tool] ? MB / files[row.tool]! : null;
     // Uploads of the file on disk in turns: the desktop uploader (smbclient `put` reads the file,
     // progress from its sent bytes), `smbclient put`, `rclone copyto`. Every round is printed.
-    // Each starts after a `sync` (not timed): the server's disk is the same as the source's, and
-    // the writeback of the upload before would otherwise be charged to the next tool.
+    // Each writes a new file: its target from the round before is removed, then a `sync` (neither
+    // timed). The server's disk is the source's, so the writeback of the upload before would be
+    // charged to the next tool; and replacing a file costs Tributary's atomic publish (a rename
+    // over it) an ext4 flush of the new file that an in-place overwrite does not pay.
     const rounds: Record<string, number[]> = { Tributary: [], rclone: [], smbclient: [] };
+    const targets: Record<string, string> = { Tributary: 'from-file.bin', rclone: 'rclone-from-file.bin', smbclient: 'cli-from-file.bin' };
     const round = (tool: string, fn: () => number | Promise<number>) => async () => {
+      rmSync(join(server.shareDir, targets[tool]!), { force: true });
       spawnSync('sync');
       const s = await fn();
       rounds[tool]!.push(s);

@@ -94,16 +94,23 @@ describe('SMB writeFile against Samba (spec 1, Files: Upload a file)', () => {
     const seen: number[] = [];
     let counted = 0;
     let finished = false;
+    // Never ahead of what the server got: what the proxy forwarded (reported every 50 ms), plus
+    // its own buffers (64 KiB of socket, a 200 KiB read) and 50 ms of its pace. smbclient's read
+    // position in the file runs up to 16 MiB ahead, its written bytes ~4 MiB (its send queue).
+    const ahead: number[] = [];
     const run = slow.features.writeFile!('/progress.bin', bigFile, {
       onBytes: (n) => {
         counted += n;
-        if (!finished) seen.push(counted);
+        if (finished) return;
+        seen.push(counted);
+        ahead.push(counted - throttle.forwarded());
       },
     });
     const entry = await run.finally(() => (finished = true));
     expect(entry.size).toBe(big.length);
     // Counts seen while the upload ran, short of the end (4 MiB/s: about 2.5 s of 250 ms polls).
     expect(seen.filter((n) => n > 0 && n < big.length).length).toBeGreaterThanOrEqual(2);
+    expect(Math.max(...ahead.slice(0, -1))).toBeLessThan(1 * MiB);
     expect(counted).toBe(big.length);
     expect(sha(readFileSync(join(server.shareDir, 'progress.bin')))).toBe(sha(big));
   });
