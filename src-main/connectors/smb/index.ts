@@ -448,7 +448,7 @@ export class SmbConnector implements StorageConnector {
    * crosses the pipe into smbclient that holds a streamed upload below smbclient's own speed.
    * The bytes go to the hidden temporary name; once its size on the server is the file's, the
    * same publish as `write` gives it its name. Up to 4 MiB on a session (no process start);
-   * larger files in a process of their own, whose progress is its read position in the file and
+   * larger files in a process of their own, whose progress is the bytes it got to the server and
    * which a cancel kills.
    */
   private async writeFile(path: string, file: string, opts: WriteFileOptions = {}): Promise<Entry> {
@@ -503,8 +503,11 @@ export class SmbConnector implements StorageConnector {
     return this.smb.slot(async () => {
       const real = await realpath(file);
       let reported = 0;
-      // Headers counted as bytes could pass the size: the last byte is counted by the caller.
+      let ended = false;
+      // Headers counted as bytes could pass the size: the last byte is counted by the caller,
+      // and a look that ends after smbclient is not counted at all.
       const report = (sent: number) => {
+        if (ended) return;
         const pos = Math.min(sent, size - 1);
         if (pos > reported) opts.onBytes?.(pos - reported);
         reported = Math.max(reported, pos);
@@ -531,6 +534,7 @@ export class SmbConnector implements StorageConnector {
           child.stdin!.end(lines.join('\n') + '\n');
         });
       } finally {
+        ended = true;
         clearInterval(poll);
       }
       return log;
