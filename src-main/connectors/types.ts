@@ -56,6 +56,15 @@ export interface WriteOptions {
   tempName?: string;
 }
 
+/** `writeFile`'s options: a write's, and the bytes sent as they go. */
+export interface WriteFileOptions extends WriteOptions {
+  /**
+   * Called with each count of bytes sent since the last call, where the backend can tell while
+   * the file goes (SMB); a backend that cannot may call it once at the end, or never.
+   */
+  onBytes?(n: number): void;
+}
+
 /**
  * A no-replace publish: the bytes become visible under the name only if nothing holds the name at
  * that instant, checked by the backend itself in the same step (local `link`, WebDAV `MOVE` with
@@ -202,7 +211,7 @@ export interface StorageFeatures {
    * publish (atomic, `noReplace`), but the bytes are copied by the file system (copy_file_range
    * or a reflink on one disk, an in-kernel copy across disks), never through this process.
    */
-  writeFile?(path: string, file: string, options?: WriteOptions): Promise<Entry>;
+  writeFile?(path: string, file: string, options?: WriteFileOptions): Promise<Entry>;
   /**
    * `read` into a file on this computer instead of a stream: the bytes from `start` (default 0)
    * on are written into `file` at the same offset (a new file when `start` is 0), straight from

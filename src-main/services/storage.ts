@@ -403,17 +403,27 @@ export class StorageService {
   }
 
   /**
-   * The upload of a file on this computer (the desktop app's), copied by the file system where
-   * the account's folder is on this computer too (`writeFile`: copy_file_range or a reflink on
-   * one disk). Undefined where the account cannot do that: the caller streams the file instead.
+   * The upload of a file on this computer (the desktop app's), read by the backend's own means
+   * (`writeFile`): copied by the file system where the account's folder is on this computer too
+   * (copy_file_range or a reflink on one disk), sent by smbclient's `put` to an SMB share.
+   * `onBytes` counts the bytes as they go where the backend can tell, `signal` stops it.
+   * Undefined where the account cannot do that: the caller streams the file instead.
    */
-  async uploadFile(accountId: number, parentId: string, rawName: string, file: string, options: { conflict?: ConflictMode } = {}): Promise<Resource | undefined> {
+  async uploadFile(
+    accountId: number,
+    parentId: string,
+    rawName: string,
+    file: string,
+    options: { conflict?: ConflictMode; signal?: AbortSignal; onBytes?(n: number): void } = {},
+  ): Promise<Resource | undefined> {
     const name = checkName(rawName);
     if (this.providers.some((p) => p.area === parentId)) return undefined;
     const parent = await this.locate(accountId, parentId);
     const { writeFile } = parent.connector.features;
     if (!writeFile) return undefined;
-    return this.create(accountId, parent, name, options.conflict ?? 'rename', (path, _replaces, noReplace) => writeFile(path, file, { noReplace }));
+    return this.create(accountId, parent, name, options.conflict ?? 'rename', (path, _replaces, noReplace) =>
+      writeFile(path, file, { noReplace, signal: options.signal, onBytes: options.onBytes }),
+    );
   }
 
   /** A new file `name` in `parent`, written by `write` under the name claimed by `mode`. */
@@ -620,9 +630,15 @@ export class StorageService {
     const { localFile } = from.features;
     const { writeFile } = to.features;
     if (localFile && writeFile) {
-      // Both on this computer: the file system copies (one disk: copy_file_range or a reflink).
-      const written = await writeFile(target, await localFile(entry.path), { noReplace: options.noReplace, signal });
-      progress?.(written.size ?? 0);
+      // From a file on this computer: the target reads it by its own means (the file system's
+      // copy into another local folder, smbclient's put to SMB), counting as it goes where it can.
+      let counted = 0;
+      const onBytes = (n: number) => {
+        counted += n;
+        progress?.(n);
+      };
+      const written = await writeFile(target, await localFile(entry.path), { noReplace: options.noReplace, signal, onBytes });
+      if ((written.size ?? 0) > counted) progress?.((written.size ?? 0) - counted);
       return written;
     }
     const source = await from.read(entry.path, { signal });

@@ -233,15 +233,25 @@ export class Uploader {
   }
 
   /**
-   * Into an account whose folder is on this computer: one file system copy (StorageService.uploadFile);
-   * undefined elsewhere, for a job that already has a multipart session (it continues that), and
-   * under a bandwidth limit (which paces the streamed upload).
+   * Where the account reads the file by its own means (StorageService.uploadFile): one file
+   * system copy into a folder on this computer, smbclient's `put` to an SMB share, with the
+   * bytes counted as the backend reports them. Undefined elsewhere, for a job that already has a
+   * multipart session (it continues that), and under a bandwidth limit (which paces the
+   * streamed upload).
    */
   private async runCopy(job: JobRow, transferId: string, signal: AbortSignal): Promise<{ resource: Resource; verified: Verification } | undefined> {
     if (job.session_id !== null || this.bucket) return undefined;
     const resource = await this.retry(
       'Upload',
-      () => this.deps.storage.uploadFile(job.account_id, job.parent_id, job.name, job.local_path, { conflict: job.overwrite ? 'overwrite' : 'rename' }),
+      () => {
+        // Each attempt counts from the start: a failed one leaves nothing on the server.
+        this.deps.transfers.setDone(transferId, 0);
+        return this.deps.storage.uploadFile(job.account_id, job.parent_id, job.name, job.local_path, {
+          conflict: job.overwrite ? 'overwrite' : 'rename',
+          signal,
+          onBytes: (n) => this.deps.transfers.progress(transferId, n),
+        });
+      },
       signal,
       { at: Date.now() },
     );

@@ -12,7 +12,9 @@
  *   tool per round, best of that many), BENCH_ONLY (sftp or smb: that backend alone)
  * Downloads go to a null sink (or /dev/null) for every tool; for SMB, "to file" also times a
  * download into a file on disk (Tributary's downloader, `smbclient get`, `rclone copyto`), in
- * turns like the listings. Prints MB/s, entries/s and Tributary's speed ÷ each tool's (>1 =
+ * turns like the listings, and "from file" an upload of the file on disk (Tributary's uploader,
+ * which has smbclient `put` read the file, against `smbclient put` and `rclone copyto`), in
+ * TRANSFER_RUNS turns, each round's ratios printed. Prints MB/s, entries/s and Tributary's speed ÷ each tool's (>1 =
  * Tributary faster). For SMB, "smbclient through a pipe" times smbclient's own put from and get
  * into a pipe: the ceiling of Tributary's streamed upload and download, which pass through one.
  */
@@ -52,6 +54,8 @@ interface Row {
   listEntriesPerS: number | null;
   /** Download into a file on disk (SMB only). */
   fileMBs?: number | null;
+  /** Upload of a file on disk by the desktop uploader's route (SMB only). */
+  fromFileMBs?: number | null;
   note?: string;
   /** A measure of the route, not a peer: printed, left out of the summary. */
   reference?: boolean;
@@ -175,6 +179,7 @@ function summarize(backend: string, rows: Row[]): void {
   const peers = all.filter((p) => !p.reference);
   summary(peers.flatMap((p) => ratioCells(backend, p.tool, speeds(ours!), speeds(p))));
   summary(peers.filter((p) => p.fileMBs && ours!.fileMBs).map((p) => ({ row: backend, column: 'download to file', peer: p.tool, value: ours!.fileMBs! / p.fileMBs! })));
+  summary(peers.filter((p) => p.fromFileMBs && ours!.fromFileMBs).map((p) => ({ row: backend, column: 'upload from file', peer: p.tool, value: ours!.fromFileMBs! / p.fromFileMBs! })));
 }
 
 function print(title: string, rows: Row[]): void {
@@ -182,10 +187,10 @@ function print(title: string, rows: Row[]): void {
   const ours = rows[0]!;
   console.log(`\n${title}`);
   const files = ours.fileMBs !== undefined;
-  console.log(`tool                 upload        download      ${files ? 'to file       ' : ''}list            | up / down${files ? ' / to file' : ''} / list ${RATIO_LABEL}`);
+  console.log(`tool                 upload        download      ${files ? 'to file       from file     ' : ''}list            | up / down${files ? ' / to file / from file' : ''} / list ${RATIO_LABEL}`);
   for (const r of rows) {
-    const line = `${r.tool.padEnd(20)} ${fmt(r.uploadMBs, 'MB/s').padEnd(13)} ${fmt(r.downloadMBs, 'MB/s').padEnd(13)} ${files ? fmt(r.fileMBs ?? null, 'MB/s').padEnd(13) : ''} ${fmt(r.listEntriesPerS, 'entries/s').padEnd(15)}`;
-    const file = files ? ` / ${speedRatio(ours.fileMBs ?? null, r.fileMBs ?? null)}` : '';
+    const line = `${r.tool.padEnd(20)} ${fmt(r.uploadMBs, 'MB/s').padEnd(13)} ${fmt(r.downloadMBs, 'MB/s').padEnd(13)} ${files ? `${fmt(r.fileMBs ?? null, 'MB/s').padEnd(13)} ${fmt(r.fromFileMBs ?? null, 'MB/s').padEnd(13)}` : ''} ${fmt(r.listEntriesPerS, 'entries/s').padEnd(15)}`;
+    const file = files ? ` / ${speedRatio(ours.fileMBs ?? null, r.fileMBs ?? null)} / ${speedRatio(ours.fromFileMBs ?? null, r.fromFileMBs ?? null)}` : '';
     console.log(r === ours ? line : `${line} | ${speedRatio(ours.uploadMBs, r.uploadMBs)} / ${speedRatio(ours.downloadMBs, r.downloadMBs)}${file} / ${speedRatio(ours.listEntriesPerS, r.listEntriesPerS)}${r.note ? `  (${r.note})` : ''}`);
   }
 }
@@ -325,6 +330,31 @@ async function benchSmb(work: string, src: string, bytes: number): Promise<Row[]
       smbclient: () => intoFile(() => spawnTimed('smbclient', [...cli, '-c', `get cli.bin ${target}`], process.env, true)),
     });
     for (const row of rows) row.fileMBs = files[row.tool] ? MB / files[row.tool]! : null;
+    // Uploads of the file on disk in turns: the desktop uploader (smbclient `put` reads the file,
+    // progress from its sent bytes), `smbclient put`, `rclone copyto`. Every round is printed.
+    // Each writes a new file: its target from the round before is removed, then a `sync` (neither
+    // timed). The server's disk is the source's, so the writeback of the upload before would be
+    // charged to the next tool; and replacing a file costs Tributary's atomic publish (a rename
+    // over it) an ext4 flush of the new file that an in-place overwrite does not pay.
+    const rounds: Record<string, number[]> = { Tributary: [], rclone: [], smbclient: [] };
+    const targets: Record<string, string> = { Tributary: 'from-file.bin', rclone: 'rclone-from-file.bin', smbclient: 'cli-from-file.bin' };
+    const round = (tool: string, fn: () => number | Promise<number>) => async () => {
+      rmSync(join(server.shareDir, targets[tool]!), { force: true });
+      spawnSync('sync');
+      const s = await fn();
+      rounds[tool]!.push(s);
+      return s;
+    };
+    const fromFile = await inTurns(
+      {
+        Tributary: round('Tributary', () => timed(() => app.uploads.uploader.upload({ accountId: acc.id, parentId: 'root', localPath: src, name: 'from-file.bin', overwrite: true }))),
+        rclone: round('rclone', () => spawnTimed('rclone', ['copyto', '--ignore-times', src, `bsmb:${server.share}/rclone-from-file.bin`], env)),
+        smbclient: round('smbclient', () => spawnTimed('smbclient', [...cli, '-c', `put ${src} cli-from-file.bin`], process.env, true)),
+      },
+      TRANSFER_RUNS,
+    );
+    for (const row of rows) row.fromFileMBs = fromFile[row.tool] ? MB / fromFile[row.tool]! : null;
+    rounds.Tributary!.forEach((t, i) => console.log(`SMB upload from file, round ${i + 1}: Tributary ${(MB / t).toFixed(0)} MB/s, ÷ smbclient put ${(rounds.smbclient![i]! / t).toFixed(2)}, ÷ rclone ${(rounds.rclone![i]! / t).toFixed(2)}`));
     const lists = await inTurns({
       Tributary: await tributaryListing(app, acc.id, 'many'),
       rclone: rcloneListing(env, `bsmb:${server.share}/many`),

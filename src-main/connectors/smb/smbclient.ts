@@ -196,14 +196,14 @@ export class Smbclient {
   }
 }
 
-/** The entries of `ls` output for `folder`, our temporary files left out. */
-export function parseLs(output: string, folder: string): Entry[] {
+/** The entries of `ls` output for `folder`, our temporary files left out (unless `temps`). */
+export function parseLs(output: string, folder: string, temps = false): Entry[] {
   const out: Entry[] = [];
   for (const line of output.split('\n')) {
     const m = LS_LINE.exec(line);
     if (!m) continue;
     const [, name, attrs, size, mon, day, hh, mm, ss, year] = m;
-    if (name === '.' || name === '..' || TEMP_NAME.test(name!)) continue;
+    if (name === '.' || name === '..' || (!temps && TEMP_NAME.test(name!))) continue;
     const kind = attrs!.includes('D') ? 'folder' : 'file';
     const modified = new Date(Date.UTC(Number(year), MONTHS.indexOf(mon!), Number(day), Number(hh), Number(mm), Number(ss)));
     out.push({
