@@ -205,6 +205,10 @@ describe('WebDAV streamed reads of big files off their own socket (spec 1, Files
     const { out } = recordingFile(join(work, 'closed.bin'), (o, writes) => {
       if (writes === 2) o.destroy();
     });
+    // A file's 'close' comes once its descriptor is closed, here 300 ms after destroy(): the
+    // download must stop at the destroy, not read on into a sink that is gone meanwhile.
+    const destroy = out._destroy.bind(out);
+    out._destroy = (err, cb) => void setTimeout(() => destroy(err, cb), 300);
     const errors: Error[] = [];
     stream.on('error', (e) => errors.push(e));
     stream.pipe(out);

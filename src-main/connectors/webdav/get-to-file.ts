@@ -297,12 +297,16 @@ export function getStream(req: StreamGet): Promise<StreamGetResult> {
 
     /** Writes `len` bytes of `buf` into the sink; an owned buffer is read into again once written. */
     const writeSink = (buf: Buffer, len: number, owned: boolean): boolean => {
+      // A sink destroyed before the last byte stops the download at once: its 'close' may come
+      // only after its file is closed, and the socket would meanwhile read on into nothing.
+      if ((sink as { destroyed?: boolean }).destroyed) return (body!.destroy(), false);
       received += len;
       if (received > expected) return (fail(new FileGetError('The server sent more than Content-Length.', 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH')), false);
       writing++;
       sink!.write(buf.subarray(0, len), (e?: Error | null) => {
         writing--;
         if (owned) free.push(buf);
+        if (e && !ended) return void body!.destroy();
         if (e || ended || !waiting) return;
         waiting = false;
         resume();
