@@ -184,7 +184,10 @@ export async function fifoGet(req: FifoGet): Promise<Readable | null> {
     delivered += len;
     let more: boolean;
     if (sink) {
-      if (from > 0) cur!.copyWithin(fill, fill + from, fill + from + len);
+      cur ??= free.pop() ?? Buffer.allocUnsafe(BUFFER);
+      // The read went into the buffer's free part, unless it was given before the pipe (the
+      // scratch buffer) or began before `start`: then its bytes are moved there.
+      if (from > 0 || buf.buffer !== cur.buffer || buf.byteOffset !== cur.byteOffset + fill) buf.copy(cur, fill, from, from + len);
       fill += len;
       more = BUFFER - fill >= READ || flushSink();
     } else {
