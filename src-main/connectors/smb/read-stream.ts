@@ -26,6 +26,10 @@ const BUFFER = 1 << 20;
 const BUFFERS = 4;
 /** A pipe's capacity: one read of the FIFO never returns more. */
 const READ = 64 * 1024;
+/** Reads are gathered into chunks this big for a consumer that keeps its chunks (each a new buffer). */
+const CHUNK = 256 * 1024;
+/** Bytes gathered are handed on after this long even if their buffer is not full (a slow transfer). */
+const HOLD_MS = 20;
 
 export interface FifoGet {
   smb: Smbclient;
@@ -99,14 +103,17 @@ export async function fifoGet(req: FifoGet): Promise<Readable | null> {
   let done = false;
   let eof = false;
   let exited = false;
-  /** Piped straight into a sink: the buffer being filled, its fill, the free ones and the writes not called back. */
-  let sink: NodeJS.WritableStream | null = null;
+  /** The buffer reads are gathered in, and how much of it is filled. */
   let cur: Buffer | undefined;
   let fill = 0;
+  let hold: NodeJS.Timeout | undefined;
+  /** Piped straight into a sink: the free buffers and the writes not called back. */
+  let sink: NodeJS.WritableStream | null = null;
   const free: Buffer[] = [];
   let writing = 0;
   let waiting = false;
-  const scratch = Buffer.allocUnsafe(READ);
+  /** A sink's buffers are reused once written; a consumer that keeps its chunks gets new ones. */
+  const take = () => (sink ? (free.pop() ?? Buffer.allocUnsafe(BUFFER)) : Buffer.allocUnsafe(CHUNK));
 
   let settle: ((err?: Error) => void) | undefined;
   const ready = new Promise<Readable>((resolve, reject) => {
@@ -118,18 +125,25 @@ export async function fifoGet(req: FifoGet): Promise<Readable | null> {
   });
 
   const cleanup = () => {
+    clearTimeout(hold);
     socket.destroy();
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     req.signal?.removeEventListener('abort', onAbort);
     void rm(dir, { recursive: true, force: true });
   };
 
-  /** Writes the filled part of the current buffer into the sink; false while every buffer is out. */
-  const flushSink = (): boolean => {
+  /**
+   * Hands the gathered bytes on: pushed, or written into the sink. False while the consumer is
+   * behind (every sink buffer is out).
+   */
+  const flush = (): boolean => {
+    clearTimeout(hold);
+    hold = undefined;
     const b = cur!;
     const len = fill;
     cur = undefined;
     fill = 0;
+    if (!sink) return out.push(b.subarray(0, len));
     if (len === 0) return (free.push(b), true);
     writing++;
     sink!.write(b.subarray(0, len), (e?: Error | null) => {
@@ -153,7 +167,7 @@ export async function fifoGet(req: FifoGet): Promise<Readable | null> {
       else out.destroy(err);
       return;
     }
-    if (sink && cur) flushSink();
+    if (cur && fill > 0) flush();
     cleanup();
     out.push(null);
     if (sink) out.resume(); // no reader in this mode: flowing lets 'end' out
@@ -182,25 +196,23 @@ export async function fifoGet(req: FifoGet): Promise<Readable | null> {
     if (from >= n) return true;
     const len = Math.min(n - from, want - delivered);
     delivered += len;
-    let more: boolean;
-    if (sink) {
-      cur ??= free.pop() ?? Buffer.allocUnsafe(BUFFER);
-      // The read went into the buffer's free part, unless it was given before the pipe (the
-      // scratch buffer) or began before `start`: then its bytes are moved there.
-      if (from > 0 || buf.buffer !== cur.buffer || buf.byteOffset !== cur.byteOffset + fill) buf.copy(cur, fill, from, from + len);
-      fill += len;
-      more = BUFFER - fill >= READ || flushSink();
-    } else {
-      const chunk = Buffer.allocUnsafe(len);
-      buf.copy(chunk, 0, from, from + len);
-      more = out.push(chunk);
-      settle?.();
-    }
+    cur ??= take();
+    // The read went into the buffer's free part, unless that buffer was handed on since it was
+    // given (a pipe began, a slow transfer's bytes went on) or it began before `start`: then its
+    // bytes are moved there.
+    if (from > 0 || buf.buffer !== cur.buffer || buf.byteOffset !== cur.byteOffset + fill) buf.copy(cur, fill, from, from + len);
+    fill += len;
+    settle?.();
     if (delivered >= want) {
       finish();
       return false;
     }
-    return more;
+    if (cur.length - fill < READ) return flush();
+    hold ??= setTimeout(() => {
+      hold = undefined;
+      if (!done && cur && fill > 0 && !flush()) socket.pause();
+    }, HOLD_MS);
+    return true;
   };
 
   const socket = new Socket({
@@ -209,8 +221,7 @@ export async function fifoGet(req: FifoGet): Promise<Readable | null> {
     writable: false,
     onread: {
       buffer: () => {
-        if (!sink) return scratch;
-        cur ??= free.pop() ?? Buffer.allocUnsafe(BUFFER);
+        cur ??= take();
         return cur.subarray(fill);
       },
       callback: onRead,
@@ -220,12 +231,16 @@ export async function fifoGet(req: FifoGet): Promise<Readable | null> {
   /** `FifoStream.pipe` into a sink that releases chunks at its write callback. */
   const direct = (dest: NodeJS.WritableStream, end: boolean): boolean => {
     if (done || sink) return false;
-    // What was read before the pipe goes first, as it is.
+    // What was read before the pipe goes first, as it is (those buffers are not reused).
     const before = out.read() as Buffer | null;
+    const gathered = cur?.subarray(0, fill);
+    cur = undefined;
+    fill = 0;
     sink = dest;
-    if (before) {
+    for (const b of [before, gathered]) {
+      if (!b?.length) continue;
       writing++;
-      dest.write(before, () => writing--);
+      dest.write(b, () => writing--);
     }
     if (end) out.once('end', () => dest.end());
     // A sink closed or failed before the last byte: the download stops (a pipe has nothing to
