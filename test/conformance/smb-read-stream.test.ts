@@ -31,7 +31,7 @@ describe('smb streamed download through a FIFO', () => {
   const downloadPids = () =>
     readFileSync(log, 'utf8')
       .split('\n')
-      .filter((l) => / -E$/.test(l))
+      .filter((l) => l.endsWith(' -E'))
       .map((l) => Number(l.split(' ')[0]));
   const alive = (pid: number) => {
     try {
