@@ -22,6 +22,7 @@ import { fsError, specialFile } from '../local/files';
 import type { Entry, NoReplace, ReadOptions, StorageConnector, StorageFeatures, WriteFileOptions, WriteOptions } from '../types';
 import { options, type SmbOptions } from './options';
 import { BLOCKS_LINE, lsAnswers, parseLs, q, renameLine, Smbclient, type SmbclientTuning } from './smbclient';
+import { fifoGet } from './read-stream';
 import { spawnError, statusError, unavailable } from './status';
 
 type ReadToFileOptions = Parameters<NonNullable<StorageFeatures['readToFile']>>[2];
@@ -161,7 +162,7 @@ export class SmbConnector implements StorageConnector {
   async read(path: string, opts: ReadOptions = {}): Promise<Readable> {
     // A whole file needs no `ls` first (one smbclient process less): smbclient reports the
     // size it got once done, and what it cannot open fails before the first byte.
-    if (opts.start === undefined && opts.end === undefined) return this.pump(path, 0, Infinity, opts.signal);
+    if (opts.start === undefined && opts.end === undefined) return this.stream(path, 0, Infinity, opts.signal);
     const entry = await this.stat(path);
     if (entry.kind !== 'file') throw new ServiceError('invalid_parameters', `"${path}" is a folder.`);
     const size = entry.size ?? 0;
@@ -169,7 +170,13 @@ export class SmbConnector implements StorageConnector {
     const end = Math.min(opts.end ?? size - 1, size - 1);
     const want = Math.max(0, end - start + 1);
     if (want === 0) return Readable.from([]);
-    return this.pump(path, start, want, opts.signal, size);
+    return this.stream(path, start, want, opts.signal, size);
+  }
+
+  /** Through a FIFO (read-stream.ts); through smbclient's stdout where no FIFO can be made. */
+  private async stream(path: string, start: number, want: number, signal?: AbortSignal, size?: number): Promise<Readable> {
+    const viaFifo = await fifoGet({ smb: this.smb, program: this.o.smbclient, path, start, want, size, signal });
+    return viaFifo ?? this.pump(path, start, want, signal, size);
   }
 
   /**

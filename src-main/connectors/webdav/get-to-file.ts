@@ -209,7 +209,7 @@ export type StreamGetResult = { kind: 'stream'; body: Readable } | { kind: 'stat
  * kernel, a file or a connection): an HTTP response, a socket, a file stream. A Transform or a
  * PassThrough is not one: it may hand the same chunk on after calling back.
  */
-function releasesAtCallback(dest: NodeJS.WritableStream): boolean {
+export function releasesAtCallback(dest: NodeJS.WritableStream): boolean {
   return dest instanceof ServerResponse || dest instanceof Socket || dest instanceof WriteStream;
 }
 
