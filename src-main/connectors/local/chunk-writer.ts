@@ -6,7 +6,7 @@ import { open, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { ServiceError } from '../../errors';
 import { baseName } from '../shared/paths';
 import type { ChunkWriter, Entry, NoReplace, PartReceipt } from '../types';
-import { fsError } from './files';
+import { fsError } from '../shared/fs-errors';
 
 /** What the writer needs of the local connector: real paths, the no-replace publish, stat. */
 export interface ChunkWriterHost {

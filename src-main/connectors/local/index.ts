@@ -21,7 +21,8 @@ import { modeAfter, permissionsOfMode } from '../shared/posix-permissions';
 import { baseName, joinPath, parentOf, ROOT, splitExtension, TEMP_NAME, tempName } from '../shared/paths';
 import type { ChunkWriter, Entry, NoReplace, Permission, PermissionChanges, Quota, RawChange, StorageConnector, StorageFeatures, Watcher, WriteOptions } from '../types';
 import { LocalChunkWriter } from './chunk-writer';
-import { COPY_OPTIONS, entryOf, fsError, isSpecial, specialFile } from './files';
+import { fsError, specialFile } from '../shared/fs-errors';
+import { COPY_OPTIONS, entryOf, isSpecial } from './files';
 import { watchFolder } from './watch';
 
 // Calls on a descriptor opened synchronously (see writeFile), run in the I/O pool.

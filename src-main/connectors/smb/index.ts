@@ -18,7 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
 import { assertFree, baseName, joinPath, parentOf, ROOT, tempName } from '../shared/paths';
-import { fsError, specialFile } from '../local/files';
+import { fsError, specialFile } from '../shared/fs-errors';
 import type { Entry, NoReplace, ReadOptions, StorageConnector, StorageFeatures, WriteFileOptions, WriteOptions } from '../types';
 import { options, type SmbOptions } from './options';
 import { BLOCKS_LINE, lsAnswers, parseLs, q, renameLine, Smbclient, type SmbclientTuning } from './smbclient';

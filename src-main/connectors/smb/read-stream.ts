@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { ServiceError } from '../../errors';
-import { releasesAtCallback } from '../webdav/get-to-file';
+import { releasesAtCallback } from '../shared/sinks';
 import { q, type Smbclient } from './smbclient';
 import { spawnError, statusError, unavailable } from './status';
 

@@ -10,10 +10,10 @@
  * over `Connection: close`. Anything else (chunked, no length, a 200 to a ranged request) is
  * reported as `unsupported` before a byte is written, and the caller streams instead.
  */
-import { close, ftruncate, open, write, WriteStream } from 'node:fs';
-import { ServerResponse } from 'node:http';
-import { connect, Socket } from 'node:net';
+import { close, ftruncate, open, write } from 'node:fs';
+import { connect, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
+import { releasesAtCallback } from '../shared/sinks';
 
 const BUFFER = 1 << 20;
 /** Buffers per download: one being filled, the rest being written. */
@@ -203,15 +203,6 @@ export interface StreamGet {
 }
 
 export type StreamGetResult = { kind: 'stream'; body: Readable } | { kind: 'status'; status: number } | { kind: 'unsupported'; reason: string };
-
-/**
- * Sinks whose write callback means the chunk is out of the caller's buffer (written to the
- * kernel, a file or a connection): an HTTP response, a socket, a file stream. A Transform or a
- * PassThrough is not one: it may hand the same chunk on after calling back.
- */
-export function releasesAtCallback(dest: NodeJS.WritableStream): boolean {
-  return dest instanceof ServerResponse || dest instanceof Socket || dest instanceof WriteStream;
-}
 
 /**
  * The body stream of `getStream`. Piped into a sink that is done with a chunk when its write
