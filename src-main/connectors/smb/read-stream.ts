@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { ServiceError } from '../../errors';
-import { releasesAtCallback } from '../shared/sinks';
+import { DirectPipeReadable } from '../shared/sinks';
 import { q, type Smbclient } from './smbclient';
 import { spawnError, statusError, unavailable } from './status';
 
@@ -42,21 +42,6 @@ export interface FifoGet {
   /** The file's size, when known (for the error of a transfer that stopped). */
   size?: number;
   signal?: AbortSignal;
-}
-
-class FifoStream extends Readable {
-  constructor(
-    opts: ConstructorParameters<typeof Readable>[0],
-    private readonly direct: (dest: NodeJS.WritableStream, end: boolean) => boolean,
-  ) {
-    super(opts);
-  }
-
-  override pipe<T extends NodeJS.WritableStream>(dest: T, opts?: { end?: boolean }): T {
-    if (this.readableFlowing !== null || !releasesAtCallback(dest) || !this.direct(dest, opts?.end !== false)) return super.pipe(dest, opts);
-    dest.emit('pipe', this);
-    return dest;
-  }
 }
 
 /**
@@ -228,7 +213,7 @@ export async function fifoGet(req: FifoGet): Promise<Readable | null> {
     },
   } as ConstructorParameters<typeof Socket>[0]);
 
-  /** `FifoStream.pipe` into a sink that releases chunks at its write callback. */
+  /** `DirectPipeReadable.pipe` into a sink that releases chunks at its write callback. */
   const direct = (dest: NodeJS.WritableStream, end: boolean): boolean => {
     if (done || sink) return false;
     // What was read before the pipe goes first, as it is (those buffers are not reused).
@@ -252,7 +237,7 @@ export async function fifoGet(req: FifoGet): Promise<Readable | null> {
     return true;
   };
 
-  const out = new FifoStream(
+  const out = new DirectPipeReadable(
     {
       highWaterMark: BUFFER,
       read: () => {

@@ -13,7 +13,7 @@
 import { close, ftruncate, open, write } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
-import { releasesAtCallback } from '../shared/sinks';
+import { DirectPipeReadable } from '../shared/sinks';
 
 const BUFFER = 1 << 20;
 /** Buffers per download: one being filled, the rest being written. */
@@ -204,27 +204,6 @@ export interface StreamGet {
 
 export type StreamGetResult = { kind: 'stream'; body: Readable } | { kind: 'status'; status: number } | { kind: 'unsupported'; reason: string };
 
-/**
- * The body stream of `getStream`. Piped into a sink that is done with a chunk when its write
- * calls back (`releasesAtCallback`: the REST answer, a file), the socket writes straight into it
- * from a few reused 1 MiB buffers, as `getToFile` does: a fresh 1 MiB buffer per read costs
- * page faults and the collector's passes over external memory (256 MiB: 120–300 ms of CPU
- * against 55–90 ms reused).
- */
-class BodyStream extends Readable {
-  constructor(
-    opts: ConstructorParameters<typeof Readable>[0],
-    private readonly direct: (dest: NodeJS.WritableStream, end: boolean) => boolean,
-  ) {
-    super(opts);
-  }
-
-  override pipe<T extends NodeJS.WritableStream>(dest: T, opts?: { end?: boolean }): T {
-    if (this.readableFlowing !== null || !releasesAtCallback(dest) || !this.direct(dest, opts?.end !== false)) return super.pipe(dest, opts);
-    dest.emit('pipe', this);
-    return dest;
-  }
-}
 
 /**
  * The same GET as `getToFile`, its body as a stream: the socket reads into 1 MiB buffers that
@@ -239,11 +218,16 @@ export function getStream(req: StreamGet): Promise<StreamGetResult> {
     let expected = 0;
     let received = 0;
     let spare: Buffer | undefined;
-    let body: BodyStream | undefined;
+    let body: DirectPipeReadable | undefined;
     let ended = false;
     /** Body bytes that came with the head, held until the stream is read or piped. */
     let first: Buffer | null = null;
-    /** Piped straight into a sink (`BodyStream`): its free buffers and the writes not called back. */
+    /**
+     * Piped straight into a sink (`DirectPipeReadable`: the REST answer, a file), the socket writes
+     * into it from a few reused 1 MiB buffers, as `getToFile` does (a fresh 1 MiB buffer per read
+     * costs page faults and collector passes: 256 MiB 120–300 ms of CPU against 55–90 ms reused).
+     * Its free buffers and the writes not called back:
+     */
     let sink: NodeJS.WritableStream | null = null;
     const free: Buffer[] = [];
     let writing = 0;
@@ -309,7 +293,7 @@ export function getStream(req: StreamGet): Promise<StreamGetResult> {
       return pause();
     };
 
-    /** `BodyStream.pipe` into a sink that releases chunks at its write callback. */
+    /** `DirectPipeReadable.pipe` into a sink that releases chunks at its write callback. */
     const direct = (dest: NodeJS.WritableStream, end: boolean): boolean => {
       if (ended || sink || first === null) return false;
       sink = dest;
@@ -344,7 +328,7 @@ export function getStream(req: StreamGet): Promise<StreamGetResult> {
         }
         expected = h.length;
         first = Buffer.from(got.rest);
-        body = new BodyStream(
+        body = new DirectPipeReadable(
           {
             highWaterMark: 2 * BUFFER,
             read: () => {
