@@ -9,6 +9,7 @@
  * Uploads go to a hidden temporary name and are renamed over the final name (`rename -f`, an
  * atomic replace on the server) once every byte is in.
  */
+import type { ChildProcess } from 'node:child_process';
 import { createReadStream, type Stats } from 'node:fs';
 import { mkdtemp, readdir, readFile, readlink, realpath, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -271,27 +272,13 @@ export class SmbConnector implements StorageConnector {
     const poll = opts.onBytes ? setInterval(() => void stat(file).then((s) => grown(s.size), () => {}), 250) : undefined;
     let log = '';
     try {
-      await this.smb.slot(
-        () =>
-          new Promise<void>((resolve, reject) => {
-            const child = this.smb.spawn([]);
-            const cancel = () => child.kill('SIGKILL');
-            opts.signal?.addEventListener('abort', cancel, { once: true });
-            child.stdout!.setEncoding('utf8').on('data', (d: string) => (log += d));
-            child.stderr!.setEncoding('utf8').on('data', (d: string) => (log += d));
-            child.once('error', (e) => reject(spawnError(this.o.smbclient, e)));
-            child.once('close', (code, signal) => {
-              opts.signal?.removeEventListener('abort', cancel);
-              if (opts.signal?.aborted) return reject(new ServiceError('request_timeout', 'The download was cancelled.'));
-              const err = statusError(log, `Reading "${path}"`);
-              if (err) return void this.smb.settle(err, `Reading "${path}"`).then(reject);
-              if (code !== 0 || signal) return reject(unavailable(`Reading "${path}"`, `smbclient stopped (${signal ?? `exit ${code}`}) ${log.trim().slice(-200)}`.trim()));
-              resolve();
-            });
-            child.stdin!.on('error', () => {});
-            child.stdin!.end(`${start > 0 ? 'reget' : 'get'} ${q(path)} ${q(file, false)}\n`);
-          }),
-      );
+      await this.smb.slot(async () => {
+        const run = await this.runOwn(this.smb.spawn([]), [`${start > 0 ? 'reget' : 'get'} ${q(path)} ${q(file, false)}`], opts.signal, 'The download was cancelled.');
+        log = run.log;
+        const err = statusError(log, `Reading "${path}"`);
+        if (err) throw await this.smb.settle(err, `Reading "${path}"`);
+        if (run.stopped) throw unavailable(`Reading "${path}"`, run.stopped);
+      });
     } catch (e) {
       if (e instanceof ServiceError && e.code === 'invalid_parameters' && /IS_A_DIRECTORY/.test(log)) throw new ServiceError('invalid_parameters', `"${path}" is a folder.`);
       throw e;
@@ -519,32 +506,41 @@ export class SmbConnector implements StorageConnector {
         if (pos > reported) opts.onBytes?.(pos - reported);
         reported = Math.max(reported, pos);
       };
-      let log = '';
       const child = this.smb.spawn([]);
       const reader = opts.onBytes && child.pid ? sentReader(child.pid, real) : undefined;
       const poll = reader ? setInterval(() => void reader().then((pos) => pos !== undefined && report(pos)), 250) : undefined;
       try {
-        await new Promise<void>((resolve, reject) => {
-          const cancel = () => child.kill('SIGKILL');
-          opts.signal?.addEventListener('abort', cancel, { once: true });
-          child.stdout!.setEncoding('utf8').on('data', (d: string) => (log += d));
-          child.stderr!.setEncoding('utf8').on('data', (d: string) => (log += d));
-          child.once('error', (e) => reject(spawnError(this.o.smbclient, e)));
-          child.once('close', (code, signal) => {
-            opts.signal?.removeEventListener('abort', cancel);
-            if (opts.signal?.aborted) return reject(new ServiceError('request_timeout', 'The upload was cancelled.'));
-            // A status report is the caller's to read; a silent death means the server went away.
-            if ((code !== 0 || signal) && !statusError(log, what)) return reject(unavailable(what, `smbclient stopped (${signal ?? `exit ${code}`}) ${log.trim().slice(-200)}`.trim()));
-            resolve();
-          });
-          child.stdin!.on('error', () => {});
-          child.stdin!.end(lines.join('\n') + '\n');
-        });
+        const run = await this.runOwn(child, lines, opts.signal, 'The upload was cancelled.');
+        // A status report is the caller's to read; a silent death means the server went away.
+        if (run.stopped && !statusError(run.log, what)) throw unavailable(what, run.stopped);
+        return run.log;
       } finally {
         ended = true;
         clearInterval(poll);
       }
-      return log;
+    });
+  }
+
+  /**
+   * Runs `lines` in `child`, an smbclient of its own (spawned by the caller, which may watch its
+   * pid), and answers what it printed and, when it did not exit with 0, how it stopped. A cancel
+   * kills it and rejects with `request_timeout` (`cancelled`).
+   */
+  private runOwn(child: ChildProcess, lines: string[], signal: AbortSignal | undefined, cancelled: string): Promise<{ log: string; stopped: string | null }> {
+    return new Promise((resolve, reject) => {
+      let log = '';
+      const cancel = () => child.kill('SIGKILL');
+      signal?.addEventListener('abort', cancel, { once: true });
+      child.stdout!.setEncoding('utf8').on('data', (d: string) => (log += d));
+      child.stderr!.setEncoding('utf8').on('data', (d: string) => (log += d));
+      child.once('error', (e) => reject(spawnError(this.o.smbclient, e)));
+      child.once('close', (code, sig) => {
+        signal?.removeEventListener('abort', cancel);
+        if (signal?.aborted) return reject(new ServiceError('request_timeout', cancelled));
+        resolve({ log, stopped: code !== 0 || sig ? `smbclient stopped (${sig ?? `exit ${code}`}) ${log.trim().slice(-200)}`.trim() : null });
+      });
+      child.stdin!.on('error', () => {});
+      child.stdin!.end(lines.join('\n') + '\n');
     });
   }
 
