@@ -5,6 +5,7 @@
  * bytes, a local stamp's times as two 64-bit integers), and an entry is made again, equal to
  * the one stored, when it is looked up. Read only: it is replaced, never changed.
  */
+import type { BigIntStats } from 'node:fs';
 import type { SideEntry, Tree } from './model';
 
 const FOLDER = 1;
@@ -22,6 +23,9 @@ const MD5_TEXT = /^md5:[0-9a-f]{32}$/;
 const STAMP_TEXT = /^\d+:(-?\d+):(-?\d+):\d+$/;
 
 const num = (x: number) => (Number.isNaN(x) ? undefined : x);
+/** Whether the whole number `b` is the double `x` (exactly: only below 2^53, else not told). */
+const sameInt = (b: bigint, x: number) => b <= MAX_EXACT && Number(b) === x;
+const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
 
 export class CompactTree extends Map<string, SideEntry> {
   /** The entries made again by this copy: a scan that kept one need not compare it field by field. */
@@ -129,6 +133,45 @@ export class CompactTree extends Map<string, SideEntry> {
     };
     this.made.add(e);
     return e;
+  }
+
+  /**
+   * True when the local entry stored at `path` is one a scan would keep as it is, by the stat
+   * results `st` of what is there now (`kind`, as the scan tells it from them: a folder with the same device and inode; a hashed file with the same identity
+   * and stamp), told from the packed numbers without making the entry again. False also where
+   * this cannot tell (not packed, a number past 2^53): the caller then compares the entry itself.
+   */
+  keepsLocal(path: string, kind: 'file' | 'folder', st: BigIntStats): boolean {
+    const i = this.index.get(path);
+    if (i === undefined) return false;
+    const f = this.flags[i];
+    if ((f & FOLDER ? 'folder' : 'file') !== kind || !(f & ID_DEV_INO) || !sameInt(st.dev, this.dev[i]) || !sameInt(st.ino, this.ino[i])) return false;
+    if (kind === 'folder') return true;
+    return (
+      (f & HASH_MD5 ? true : !!this.hashes?.[i]) &&
+      !!(f & STAMP_PACKED) &&
+      sameInt(st.size, this.sizes[i]) &&
+      st.mtimeNs === this.mtimeNs[i] &&
+      st.ctimeNs === this.ctimeNs[i]
+    );
+  }
+
+  /**
+   * Whether storing `e` at `path` would write nothing (model.ts sameStored with the entry stored
+   * there), compared field by field on the packed form: no entry is made again.
+   */
+  storesSame(path: string, e: SideEntry): boolean {
+    const i = this.index.get(path);
+    if (i === undefined) return false;
+    const f = this.flags[i];
+    if ((f & FOLDER ? 'folder' : 'file') !== e.kind || num(this.sizes[i]) !== e.size) return false;
+    const id = f & ID_DEV_INO ? e.id !== undefined && e.id === `${this.dev[i]}:${this.ino[i]}` : this.ids?.[i] === e.id;
+    if (!id) return false;
+    const hash = f & HASH_MD5 ? e.hash !== undefined && e.hash === `md5:${this.md5.toString('hex', 16 * i, 16 * i + 16)}` : this.hashes?.[i] === e.hash;
+    if (!hash) return false;
+    const ver = f & VER_HASH ? e.ver === e.hash : f & VER_ID ? e.ver === e.id : f & VER_DIR ? e.ver === 'd' : this.vers?.[i] === e.ver;
+    if (!ver) return false;
+    return f & STAMP_PACKED ? e.stamp === `${num(this.sizes[i])}:${this.mtimeNs[i]}:${this.ctimeNs[i]}:${this.ino[i]}` : this.stamps?.[i] === e.stamp;
   }
 
   /** Whether `e` is an entry this copy made (entries are never changed: it is the one stored at its path). */

@@ -9,7 +9,7 @@
  * a backend has no ETag, and then always with the size); identity = the ETag with the size.
  */
 import { createHash } from 'node:crypto';
-import { lstatSync, readdirSync, type BigIntStats, type Stats } from 'node:fs';
+import { constants, lstatSync, readdirSync, type BigIntStats, type Stats } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import ignore from 'ignore';
@@ -19,6 +19,7 @@ import { joinPath, parentOf, ROOT, TEMP_NAME } from '../connectors/shared/paths'
 import { md5OfWholeFile } from '../connectors/shared/md5';
 import type { Entry, StorageConnector } from '../connectors/types';
 import { ServiceError, toServiceError } from '../errors';
+import { CompactTree } from './compact';
 import { sameStored, type SideEntry, type Tree } from './model';
 
 /** Never synced: system clutter, Office lock files, editors' temporary files, our own temp files. */
@@ -141,13 +142,21 @@ const stampOf = (st: BigIntStats) => `${st.size}:${st.mtimeNs}:${st.ctimeNs}:${s
  * files), or a file unchanged since the last scan (that scan's entry itself, so both trees
  * share it in memory); undefined when the file's content must be hashed.
  */
-function entryWithoutReading(path: string, st: BigIntStats, id: string, previous?: SideEntry): SideEntry | null | undefined {
+export function entryWithoutReading(path: string, st: BigIntStats, id: string, previous?: SideEntry): SideEntry | null | undefined {
   if (st.isDirectory()) {
     return previous && previous.path === path && previous.kind === 'folder' && previous.id === id ? previous : { path, kind: 'folder', id, ver: 'd' };
   }
   if (!st.isFile()) return null;
   if (previous && previous.path === path && previous.kind === 'file' && previous.hash && previous.id === id && previous.stamp === stampOf(st)) return previous;
   return undefined;
+}
+
+const S_IFMT = BigInt(constants.S_IFMT);
+
+/** What a walk syncs an entry as: one conversion of its mode (a BigIntStats' isFile() makes BigInts each call). */
+function kindOf(st: BigIntStats): 'file' | 'folder' | null {
+  const type = Number(st.mode & S_IFMT);
+  return type === constants.S_IFDIR ? 'folder' : type === constants.S_IFREG ? 'file' : null;
 }
 
 /** Entries a walk reads between two turns of the event loop. */
@@ -211,7 +220,7 @@ export async function scanLocal(root: string, rules: Ignored, cache: Tree = new 
       } catch {
         continue; // unreadable: left out, as a vanished entry
       }
-      const kind = !st ? null : st.isDirectory() ? 'folder' : st.isFile() ? 'file' : null;
+      const kind = st ? kindOf(st) : null;
       if (!st || !kind) continue;
       const here = cache.get(path);
       if (leftOut(rules, trusted, path, kind, here)) continue;
@@ -244,6 +253,8 @@ export async function scanLocal(root: string, rules: Ignored, cache: Tree = new 
  */
 export async function localUnchanged(root: string, rules: Ignored, last: Tree): Promise<boolean> {
   const trusted = scannedWith.get(last) === rules;
+  // Its entries were let through by these rules: one kept as it is needs no asking.
+  const compact = trusted && last instanceof CompactTree ? last : undefined;
   let matched = 0;
   let sinceYield = 0;
   const walk = async (folder: string): Promise<boolean> => {
@@ -268,8 +279,14 @@ export async function localUnchanged(root: string, rules: Ignored, last: Tree): 
       } catch {
         continue; // left out, as scanLocal does: an entry of `last` not met is counted below
       }
-      const kind = !st ? null : st.isDirectory() ? 'folder' : st.isFile() ? 'file' : null;
+      const kind = st ? kindOf(st) : null;
       if (!st || !kind) continue;
+      // The store's copy tells an unchanged entry from its numbers, without making it again.
+      if (compact?.keepsLocal(path, kind, st)) {
+        matched++;
+        if (kind === 'folder') folders.push(path);
+        continue;
+      }
       // One lookup: the store's copy makes the entry again for each.
       const was = last.get(path);
       if (leftOut(rules, trusted, path, kind, was)) continue;
@@ -412,7 +429,14 @@ export async function remoteUnchanged(c: StorageConnector, root: string, rules: 
   let matched = 0;
   let differs = false;
   // One child: whether it is stored as `last` holds it (or left out); a folder is walked next.
+  const compact = trusted && last instanceof CompactTree ? last : undefined;
   const same = (e: SideEntry, folders: string[]) => {
+    // The store's copy compares the entry on its packed form, making none again.
+    if (compact?.storesSame(e.path, e)) {
+      matched++;
+      if (e.kind === 'folder') folders.push(e.path);
+      return true;
+    }
     const was = last.get(e.path);
     if (leftOut(rules, trusted, e.path, e.kind, was)) return true;
     if (!was || !sameStored(e, was)) return false;

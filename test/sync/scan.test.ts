@@ -8,7 +8,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { LocalConnector } from '../../src-main/connectors/local';
 import type { StorageConnector } from '../../src-main/connectors/types';
 import type { Tree } from '../../src-main/sync/model';
-import { ignoreRules, loadIgnore, localUnchanged, md5File, remoteUnchanged, scanLocal, scanRemote } from '../../src-main/sync/scan';
+import { CompactTree } from '../../src-main/sync/compact';
+import { ignoreRules, loadIgnore, localUnchanged, md5File, remoteUnchanged, sameScan, scanLocal, scanRemote } from '../../src-main/sync/scan';
 import { sameStored } from '../../src-main/sync/model';
 import { scratchDir } from '../servers/util';
 
@@ -226,6 +227,11 @@ describe('sync scanner', () => {
     const c = new LocalConnector({ path: root, trashDir: join(dir, 'unchanged-trash') });
     const rules = ignoreRules(undefined);
     // The stored rows a full scan would change, against the last scan.
+    const compactCopy = (t: Tree) => {
+      const copy = CompactTree.of(t);
+      sameScan(t, copy);
+      return copy;
+    };
     const stores = (fresh: Tree, last: Tree) => fresh.size !== last.size || [...fresh.values()].some((e) => !last.has(e.path) || !sameStored(e, last.get(e.path)!));
     let last = { local: await scanLocal(root, rules), remote: await scanRemote(c, '/', rules) };
     // Seen after their second is over (not racy), so the local account's entries are kept.
@@ -234,6 +240,9 @@ describe('sync scanner', () => {
     const step = async (what: string, change: () => void, expected: boolean, stepRules = rules) => {
       change();
       const answers = { local: await localUnchanged(root, stepRules, last.local), remote: await remoteUnchanged(c, '/', stepRules, last.remote) };
+      // The same from the store's compact copies, which compare on their packed numbers.
+      const packed = { local: await localUnchanged(root, stepRules, compactCopy(last.local)), remote: await remoteUnchanged(c, '/', stepRules, compactCopy(last.remote)) };
+      expect({ what, ...packed }).toEqual({ what, local: expected, remote: expected });
       const fresh = { local: await scanLocal(root, stepRules, last.local), remote: await scanRemote(c, '/', stepRules, 4, last.remote) };
       expect({ what, ...answers }).toEqual({ what, local: expected, remote: expected });
       // "Unchanged" only where a full scan stores nothing.

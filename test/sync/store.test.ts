@@ -2,7 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { openDb } from '../../src-main/cache/db';
 import { CompactTree } from '../../src-main/sync/compact';
-import type { SideEntry, Tree } from '../../src-main/sync/model';
+import type { BigIntStats } from 'node:fs';
+import { sameStored, type SideEntry, type Tree } from '../../src-main/sync/model';
+import { entryWithoutReading } from '../../src-main/sync/scan';
 import { SyncStore } from '../../src-main/sync/store';
 
 function store() {
@@ -104,6 +106,53 @@ describe('sync store: the compact copy of a scan', () => {
     expect(new Map(copy)).toEqual(tree);
     expect(copy.get('/nowhere')).toBeUndefined();
     expect(() => copy.set('/a', entries[0])).toThrow();
+  });
+
+  it('tells a scan\'s entry stored the same from the packed form exactly as from the entry made again', () => {
+    const copy = CompactTree.of(new Map(entries.map((e) => [e.path, e])));
+    const fields = ['kind', 'id', 'ver', 'hash', 'size', 'stamp'] as const;
+    const other = { kind: 'folder', id: '2049:99', ver: 'v8', hash: `md5:${'f'.repeat(32)}`, size: 8, stamp: '8:1:1:1' } as const;
+    let equal = 0;
+    for (const e of entries) {
+      // The same entry as a new object, each stored field changed, and each dropped.
+      const variants: SideEntry[] = [{ ...e }, ...fields.map((k) => ({ ...e, [k]: e[k] === other[k] ? 'x' : other[k] })), ...fields.map((k) => ({ ...e, [k]: undefined }))];
+      for (const v of variants) {
+        const want = sameStored(v, copy.get(e.path)!);
+        if (want) equal++;
+        expect({ path: e.path, v, same: copy.storesSame(e.path, v) }).toEqual({ path: e.path, v, same: want });
+      }
+      expect(copy.storesSame('/nowhere', e)).toBe(false);
+    }
+    // Not every variant differs (a dropped field the entry did not have): both answers were met.
+    expect(equal).toBeGreaterThan(entries.length);
+  });
+
+  it('tells a local entry kept as it is from the stat results as the scan does, or leaves it to the scan', () => {
+    const copy = CompactTree.of(new Map(entries.map((e) => [e.path, e])));
+    // Entries whose numbers all fit the packed form; the others are told by the scan alone.
+    const packed = new Set(['/a', '/a/x.txt', '/a/old.txt']);
+    /** Stat results agreeing with a local entry's id and stamp (a stamp is `size:mtimeNs:ctimeNs:ino`). */
+    const statOf = (e: SideEntry) => {
+      const [dev, ino] = e.id!.split(':');
+      const [size, mtimeNs, ctimeNs] = (e.stamp ?? '0:0:0').split(':');
+      return { dev: BigInt(dev), ino: BigInt(ino), size: BigInt(size), mtimeNs: BigInt(mtimeNs), ctimeNs: BigInt(ctimeNs) };
+    };
+    const answers = new Set<string>();
+    for (const e of entries.filter((x) => x.id?.includes(':'))) {
+      const base = statOf(e);
+      // The same numbers, and each one changed.
+      for (const f of [base, ...(['dev', 'ino', 'size', 'mtimeNs', 'ctimeNs'] as const).map((k) => ({ ...base, [k]: base[k] + 1n }))])
+        for (const kind of ['file', 'folder'] as const) {
+          const st = { ...f, isDirectory: () => kind === 'folder', isFile: () => kind === 'file' } as unknown as BigIntStats;
+          const was = copy.get(e.path)!;
+          const scan = entryWithoutReading(e.path, st, `${f.dev}:${f.ino}`, was) === was;
+          const fast = copy.keepsLocal(e.path, kind, st);
+          expect({ path: e.path, f, kind, fast }).toEqual({ path: e.path, f, kind, fast: packed.has(e.path) && scan });
+          answers.add(`${packed.has(e.path)} ${fast}`);
+        }
+    }
+    // Kept and not kept among the packed ones, and unpacked ones met.
+    expect([...answers].sort()).toEqual(['false false', 'true false', 'true true']);
   });
 
   it('the store compares a later scan with it and writes only the rows that differ', () => {
