@@ -5,7 +5,7 @@
  * bytes, a local stamp's times as two 64-bit integers), and an entry is made again, equal to
  * the one stored, when it is looked up. Read only: it is replaced, never changed.
  */
-import type { BigIntStats } from 'node:fs';
+import type { BigIntStats, Stats } from 'node:fs';
 import type { SideEntry, Tree } from './model';
 
 const FOLDER = 1;
@@ -18,9 +18,14 @@ const VER_ID = 16;
 const VER_DIR = 32;
 /** stamp is `${size}:${mtimeNs}:${ctimeNs}:${ino}` (times in `mtimeNs` / `ctimeNs`). */
 const STAMP_PACKED = 64;
+/** id is a local account's ETag with the size, `${ino}-${size}-${mtime}|${size}` (hex, then decimal; in `ino`, `sizes`, `tagTime`). */
+const ID_ACCOUNT_TAG = 128;
 
 const MD5_TEXT = /^md5:[0-9a-f]{32}$/;
 const STAMP_TEXT = /^\d+:(-?\d+):(-?\d+):\d+$/;
+const ACCOUNT_TAG_TEXT = /^([0-9a-f]+)-([0-9a-f]+)-([0-9a-f]+)\|\d+$/;
+/** A local account's ETag with the size, as connectors/local's etagOf and the scan write it. */
+const accountTag = (ino: number, size: number, time: number) => `${ino.toString(16)}-${size.toString(16)}-${time.toString(16)}|${size}`;
 
 const num = (x: number) => (Number.isNaN(x) ? undefined : x);
 /** Whether the whole number `b` is the double `x` (exactly: only below 2^53, else not told). */
@@ -39,6 +44,7 @@ export class CompactTree extends Map<string, SideEntry> {
   private readonly seenAt: Float64Array;
   private readonly dev: Float64Array;
   private readonly ino: Float64Array;
+  private readonly tagTime: Float64Array;
   private readonly md5: Buffer;
   private readonly mtimeNs: BigInt64Array;
   private readonly ctimeNs: BigInt64Array;
@@ -63,6 +69,7 @@ export class CompactTree extends Map<string, SideEntry> {
     this.seenAt = new Float64Array(n);
     this.dev = new Float64Array(n);
     this.ino = new Float64Array(n);
+    this.tagTime = new Float64Array(n);
     this.md5 = Buffer.alloc(16 * n);
     this.mtimeNs = new BigInt64Array(n);
     this.ctimeNs = new BigInt64Array(n);
@@ -94,7 +101,16 @@ export class CompactTree extends Map<string, SideEntry> {
         f |= ID_DEV_INO;
       }
     }
-    if (!(f & ID_DEV_INO) && e.id !== undefined) (this.ids ??= [])[i] = e.id;
+    const tag = e.id && e.size !== undefined && !(f & ID_DEV_INO) ? ACCOUNT_TAG_TEXT.exec(e.id) : null;
+    if (tag) {
+      const [ino, time] = [parseInt(tag[1], 16), parseInt(tag[3], 16)];
+      if (accountTag(ino, e.size!, time) === e.id) {
+        this.ino[i] = ino;
+        this.tagTime[i] = time;
+        f |= ID_ACCOUNT_TAG;
+      }
+    }
+    if (!(f & (ID_DEV_INO | ID_ACCOUNT_TAG)) && e.id !== undefined) (this.ids ??= [])[i] = e.id;
     if (e.hash && MD5_TEXT.test(e.hash)) {
       this.md5.write(e.hash.slice(4), 16 * i, 'hex');
       f |= HASH_MD5;
@@ -117,7 +133,7 @@ export class CompactTree extends Map<string, SideEntry> {
   /** Entry `i`, made again. */
   private entry(i: number, path: string): SideEntry {
     const f = this.flags[i];
-    const id = f & ID_DEV_INO ? `${this.dev[i]}:${this.ino[i]}` : this.ids?.[i];
+    const id = f & ID_DEV_INO ? `${this.dev[i]}:${this.ino[i]}` : f & ID_ACCOUNT_TAG ? accountTag(this.ino[i], this.sizes[i], this.tagTime[i]) : this.ids?.[i];
     const hash = f & HASH_MD5 ? `md5:${this.md5.toString('hex', 16 * i, 16 * i + 16)}` : this.hashes?.[i];
     const size = num(this.sizes[i]);
     const e: SideEntry = {
@@ -165,13 +181,33 @@ export class CompactTree extends Map<string, SideEntry> {
     if (i === undefined) return false;
     const f = this.flags[i];
     if ((f & FOLDER ? 'folder' : 'file') !== e.kind || num(this.sizes[i]) !== e.size) return false;
-    const id = f & ID_DEV_INO ? e.id !== undefined && e.id === `${this.dev[i]}:${this.ino[i]}` : this.ids?.[i] === e.id;
+    const id =
+      f & ID_DEV_INO
+        ? e.id !== undefined && e.id === `${this.dev[i]}:${this.ino[i]}`
+        : f & ID_ACCOUNT_TAG
+          ? e.id !== undefined && e.id === accountTag(this.ino[i], this.sizes[i], this.tagTime[i])
+          : this.ids?.[i] === e.id;
     if (!id) return false;
     const hash = f & HASH_MD5 ? e.hash !== undefined && e.hash === `md5:${this.md5.toString('hex', 16 * i, 16 * i + 16)}` : this.hashes?.[i] === e.hash;
     if (!hash) return false;
     const ver = f & VER_HASH ? e.ver === e.hash : f & VER_ID ? e.ver === e.id : f & VER_DIR ? e.ver === 'd' : this.vers?.[i] === e.ver;
     if (!ver) return false;
     return f & STAMP_PACKED ? e.stamp === `${num(this.sizes[i])}:${this.mtimeNs[i]}:${this.ctimeNs[i]}:${this.ino[i]}` : this.stamps?.[i] === e.stamp;
+  }
+
+  /**
+   * True when a local account's child, by its stat results `st`, is stored the same as the entry
+   * at `path` (storesSame with what the scan makes of it: a folder, or a file whose ETag and size
+   * are its identity and version), told from the packed numbers without making either entry.
+   * False also where this cannot tell: the caller then compares the entries.
+   */
+  keepsAccountChild(path: string, st: Stats): boolean {
+    const i = this.index.get(path);
+    if (i === undefined) return false;
+    const f = this.flags[i];
+    if (f & (HASH_MD5 | STAMP_PACKED | ID_DEV_INO) || this.hashes?.[i] !== undefined || this.stamps?.[i] !== undefined) return false;
+    if (st.isDirectory()) return f === (FOLDER | VER_DIR) && this.ids?.[i] === undefined && Number.isNaN(this.sizes[i]);
+    return f === (ID_ACCOUNT_TAG | VER_ID) && this.sizes[i] === st.size && this.ino[i] === st.ino && this.tagTime[i] === Math.round(st.mtimeMs);
   }
 
   /** Whether `e` is an entry this copy made (entries are never changed: it is the one stored at its path). */

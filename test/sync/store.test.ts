@@ -2,9 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { openDb } from '../../src-main/cache/db';
 import { CompactTree } from '../../src-main/sync/compact';
-import type { BigIntStats } from 'node:fs';
+import type { BigIntStats, Stats } from 'node:fs';
 import { sameStored, type SideEntry, type Tree } from '../../src-main/sync/model';
-import { entryWithoutReading } from '../../src-main/sync/scan';
+import { entryWithoutReading, localAccountEntry } from '../../src-main/sync/scan';
 import { SyncStore } from '../../src-main/sync/store';
 
 function store() {
@@ -153,6 +153,36 @@ describe('sync store: the compact copy of a scan', () => {
     }
     // Kept and not kept among the packed ones, and unpacked ones met.
     expect([...answers].sort()).toEqual(['false false', 'true false', 'true true']);
+  });
+
+  it('tells a local account\'s child stored the same from its stat results as from the entry the scan makes', () => {
+    // Children of a local account as the scan stores them: a folder, and files whose ETag (inode, size, time in hex) with the size is identity and version.
+    const account: SideEntry[] = [
+      { path: '/r', kind: 'folder', ver: 'd' },
+      { path: '/r/e.bin', kind: 'file', id: '5f3a-10-18c7|16', ver: '5f3a-10-18c7|16', size: 16, modified: 6343, seenAt: 1_700_000_005_000 },
+      { path: '/r/zero.bin', kind: 'file', id: '1-0-0|0', ver: '1-0-0|0', size: 0, modified: 0 },
+      // Not of that form (a leading zero, another version): told by the entries alone.
+      { path: '/r/odd.bin', kind: 'file', id: '05f3a-10-18c7|16', ver: '05f3a-10-18c7|16', size: 16 },
+      { path: '/r/v.bin', kind: 'file', id: '5f3a-10-18c7|16', ver: 'v7', size: 16 },
+    ];
+    const copy = CompactTree.of(new Map(account.map((e) => [e.path, e])));
+    const packed = new Set(['/r', '/r/e.bin', '/r/zero.bin']);
+    const statOf = (kind: 'file' | 'folder', ino: number, size: number, mtimeMs: number) => ({ ino, size, mtimeMs, isDirectory: () => kind === 'folder' }) as unknown as Stats;
+    const answers = new Set<string>();
+    for (const e of account) {
+      const [ino, size, time] = e.id ? e.id.split('|')[0].split('-').map((h) => parseInt(h, 16)) : [7, 0, 0];
+      for (const kind of ['file', 'folder'] as const)
+        for (const [i, s, t] of [[ino, size, time], [ino + 1, size, time], [ino, size + 1, time], [ino, size, time + 1], [ino, size, time + 0.4], [ino, size, time - 0.6]]) {
+          const st = statOf(kind, i, s, t);
+          const fast = copy.keepsAccountChild(e.path, st);
+          const want = packed.has(e.path) && sameStored(localAccountEntry(st, e.path, 0), copy.get(e.path)!);
+          expect({ path: e.path, kind, i, s, t, fast }).toEqual({ path: e.path, kind, i, s, t, fast: want });
+          answers.add(`${packed.has(e.path)} ${fast}`);
+        }
+    }
+    expect([...answers].sort()).toEqual(['false false', 'true false', 'true true']);
+    // The packed id is given back as it was stored.
+    for (const e of account) expect(copy.get(e.path)).toEqual(e);
   });
 
   it('the store compares a later scan with it and writes only the rows that differ', () => {
