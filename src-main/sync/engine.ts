@@ -442,18 +442,21 @@ export class SyncEngine {
     // read into their compact form), and when neither differs nothing is built or stored: a
     // second tree of each side would double the memory of the pass. At the first difference,
     // the sides are scanned in full below.
+    // The local side as stored: the watch saw nothing, or it was just read and found so.
+    let localQuiet = settled && seen?.size === 0;
     if (settled && (!seen || seen.size === 0)) {
-      const quiet = seen?.size === 0 || (await localUnchanged(pair.localPath, ignored, this.store.tree(pair.id, 'local')));
-      const last = quiet ? (this.store.lastScan(pair.id, 'remote') ?? this.store.tree(pair.id, 'remote')) : undefined;
+      localQuiet ||= await localUnchanged(pair.localPath, ignored, this.store.tree(pair.id, 'local'));
+      const last = localQuiet ? (this.store.lastScan(pair.id, 'remote') ?? this.store.tree(pair.id, 'remote')) : undefined;
       if (last && (await remoteUnchanged(remote, pair.remotePath, ignored, last))) return { plan: { ops: [] }, trees: { local: seen ? new Map() : this.store.tree(pair.id, 'local'), remote: last } };
     }
     let known: Tree | undefined;
-    if (settled && seen?.size === 0) {
-      // The watch saw nothing: the local side is as stored, and is not even loaded unless the remote one changed.
+    if (localQuiet) {
+      // The local side is not even loaded unless the remote one changed, and then not read again.
       known = await scanRemote(remote, pair.remotePath, ignored, undefined, this.store.lastScan(pair.id, 'remote'));
       if (this.store.saveTree(pair.id, 'remote', known) === 0) return { plan: { ops: [] }, trees: { local: new Map(), remote: known } };
     }
-    const [local, rtree] = await Promise.all([scanLocal(pair.localPath, ignored, this.store.tree(pair.id, 'local'), seen && ((folder) => seen.has(folder))), known ?? scanRemote(remote, pair.remotePath, ignored, undefined, this.store.lastScan(pair.id, 'remote'))]);
+    const changedFolder = localQuiet ? () => false : seen && ((folder: string) => seen.has(folder));
+    const [local, rtree] = await Promise.all([scanLocal(pair.localPath, ignored, this.store.tree(pair.id, 'local'), changedFolder), known ?? scanRemote(remote, pair.remotePath, ignored, undefined, this.store.lastScan(pair.id, 'remote'))]);
     // With `known`, the remote scan was stored above and differed.
     const written = this.store.saveTree(pair.id, 'local', local) + (known ? 1 : this.store.saveTree(pair.id, 'remote', rtree));
     if (written === 0 && settled) return { plan: { ops: [] }, trees: { local, remote: rtree } };
