@@ -114,7 +114,7 @@ describe('E2E: writing and reading mail in Chromium, Dovecot + Postfix (spec 2; 
     await page.getByTestId('mailbox').waitFor();
   }
 
-  it('connects two mail accounts; unread inbox counts show beside each account and in the window title (item 6)', async () => {
+  it('connects two mail accounts; unread inbox counts show beside each account and in the window title', async () => {
     await page.locator('[data-testid=account-item][data-service=local]').waitFor();
     await connect('bob', 'Bob mail');
     await connect('alice', 'Alice mail');
@@ -124,14 +124,14 @@ describe('E2E: writing and reading mail in Chromium, Dovecot + Postfix (spec 2; 
     await expect.poll(() => page.title()).toBe('(4) Tributary');
   });
 
-  it('shows the time of the Date header, not the arrival (item 6; spec 2 message `created`)', async () => {
+  it('shows the time of the Date header, not the arrival (spec 2, message `created`)', async () => {
     // The conversation's row shows its newest message, "Re: Plans".
     const shown = await mailRow(page, 'Re: Plans').locator('.mail-row-date').innerText();
     const expected = await page.evaluate((iso) => new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' }).format(new Date(iso)), REPLANS_DATE.toISOString());
     expect(shown).toBe(expected);
   });
 
-  it('shows the whole conversation, the read message collapsed (item 6)', async () => {
+  it('shows the whole conversation, the read message collapsed', async () => {
     // Threads are one row: the row of "Re: Plans" stands for both. Read the first message first.
     await mailRow(page, 'Re: Plans').click();
     await expect.poll(() => page.getByTestId('reader-subject').innerText()).toBe('Re: Plans');
@@ -173,7 +173,7 @@ describe('E2E: writing and reading mail in Chromium, Dovecot + Postfix (spec 2; 
     expect(await page.getByTestId('mail-frame').getAttribute('srcdoc')).toContain('Dear customer');
   });
 
-  it('a rich reply quotes the whole invoice in a blockquote; as plain text, in `> ` lines with the cells apart (item 1)', async () => {
+  it('a rich reply quotes the whole invoice in a blockquote; as plain text, in `> ` lines with the cells apart', async () => {
     await page.getByTestId('reply').click();
     const compose = page.getByTestId('compose-window');
     const rich = compose.getByTestId('compose-rich');
@@ -194,7 +194,7 @@ describe('E2E: writing and reading mail in Chromium, Dovecot + Postfix (spec 2; 
     await expect.poll(() => compose.count()).toBe(0);
   });
 
-  it('drafts save themselves a few seconds after typing stops, replacing the last save; Escape asks Save draft / Discard / Cancel (item 2)', async () => {
+  it('drafts save themselves a few seconds after typing stops, replacing the last save; Escape asks Save draft / Discard / Cancel', async () => {
     await page.locator('body').press('c');
     const compose = page.getByTestId('compose-window');
     await compose.getByTestId('compose-subject').fill('Half a thought');
@@ -225,7 +225,7 @@ describe('E2E: writing and reading mail in Chromium, Dovecot + Postfix (spec 2; 
     await expect.poll(() => page.locator('[data-testid=mail-row]').count()).toBe(1);
   });
 
-  it('a draft reopens in compose from Drafts; Discard deletes it (item 2)', async () => {
+  it('a draft reopens in compose from Drafts; Discard deletes it', async () => {
     await mailRow(page, 'Half a thought').click();
     const compose = page.getByTestId('compose-window');
     await expect.poll(async () => (await compose.getByTestId('compose-body').inputValue()).trim(), { timeout: 15_000 }).toBe('First words, and more words Unsaved. More.');
@@ -238,7 +238,7 @@ describe('E2E: writing and reading mail in Chromium, Dovecot + Postfix (spec 2; 
     await expect.poll(() => mailRow(page, 'Half a thought').count(), { timeout: 15_000 }).toBe(0);
   });
 
-  it('a message left open when another account is opened is saved to Drafts, not lost (item 2)', async () => {
+  it('a message left open when another account is opened is saved to Drafts, not lost', async () => {
     await page.locator('body').press('c');
     const compose = page.getByTestId('compose-window');
     await compose.getByTestId('compose-subject').fill('Left behind');
@@ -255,7 +255,7 @@ describe('E2E: writing and reading mail in Chromium, Dovecot + Postfix (spec 2; 
     await expect.poll(() => page.getByTestId('compose-window').count()).toBe(0);
   });
 
-  it('a reply saved as a draft and sent later from Drafts still answers its original: it joins the conversation (item 2)', async () => {
+  it('a reply saved as a draft and sent later from Drafts still answers its original: it joins the conversation', async () => {
     await folder(page, 'inbox').click();
     await mailRow(page, 'Re: Plans').click();
     await expect.poll(() => page.getByTestId('reader-subject').innerText()).toBe('Re: Plans');
@@ -281,7 +281,7 @@ describe('E2E: writing and reading mail in Chromium, Dovecot + Postfix (spec 2; 
     await expect.poll(() => page.getByTestId('conversation-count').innerText(), { timeout: 15_000 }).toBe('3 messages in this conversation');
   });
 
-  it('forwards the invoice with the forwarded-message header, its PDF and its inline logo; it arrives through Postfix (item 1)', async () => {
+  it('forwards the invoice with the forwarded-message header, its PDF and its inline logo; it arrives through Postfix', async () => {
     await folder(page, 'inbox').click();
     await mailRow(page, 'Invoice 42').click();
     await page.getByTestId('forward').click();
@@ -296,7 +296,7 @@ describe('E2E: writing and reading mail in Chromium, Dovecot + Postfix (spec 2; 
     await expect.poll(() => compose.count(), { timeout: 30_000 }).toBe(0);
   });
 
-  it('the unified inbox lists both accounts; Bob reads the forward with the logo and the PDF (item 6, item 1)', async () => {
+  it('the unified inbox lists both accounts; Bob reads the forward with the logo and the PDF', async () => {
     await page.getByTestId('mail-unified').click();
     await mailRow(page, 'Fwd: Invoice 42').waitFor({ timeout: 30_000 });
     await mailRow(page, 'Hello Bob').waitFor();
@@ -312,7 +312,7 @@ describe('E2E: writing and reading mail in Chromium, Dovecot + Postfix (spec 2; 
     await shoot(page, 'unified');
   });
 
-  it('address suggestions work from the keyboard: arrows, Enter, Escape (item 6)', async () => {
+  it('address suggestions work from the keyboard: arrows, Enter, Escape', async () => {
     await page.locator('body').press('c');
     const compose = page.getByTestId('compose-window');
     const to = compose.getByTestId('compose-to');

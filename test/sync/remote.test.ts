@@ -1,5 +1,5 @@
-// Remote changes of a pair without an activity subscription (docs/sync.md, "When a pair runs";
-// issue text "The engine", item 1): a backend that cannot push is walked every few seconds against
+// Remote changes of a pair without an activity subscription (docs/sync.md, "When a pair runs"):
+// a backend that cannot push is walked every few seconds against
 // the stored remote tree (Apache WebDAV here), the local account pushes through its watch, and an
 // activity follower's record makes the pair look at once. The pair's own writes are no change.
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
