@@ -167,7 +167,7 @@ function multistatus(r: Rng): string {
 /** Breaks a body at random: most of these are no longer well-formed, some still are. */
 function mutate(r: Rng, doc: string): string {
   const at = r.int(doc.length + 1);
-  switch (r.int(10)) {
+  switch (r.int(11)) {
     case 0:
       return doc.slice(0, at);
     case 1:
@@ -192,6 +192,11 @@ function mutate(r: Rng, doc: string): string {
       return doc.replace(/&amp;|&lt;|&#x26;/, r.pick(['&', '&am;', '&AMP;', '&#X26;', '&#x110000;', '&#xFFFE;']));
     case 8:
       return doc.slice(0, at) + doc.slice(at).replace('-->', r.pick(['-- >', '--->', '->']));
+    case 9: {
+      // Into character data: just after a tag.
+      const gt = doc.indexOf('>', at);
+      return gt < 0 ? doc : doc.slice(0, gt + 1) + r.pick([']]>', 'a]]>b', ']]]>', '&bogus;', '&#0;', '&', '&#x10FFFF;', '\u0001', '<![CDATA[x]]>', '<![CDATA[]]]]>', '<!--c-->', '<?t?>']) + doc.slice(gt + 1);
+    }
     default:
       return doc.replace(/[a-z]/g, (c) => (r.chance(0.02) ? c.toUpperCase() : c));
   }
