@@ -288,6 +288,34 @@ describe('WebDAV Multi-Status scanner equals saxes (RFC 4918 §13, §14)', () =>
     }
   });
 
+  it('decodes UTF-8 cut anywhere, bad sequences and a byte order mark included, as TextDecoder does', async () => {
+    const BYTES = [0x41, 0xc3, 0xa9, 0xe6, 0x97, 0xa5, 0xf0, 0x9f, 0x98, 0x80, 0x80, 0xbf, 0xc0, 0xf5, 0xff, 0xed, 0xa0, 0x80, 0xef, 0xbb, 0xbf, 0xe0, 0xf4, 0x90];
+    await fc.assert(
+      fc.asyncProperty(fc.integer(), fc.boolean(), async (seed, bom) => {
+        const r = prng(seed);
+        const name = Buffer.from(Array.from({ length: r.int(12) }, () => r.pick(BYTES)));
+        const doc = Buffer.concat([
+          Buffer.from(bom ? [0xef, 0xbb, 0xbf] : []),
+          Buffer.from('<D:multistatus xmlns:D="DAV:"><D:response><D:href>/'),
+          name,
+          Buffer.from('</D:href></D:response></D:multistatus>'),
+        ]);
+        const body: Buffer[] = [];
+        for (let i = 0; i < doc.length; ) {
+          const n = 1 + r.int(4);
+          body.push(doc.subarray(i, i + n));
+          i += n;
+        }
+        const reference = await outcome(parseMultistatusSaxes, [new TextDecoder().decode(doc)] as unknown as Buffer[]);
+        for (const parse of [parseMultistatus, parseMultistatusSaxes]) {
+          const got = await outcome(parse, body);
+          if (!same(got, reference)) expect({ doc: doc.toString('hex'), got }).toEqual({ doc: doc.toString('hex'), got: reference });
+        }
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
   it('reads RFC 1123 dates by hand exactly as new Date() does', () => {
     fc.assert(
       fc.property(

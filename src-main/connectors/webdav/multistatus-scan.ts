@@ -73,6 +73,10 @@ function checkName(name: string): void {
 
 /** A start tag as read: its name, split at the first colon, its attributes (name, value, …), and whether it is also its end. */
 interface Tag {
+  /** Its text between `<` and `>`. */
+  text: string;
+  /** The start tag that came after this one last time (the next is most often the same). */
+  next: Tag | undefined;
   name: string;
   prefix: string;
   local: string;
@@ -133,6 +137,8 @@ export class MultistatusScanner {
   private readonly names: string[] = [];
   /** Start tags read so far, by their text between `<` and `>`. */
   private readonly tags = new Map<string, Tag>();
+  /** The last start tag read from `tags`. */
+  private last: Tag | undefined;
   /** The next `&` and `]]>` in `buf` at or after the last search (-1: not searched in this `buf`). */
   private ampAt = -1;
   private brkAt = -1;
@@ -280,11 +286,24 @@ export class MultistatusScanner {
   private openTag(lt: number): number {
     if (this.stage === Stage.After) throw malformed('documents may contain only one root.');
     const buf = this.buf;
+    // A tag read before, to the same first `>`, reads the same: first the one that came after
+    // the last tag the last time, compared in place, then any by its text.
+    const last = this.last;
+    const guess = last?.next;
+    if (guess !== undefined) {
+      const end = lt + 1 + guess.text.length;
+      if (buf.charCodeAt(end) === 62 && buf.startsWith(guess.text, lt + 1)) {
+        this.last = guess;
+        this.start(guess);
+        return end + 1;
+      }
+    }
     const gt = buf.indexOf('>', lt + 1);
     if (gt < 0) return -1;
-    // A tag read before, to the same first `>`, reads the same.
     const known = this.tags.get(buf.slice(lt + 1, gt));
     if (known) {
+      if (last) last.next = known;
+      this.last = known;
       this.start(known);
       return gt + 1;
     }
@@ -312,9 +331,14 @@ export class MultistatusScanner {
       }
     }
     const colon = name.indexOf(':');
-    const tag: Tag = { name, prefix: colon < 0 ? '' : name.slice(0, colon), local: colon < 0 ? name : name.slice(colon + 1), attributes, empty: m[3] === '/' };
+    const tag: Tag = { text: '', next: undefined, name, prefix: colon < 0 ? '' : name.slice(0, colon), local: colon < 0 ? name : name.slice(colon + 1), attributes, empty: m[3] === '/' };
     const end = TAG.lastIndex;
-    if (end === gt + 1 && this.tags.size < KNOWN_TAGS) this.tags.set(buf.slice(lt + 1, gt), tag);
+    if (end === gt + 1 && this.tags.size < KNOWN_TAGS) {
+      tag.text = buf.slice(lt + 1, gt);
+      this.tags.set(tag.text, tag);
+      if (last) last.next = tag;
+      this.last = tag;
+    }
     this.start(tag);
     return end;
   }
