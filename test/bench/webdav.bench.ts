@@ -7,8 +7,9 @@
  *   npm run bench webdav    (or node scripts/run-ts.mjs test/bench/webdav.bench.ts)
  *   BENCH_SIZE_MB (default 1024), BENCH_LIST_ENTRIES (default 100000), BENCH_READ_RUNS (default 2)
  *   BENCH_WEBDAV_PART=list: only the listing, by Tributary reading the answer with its Multi-Status
- *   scanner, Tributary reading it with saxes alone (the parser before the scanner) and curl, in
- *   turns; with each one's wall time and client CPU per round.
+ *   scanner, Tributary reading it with saxes alone (the parser before the scanner), the bare answer
+ *   read by the scanner (no entries made; when its last byte came) and curl, in turns; with each
+ *   one's wall time and client CPU per round.
  * "down" streams into /dev/null for every tool: Tributary's StorageService download stream (what
  * the REST route pipes into its answer) through a file stream on /dev/null, `curl -o /dev/null`,
  * `rclone cat` with its output on /dev/null. "to file" downloads into a file on disk (Tributary's
@@ -32,7 +33,8 @@ import { startApache } from '../servers/apache';
 import { hasBinary, scratchDir } from '../servers/util';
 import { RATIO_LABEL, ratioCells, speedRatio, summary } from './ratio';
 import { PROPFIND_BODY } from '../../src-main/connectors/webdav';
-import { multistatusTokenizer } from '../../src-main/connectors/webdav/xml';
+import { multistatusTokenizer, parseMultistatus } from '../../src-main/connectors/webdav/xml';
+import { request } from 'undici';
 import { rcloneObscure } from './peers';
 
 const SIZE_MB = Number(process.env.BENCH_SIZE_MB ?? 1024);
@@ -105,8 +107,30 @@ async function listingAlone(app: Awaited<ReturnType<typeof createApp>>, accountI
     if (listed !== ENTRIES) throw new Error(`Tributary listed ${listed} entries, expected ${ENTRIES}`);
     return step;
   };
+  // The answer alone: the same PROPFIND read by the scanner, no entries made; when its last byte came.
+  const lastByte: number[] = [];
+  const answerOnly = () =>
+    timed(async () => {
+      const t0 = process.hrtime.bigint();
+      const res = await request(`${url}listing/`, {
+        method: 'PROPFIND',
+        headers: { depth: '1', 'content-type': 'application/xml; charset=utf-8', authorization: `Basic ${Buffer.from(auth).toString('base64')}` },
+        body: PROPFIND_BODY,
+      });
+      let last = t0;
+      const timedBody = async function* () {
+        for await (const chunk of res.body) {
+          last = process.hrtime.bigint();
+          yield chunk as Buffer;
+        }
+      };
+      const n = (await parseMultistatus(timedBody())).length;
+      lastByte.push(Number(last - t0) / 1e9);
+      if (n !== ENTRIES + 1) throw new Error(`the answer held ${n} responses, expected ${ENTRIES + 1}`);
+    });
   const steps: Record<string, () => Promise<Step>> = {
     'tributary (scanner)': tributary(true),
+    'answer + scanner': answerOnly,
     'tributary (saxes)': tributary(false),
     curl: () => exec('curl', ['-sSf', '-u', auth, '-X', 'PROPFIND', '-H', 'Depth: 1', '-H', 'Content-Type: application/xml; charset=utf-8', '--data-binary', PROPFIND_BODY, '-o', '/dev/null', `${url}listing/`]),
   };
@@ -122,6 +146,7 @@ async function listingAlone(app: Awaited<ReturnType<typeof createApp>>, accountI
   const best = (n: string) => Math.min(...seen[n]!.map((s) => s.s));
   console.log(`\nlisting of ${ENTRIES} entries, ${READ_RUNS} rounds in turns: wall s / client CPU ms per round`);
   for (const n of names) console.log(`${n.padEnd(20)} ${seen[n]!.map((s) => `${s.s.toFixed(2)} / ${s.cpuMs.toFixed(0)}`).join('   ')}   best ${best(n).toFixed(2)} s`);
+  console.log(`answer + scanner: its last byte came after ${lastByte.map((t) => t.toFixed(2)).join(' ')} s`);
   const curl = best('curl');
   console.log(`\nvs curl (best of each): scanner ${(curl / best('tributary (scanner)')).toFixed(2)}, saxes ${(curl / best('tributary (saxes)')).toFixed(2)}`);
   const pairs = seen.curl!.map((c, i) => `${(c.s / seen['tributary (scanner)']![i]!.s).toFixed(2)}/${(c.s / seen['tributary (saxes)']![i]!.s).toFixed(2)}`);
