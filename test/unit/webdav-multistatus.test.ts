@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src-main/errors';
-import { parseMultistatus, parseMultistatusSaxes, rfc1123, type DavResponse } from '../../src-main/connectors/webdav/xml';
+import { parseMultistatus, parseMultistatusSaxes, rfc1123, rfc3339, type DavResponse } from '../../src-main/connectors/webdav/xml';
 
 const RUNS = Number(process.env.MULTISTATUS_RUNS ?? 3000);
 
@@ -34,7 +34,7 @@ function prng(seed: number) {
 type Rng = ReturnType<typeof prng>;
 
 const CHARS = ['a', 'b', 'Z', '0', '7', ' ', '-', '.', '%', '/', '&', '<', '>', '"', "'", ']', ']]>', 'é', 'ü', '日本', '😀', '\t', '\n', '\r\n', '\u00a0', ';', '#'];
-const RFC1123 = ['Sat, 21 Nov 2026 06:21:51 GMT', 'Tue, 01 Jan 1980 00:00:00 GMT', 'Mon, 31 Feb 2026 23:59:59 GMT', 'Sun, 29 Feb 2028 12:00:00 GMT', 'Xyz, 21 Nov 2026 06:21:51 GMT', 'Sat, 21 nov 2026 06:21:51 GMT', 'Sat, 21 Nov 0050 06:21:51 GMT', 'Sat, 21 Nov 2026 24:00:00 GMT', 'Sat, 21 Nov 2026 23:59:60 GMT', 'Sat, 00 Nov 2026 06:21:51 GMT', 'Sat, 21 Nov 2026 06:21:51 UTC', '2026-11-21T06:21:51Z', '2026-11-21T06:21:51.123+02:00', 'yesterday', ''];
+const RFC1123 = ['2026-11-24T18:48:55Z', '2026-02-30T18:48:55Z', '0050-11-24T18:48:55Z', '2026-11-24T18:48:60Z', 'Sat, 21 Nov 2026 06:21:51 GMT', 'Tue, 01 Jan 1980 00:00:00 GMT', 'Mon, 31 Feb 2026 23:59:59 GMT', 'Sun, 29 Feb 2028 12:00:00 GMT', 'Xyz, 21 Nov 2026 06:21:51 GMT', 'Sat, 21 nov 2026 06:21:51 GMT', 'Sat, 21 Nov 0050 06:21:51 GMT', 'Sat, 21 Nov 2026 24:00:00 GMT', 'Sat, 21 Nov 2026 23:59:60 GMT', 'Sat, 00 Nov 2026 06:21:51 GMT', 'Sat, 21 Nov 2026 06:21:51 UTC', '2026-11-21T06:21:51Z', '2026-11-21T06:21:51.123+02:00', 'yesterday', ''];
 const STATUSES = ['HTTP/1.1 200 OK', 'HTTP/1.1 404 Not Found', 'HTTP/1.1 403 Forbidden', 'HTTP/1.1 207 Multi-Status', ' HTTP/1.1 200 OK ', '200', 'HTTP/1.1\t201 Created', 'HTTP/1.1 2000', 'garbage'];
 const PROPS = ['getcontentlength', 'getlastmodified', 'creationdate', 'getetag', 'getcontenttype', 'quota-used-bytes', 'quota-available-bytes', 'displayname'];
 
@@ -312,6 +312,28 @@ describe('WebDAV Multi-Status scanner equals saxes (RFC 4918 §13, §14)', () =>
           if (!same(got, reference)) expect({ doc: doc.toString('hex'), got }).toEqual({ doc: doc.toString('hex'), got: reference });
         }
       }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('reads RFC 3339 creation dates by hand exactly as new Date() does', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 9999 }),
+        fc.integer({ min: 0, max: 13 }),
+        fc.integer({ min: 0, max: 32 }),
+        fc.integer({ min: 0, max: 25 }),
+        fc.integer({ min: 0, max: 61 }),
+        fc.integer({ min: 0, max: 61 }),
+        fc.constantFrom('Z', 'z', '+'),
+        (y, mo, d, h, m, s, z) => {
+          const p = (n: number, w = 2) => String(n).padStart(w, '0');
+          const text = `${p(y, 4)}-${p(mo)}-${p(d)}T${p(h)}:${p(m)}:${p(s)}${z}`;
+          const fast = rfc3339(text);
+          if (fast) expect(fast.getTime(), text).toBe(new Date(text).getTime());
+          if (z === 'Z' && y >= 1000 && mo >= 1 && mo <= 12 && d >= 1 && d <= 28 && h <= 23 && m <= 59 && s <= 59) expect(fast, text).toBeDefined();
+        },
+      ),
       { numRuns: RUNS },
     );
   });

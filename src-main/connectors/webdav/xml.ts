@@ -61,9 +61,25 @@ export function rfc1123(s: string): Date | undefined {
   if (!(day >= 1 && day <= 31 && year >= 1000 && h <= 23 && m <= 59 && sec <= 59)) return undefined;
   return new Date(Date.UTC(year, month, day, h, m, sec));
 }
+/**
+ * RFC 3339 as servers send creationdate (`2026-11-24T18:48:55Z`: seconds, UTC), read the same
+ * way; undefined for any other form (fractions, offsets), which `date` leaves to `new Date()`.
+ */
+export function rfc3339(s: string): Date | undefined {
+  if (s.length !== 20 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(10) !== 84 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58 || s.charCodeAt(19) !== 90) return undefined;
+  const year = two(s, 0) * 100 + two(s, 2);
+  const month = two(s, 5);
+  const day = two(s, 8);
+  const h = two(s, 11);
+  const m = two(s, 14);
+  const sec = two(s, 17);
+  // Days past 28 and years before 1000 are left to `new Date()`, which has its own ways with them.
+  if (!(year >= 1000 && month >= 1 && month <= 12 && day >= 1 && day <= 28 && h <= 23 && m <= 59 && sec <= 59)) return undefined;
+  return new Date(Date.UTC(year, month - 1, day, h, m, sec));
+}
 const date = (s: string): Date | undefined => {
   const t = s.trim();
-  const fast = rfc1123(t);
+  const fast = t.length === 20 ? rfc3339(t) : rfc1123(t);
   if (fast) return fast;
   const d = new Date(t);
   return Number.isNaN(d.getTime()) ? undefined : d;
