@@ -55,12 +55,32 @@ describe('WebDAV Multi-Status from Apache: scanner and saxes read the same (RFC 
     for (const body of [[raw], cut(() => 65536), cut(() => 1 + (k++ % 7)), cut(() => 4093)]) {
       expect(await parseMultistatus(body)).toEqual(reference);
       expect(await parseMultistatusSaxes(body)).toEqual(reference);
+      // Handed over one by one: the same responses, in the same order.
+      const each: unknown[] = [];
+      expect(await parseMultistatus(body, (r) => each.push(r))).toEqual([]);
+      expect(each).toEqual(reference);
     }
     const file = reference.find((r) => r.href.endsWith('/plain.txt'))!;
     expect(file).toMatchObject({ collection: false, length: 0, contentType: 'text/plain' });
     expect(file.lastModified).toBeInstanceOf(Date);
     expect(file.etag).toMatch(/"/);
     expect(reference.find((r) => r.href.endsWith('/mixed/'))).toMatchObject({ collection: true });
+  });
+
+  it('hands each response over while the rest of the answer has not arrived', async () => {
+    const half = raw.length >> 1;
+    for (const parse of [parseMultistatus, parseMultistatusSaxes]) {
+      let before = 0;
+      let seen = 0;
+      async function* body() {
+        yield raw.subarray(0, half);
+        before = seen;
+        yield raw.subarray(half);
+      }
+      await parse(body(), () => seen++);
+      expect(before).toBeGreaterThan(MANY / 3);
+      expect(seen).toBe(NAMES.length + MANY + 2);
+    }
   });
 
   it('lists every name as it is on the server, through the connector', async () => {

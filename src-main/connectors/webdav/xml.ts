@@ -107,10 +107,11 @@ const GOOD_STATUS = /(?:^|\s)2\d\d/;
 /**
  * The handlers of a Multi-Status body, fed by a tokenizer: `attribute` for each attribute of an
  * element before its `open`, `text` for its character data (entities decoded, CDATA included),
- * `close` at its end. Responses land in `out` as they complete.
+ * `close` at its end. Responses go to `each` as they complete, or else land in `out`.
  */
 export class MultistatusReader implements MultistatusHandlers {
   readonly out: DavResponse[] = [];
+  constructor(private readonly each?: (response: DavResponse) => void) {}
   /** Whether text given now is used (only a leaf's text is: the innermost element's since it opened). */
   inText = false;
   // Namespaces are resolved here rather than by saxes (its namespace mode was a sixth of the
@@ -241,7 +242,10 @@ export class MultistatusReader implements MultistatusHandlers {
     } else if (key === 'response') {
       this.inResponse = this.inPropstat = this.inProp = false;
       const { href, collection, length, lastModified, created, etag, contentType, quotaUsed, quotaAvailable } = this;
-      if (href !== undefined) this.out.push({ href, collection, length, lastModified, created, etag, contentType, quotaUsed, quotaAvailable });
+      if (href === undefined) return;
+      const response: DavResponse = { href, collection, length, lastModified, created, etag, contentType, quotaUsed, quotaAvailable };
+      if (this.each) this.each(response);
+      else this.out.push(response);
     }
   }
 }
@@ -283,9 +287,13 @@ async function decodeInto(body: Body, feed: (text: string) => void, end: () => v
 /** Which tokenizer listings use: the scanner, or saxes alone (for measuring one against the other). */
 export const multistatusTokenizer: { scanner: boolean } = { scanner: true };
 
-export async function parseMultistatus(body: Body): Promise<DavResponse[]> {
-  if (!multistatusTokenizer.scanner) return parseMultistatusSaxes(body);
-  const reader = new MultistatusReader();
+/**
+ * The responses of a Multi-Status body. With `each`, each one is handed over as soon as it is
+ * read (while the rest is still arriving) and the list returned is empty.
+ */
+export async function parseMultistatus(body: Body, each?: (response: DavResponse) => void): Promise<DavResponse[]> {
+  if (!multistatusTokenizer.scanner) return parseMultistatusSaxes(body, each);
+  const reader = new MultistatusReader(each);
   let scanner: MultistatusScanner | undefined = new MultistatusScanner(reader);
   let parser: SaxesParser | undefined;
   await decodeInto(
@@ -305,8 +313,8 @@ export async function parseMultistatus(body: Body): Promise<DavResponse[]> {
 }
 
 /** The same answer read by saxes alone: the reference the scanner is held to. */
-export async function parseMultistatusSaxes(body: Body): Promise<DavResponse[]> {
-  const reader = new MultistatusReader();
+export async function parseMultistatusSaxes(body: Body, each?: (response: DavResponse) => void): Promise<DavResponse[]> {
+  const reader = new MultistatusReader(each);
   const parser = saxesInto(reader);
   await decodeInto(
     body,
