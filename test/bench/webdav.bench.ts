@@ -7,7 +7,8 @@
  *   npm run bench webdav    (or node scripts/run-ts.mjs test/bench/webdav.bench.ts)
  *   BENCH_SIZE_MB (default 1024), BENCH_LIST_ENTRIES (default 100000), BENCH_READ_RUNS (default 2)
  *   BENCH_WEBDAV_PART=list: only the listing, by Tributary reading the answer with its Multi-Status
- *   scanner, Tributary reading it with saxes alone (the parser before the scanner), the bare answer
+ *   scanner, Tributary reading it with saxes alone (the parser before the scanner; entries are made
+ *   as responses arrive either way), the bare answer
  *   read by the scanner (no entries made; when its last byte came) and curl, in turns; with each
  *   one's wall time and client CPU per round.
  * "down" streams into /dev/null for every tool: Tributary's StorageService download stream (what
