@@ -142,6 +142,10 @@ export class MultistatusScanner {
   /** The next `&` and `]]>` in `buf` at or after the last search (-1: not searched in this `buf`). */
   private ampAt = -1;
   private brkAt = -1;
+  /** How much of `buf` was searched for the end of the construct waited for (it starts at 0). */
+  private searched = 0;
+  /** Where the end of a comment, CDATA section or instruction at 0 may be, when it was waited for. */
+  private resume = 0;
 
   constructor(private readonly reader: MultistatusHandlers) {}
 
@@ -221,6 +225,8 @@ export class MultistatusScanner {
     let buf = this.buf;
     // A construct waiting for its end cannot end before a new `>` (markup) or `<` (text).
     if (this.wait === Wait.Markup && buf.indexOf('>', this.fresh) < 0) return;
+    // The construct waited for starts at 0; its end is looked for again only past what was searched.
+    this.resume = this.wait === Wait.Markup ? Math.max(0, this.searched - 2) : 0;
     let from = this.wait === Wait.Text ? Math.max(pos, this.fresh) : pos;
     this.wait = Wait.Nothing;
     for (;;) {
@@ -240,6 +246,7 @@ export class MultistatusScanner {
       else next = -1;
       if (next < 0) {
         this.wait = Wait.Markup;
+        this.searched = buf.length - lt;
         break;
       }
       pos = from = next;
@@ -361,14 +368,14 @@ export class MultistatusScanner {
   private bang(lt: number): number {
     const buf = this.buf;
     if (buf.startsWith('<!--', lt)) {
-      const dashes = buf.indexOf('--', lt + 4);
+      const dashes = buf.indexOf('--', Math.max(lt + 4, lt === 0 ? this.resume : 0));
       if (dashes < 0 || dashes + 2 >= buf.length) return -1;
       if (buf.charCodeAt(dashes + 2) !== 62) throw malformed('malformed comment.');
       return dashes + 3;
     }
     if (buf.startsWith('<![CDATA[', lt)) {
       if (this.stage !== Stage.Root) throw malformed('text data outside of root node.');
-      const end = buf.indexOf(']]>', lt + 9);
+      const end = buf.indexOf(']]>', Math.max(lt + 9, lt === 0 ? this.resume - 1 : 0));
       if (end < 0) return -1;
       this.reader.text(buf.slice(lt + 9, end));
       return end + 3;
@@ -381,7 +388,7 @@ export class MultistatusScanner {
   /** `<?target body?>`: skipped; its target must be a name other than `xml` in any case. */
   private instruction(lt: number): number {
     const buf = this.buf;
-    const end = buf.indexOf('?>', lt + 2);
+    const end = buf.indexOf('?>', Math.max(lt + 2, lt === 0 ? this.resume : 0));
     if (end < 0) return -1;
     const inside = buf.slice(lt + 2, end);
     const stop = inside.search(/[ \t\n?]/);
