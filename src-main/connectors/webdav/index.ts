@@ -252,17 +252,26 @@ export class WebDavConnector implements StorageConnector {
     // Servers answer with the folder's path as it was asked followed by one name: those hrefs
     // are read without decoding the folder's segments again for each of 100,000 entries.
     const prefix = this.url(path, true);
-    // Entries are made as the responses arrive, while the rest of the answer is on its way.
+    // Entries are made as the responses arrive, while the rest of the answer is on its way. An
+    // href that does not read (`new URL` throws) fails the listing after the parse, as it did
+    // before, rather than being taken for an unreadable answer.
+    let failed: { error: unknown } | undefined;
     await this.propfind(path, 1, true, PROPFIND_BODY, (r) => {
-      const p = this.childOfHref(r.href, prefix, path) ?? this.pathOfHref(r.href);
-      if (p === undefined) return;
-      if (p === path) {
-        self = r;
-        return;
+      if (failed) return;
+      try {
+        const p = this.childOfHref(r.href, prefix, path) ?? this.pathOfHref(r.href);
+        if (p === undefined) return;
+        if (p === path) {
+          self = r;
+          return;
+        }
+        if (TEMP_NAME.test(baseName(p))) return; // a no-replace write still going up
+        out.push(this.toEntry(r, p));
+      } catch (error) {
+        failed = { error };
       }
-      if (TEMP_NAME.test(baseName(p))) return; // a no-replace write still going up
-      out.push(this.toEntry(r, p));
     });
+    if (failed) throw failed.error;
     if (self && !self.collection) throw new ServiceError('invalid_parent_folder', `"${path}" is not a folder.`);
     return out;
   }
