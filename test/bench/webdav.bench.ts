@@ -6,6 +6,11 @@
  * (>1 = Tributary faster).
  *   npm run bench webdav    (or node scripts/run-ts.mjs test/bench/webdav.bench.ts)
  *   BENCH_SIZE_MB (default 1024), BENCH_LIST_ENTRIES (default 100000), BENCH_READ_RUNS (default 2)
+ *   BENCH_WEBDAV_PART=list: only the listing, by Tributary reading the answer with its Multi-Status
+ *   scanner, Tributary reading it with saxes alone (the parser before the scanner; entries are made
+ *   as responses arrive either way), the bare answer
+ *   read by the scanner (no entries made; when its last byte came) and curl, in turns; with each
+ *   one's wall time and client CPU per round.
  * "down" streams into /dev/null for every tool: Tributary's StorageService download stream (what
  * the REST route pipes into its answer) through a file stream on /dev/null, `curl -o /dev/null`,
  * `rclone cat` with its output on /dev/null. "to file" downloads into a file on disk (Tributary's
@@ -21,6 +26,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { closeSync, createReadStream, createWriteStream, mkdirSync, openSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createApp } from '../../src-main/app';
@@ -28,12 +34,15 @@ import { startApache } from '../servers/apache';
 import { hasBinary, scratchDir } from '../servers/util';
 import { RATIO_LABEL, ratioCells, speedRatio, summary } from './ratio';
 import { PROPFIND_BODY } from '../../src-main/connectors/webdav';
+import { multistatusTokenizer, parseMultistatus } from '../../src-main/connectors/webdav/xml';
+import { request } from 'undici';
 import { rcloneObscure } from './peers';
 
 const SIZE_MB = Number(process.env.BENCH_SIZE_MB ?? 1024);
 const ENTRIES = Number(process.env.BENCH_LIST_ENTRIES ?? 100_000);
 /** Uploads, downloads and listings are timed best-of-N (BENCH_READ_RUNS, default 2), tools in turn. */
 const READ_RUNS = Number(process.env.BENCH_READ_RUNS ?? 2);
+const LIST_ONLY = process.env.BENCH_WEBDAV_PART === 'list';
 
 interface Row {
   tool: string;
@@ -83,6 +92,68 @@ async function exec(cmd: string, args: string[], env: NodeJS.ProcessEnv = proces
   }
 }
 
+/**
+ * BENCH_WEBDAV_PART=list: Tributary with the scanner, Tributary with saxes alone, and curl list the
+ * big folder in turns, each round starting with another; each step's wall time and client CPU.
+ */
+async function listingAlone(app: Awaited<ReturnType<typeof createApp>>, accountId: number, auth: string, url: string): Promise<void> {
+  const folder = (await app.storage.list(accountId, 'root')).items.find((i) => i.name === 'listing')!;
+  const tributary = (scanner: boolean) => async () => {
+    multistatusTokenizer.scanner = scanner;
+    let listed = 0;
+    const step = await timed(async () => {
+      listed = (await app.storage.list(accountId, folder.id, 1, 1000)).total;
+    });
+    multistatusTokenizer.scanner = true;
+    if (listed !== ENTRIES) throw new Error(`Tributary listed ${listed} entries, expected ${ENTRIES}`);
+    return step;
+  };
+  // The answer alone: the same PROPFIND read by the scanner, no entries made; when its last byte came.
+  const lastByte: number[] = [];
+  const answerOnly = () =>
+    timed(async () => {
+      const t0 = process.hrtime.bigint();
+      const res = await request(`${url}listing/`, {
+        method: 'PROPFIND',
+        headers: { depth: '1', 'content-type': 'application/xml; charset=utf-8', authorization: `Basic ${Buffer.from(auth).toString('base64')}` },
+        body: PROPFIND_BODY,
+      });
+      let last = t0;
+      const timedBody = async function* () {
+        for await (const chunk of res.body) {
+          last = process.hrtime.bigint();
+          yield chunk as Buffer;
+        }
+      };
+      const n = (await parseMultistatus(timedBody())).length;
+      lastByte.push(Number(last - t0) / 1e9);
+      if (n !== ENTRIES + 1) throw new Error(`the answer held ${n} responses, expected ${ENTRIES + 1}`);
+    });
+  const steps: Record<string, () => Promise<Step>> = {
+    'tributary (scanner)': tributary(true),
+    'answer + scanner': answerOnly,
+    'tributary (saxes)': tributary(false),
+    curl: () => exec('curl', ['-sSf', '-u', auth, '-X', 'PROPFIND', '-H', 'Depth: 1', '-H', 'Content-Type: application/xml; charset=utf-8', '--data-binary', PROPFIND_BODY, '-o', '/dev/null', `${url}listing/`]),
+  };
+  const names = Object.keys(steps);
+  const seen: Record<string, Step[]> = Object.fromEntries(names.map((n) => [n, []]));
+  for (let round = 0; round < READ_RUNS; round++) {
+    for (let i = 0; i < names.length; i++) {
+      const name = names[(i + round) % names.length]!;
+      seen[name]!.push(await steps[name]!());
+    }
+    console.log(`round ${round + 1}: load ${loadavg()[0]!.toFixed(2)}`);
+  }
+  const best = (n: string) => Math.min(...seen[n]!.map((s) => s.s));
+  console.log(`\nlisting of ${ENTRIES} entries, ${READ_RUNS} rounds in turns: wall s / client CPU ms per round`);
+  for (const n of names) console.log(`${n.padEnd(20)} ${seen[n]!.map((s) => `${s.s.toFixed(2)} / ${s.cpuMs.toFixed(0)}`).join('   ')}   best ${best(n).toFixed(2)} s`);
+  console.log(`answer + scanner: its last byte came after ${lastByte.map((t) => t.toFixed(2)).join(' ')} s`);
+  const curl = best('curl');
+  console.log(`\nvs curl (best of each): scanner ${(curl / best('tributary (scanner)')).toFixed(2)}, saxes ${(curl / best('tributary (saxes)')).toFixed(2)}`);
+  const pairs = seen.curl!.map((c, i) => `${(c.s / seen['tributary (scanner)']![i]!.s).toFixed(2)}/${(c.s / seen['tributary (saxes)']![i]!.s).toFixed(2)}`);
+  console.log(`vs curl per round (scanner/saxes): ${pairs.join(' ')}`);
+}
+
 export async function main(): Promise<Row[]> {
   for (const bin of ['/usr/bin/rclone', '/usr/bin/curl', '/usr/bin/time']) if (!hasBinary(bin)) throw new Error(`${bin} is required for this benchmark`);
   const bytes = SIZE_MB * 1024 * 1024;
@@ -94,10 +165,12 @@ export async function main(): Promise<Row[]> {
   try {
     // The payload: random, written once, read by every tool from the page cache.
     const file = join(work, 'payload.bin');
-    const fd = openSync(file, 'w');
-    const block = randomBytes(16 << 20);
-    for (let left = bytes; left > 0; left -= block.length) writeSync(fd, block, 0, Math.min(left, block.length));
-    closeSync(fd);
+    if (!LIST_ONLY) {
+      const fd = openSync(file, 'w');
+      const block = randomBytes(16 << 20);
+      for (let left = bytes; left > 0; left -= block.length) writeSync(fd, block, 0, Math.min(left, block.length));
+      closeSync(fd);
+    }
     // The big folder, made directly on the server's disk (creating it is not what we measure).
     const listing = join(server.root, 'listing');
     mkdirSync(listing);
@@ -126,6 +199,11 @@ export async function main(): Promise<Row[]> {
     delete env.AWS_CA_BUNDLE;
     // curl: the floor (a single request each, no parsing of the listing).
     const auth = `${server.user}:${server.password}`;
+
+    if (LIST_ONLY) {
+      await listingAlone(app, acc.id, auth, server.url);
+      return [];
+    }
 
     type Timings = { t: number; r: number; c: number };
     const best = () => ({ t: Infinity, r: Infinity, c: Infinity });

@@ -208,7 +208,8 @@ export class WebDavConnector implements StorageConnector {
     }
   }
 
-  private async propfind(path: string, depth: 0 | 1, folder = false, body = PROPFIND_BODY): Promise<DavResponse[]> {
+  /** The PROPFIND's responses; with `each`, handed over one by one as they arrive (and none returned). */
+  private async propfind(path: string, depth: 0 | 1, folder = false, body = PROPFIND_BODY, each?: (r: DavResponse) => void): Promise<DavResponse[]> {
     const res = await this.request('PROPFIND', path, {
       folder,
       headers: { depth: String(depth), 'content-type': 'application/xml; charset=utf-8' },
@@ -216,7 +217,7 @@ export class WebDavConnector implements StorageConnector {
     });
     if (res.statusCode !== 207) throw await this.statusError(res, 'PROPFIND', path);
     try {
-      return await parseMultistatus(res.body);
+      return await parseMultistatus(res.body, each);
     } catch (e) {
       throw e instanceof ServiceError ? e : this.networkError(e, 'PROPFIND', path);
     }
@@ -246,22 +247,31 @@ export class WebDavConnector implements StorageConnector {
   }
 
   async list(path: string): Promise<Entry[]> {
-    const responses = await this.propfind(path, 1, true);
     const out: Entry[] = [];
     let self: DavResponse | undefined;
     // Servers answer with the folder's path as it was asked followed by one name: those hrefs
     // are read without decoding the folder's segments again for each of 100,000 entries.
     const prefix = this.url(path, true);
-    for (const r of responses) {
-      const p = this.childOfHref(r.href, prefix, path) ?? this.pathOfHref(r.href);
-      if (p === undefined) continue;
-      if (p === path) {
-        self = r;
-        continue;
+    // Entries are made as the responses arrive, while the rest of the answer is on its way. An
+    // href that does not read (`new URL` throws) fails the listing after the parse, as it did
+    // before, rather than being taken for an unreadable answer.
+    let failed: { error: unknown } | undefined;
+    await this.propfind(path, 1, true, PROPFIND_BODY, (r) => {
+      if (failed) return;
+      try {
+        const p = this.childOfHref(r.href, prefix, path) ?? this.pathOfHref(r.href);
+        if (p === undefined) return;
+        if (p === path) {
+          self = r;
+          return;
+        }
+        if (TEMP_NAME.test(baseName(p))) return; // a no-replace write still going up
+        out.push(this.toEntry(r, p));
+      } catch (error) {
+        failed = { error };
       }
-      if (TEMP_NAME.test(baseName(p))) continue; // a no-replace write still going up
-      out.push(this.toEntry(r, p));
-    }
+    });
+    if (failed) throw failed.error;
     if (self && !self.collection) throw new ServiceError('invalid_parent_folder', `"${path}" is not a folder.`);
     return out;
   }
