@@ -6,6 +6,7 @@
  * the one stored, when it is looked up. Read only: it is replaced, never changed.
  */
 import type { BigIntStats, Stats } from 'node:fs';
+import { etagFrom } from '../connectors/local/files';
 import type { SideEntry, Tree } from './model';
 
 const FOLDER = 1;
@@ -24,8 +25,8 @@ const ID_ACCOUNT_TAG = 128;
 const MD5_TEXT = /^md5:[0-9a-f]{32}$/;
 const STAMP_TEXT = /^\d+:(-?\d+):(-?\d+):\d+$/;
 const ACCOUNT_TAG_TEXT = /^([0-9a-f]+)-([0-9a-f]+)-([0-9a-f]+)\|\d+$/;
-/** A local account's ETag with the size, as connectors/local's etagOf and the scan write it. */
-const accountTag = (ino: number, size: number, time: number) => `${ino.toString(16)}-${size.toString(16)}-${time.toString(16)}|${size}`;
+/** A local account's child's identity and version: its ETag (connectors/local) with the size. */
+export const accountTag = (ino: number, size: number, mtimeMs: number) => `${etagFrom(ino, size, mtimeMs)}|${size}`;
 
 const num = (x: number) => (Number.isNaN(x) ? undefined : x);
 /** Whether the whole number `b` is the double `x` (exactly: only below 2^53, else not told). */
@@ -205,7 +206,8 @@ export class CompactTree extends Map<string, SideEntry> {
     const i = this.index.get(path);
     if (i === undefined) return false;
     const f = this.flags[i];
-    if (f & (HASH_MD5 | STAMP_PACKED | ID_DEV_INO) || this.hashes?.[i] !== undefined || this.stamps?.[i] !== undefined) return false;
+    // The flags below leave out a packed hash or stamp; the text ones are looked at here.
+    if (this.hashes?.[i] !== undefined || this.stamps?.[i] !== undefined) return false;
     if (st.isDirectory()) return f === (FOLDER | VER_DIR) && this.ids?.[i] === undefined && Number.isNaN(this.sizes[i]);
     return f === (ID_ACCOUNT_TAG | VER_ID) && this.sizes[i] === st.size && this.ino[i] === st.ino && this.tagTime[i] === Math.round(st.mtimeMs);
   }

@@ -14,12 +14,11 @@ import { readFile, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import ignore from 'ignore';
 import { LocalConnector } from '../connectors/local';
-import { etagOf } from '../connectors/local/files';
 import { joinPath, parentOf, ROOT, TEMP_NAME } from '../connectors/shared/paths';
 import { md5OfWholeFile } from '../connectors/shared/md5';
 import type { Entry, StorageConnector } from '../connectors/types';
 import { ServiceError, toServiceError } from '../errors';
-import { CompactTree } from './compact';
+import { accountTag, CompactTree } from './compact';
 import { sameStored, type SideEntry, type Tree } from './model';
 
 /** Never synced: system clutter, Office lock files, editors' temporary files, our own temp files. */
@@ -335,7 +334,7 @@ export async function remoteRootPresent(c: StorageConnector, root: string): Prom
  */
 export function localAccountEntry(st: Stats, path: string, seenAt: number): SideEntry {
   if (st.isDirectory()) return { path, kind: 'folder', ver: 'd' };
-  const tag = `${etagOf(st)}|${st.size}`;
+  const tag = accountTag(st.ino, st.size, Math.round(st.mtimeMs));
   return { path, kind: 'file', id: tag, ver: tag, hash: undefined, size: st.size, modified: Math.round(st.mtimeMs), seenAt };
 }
 

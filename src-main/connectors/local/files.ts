@@ -33,4 +33,6 @@ export function entryOf(path: string, st: Stats, raw?: Record<string, unknown>):
 }
 
 /** A local file's ETag: inode, size and modification time (ms), so any change gives a new one. */
-export const etagOf = (st: Stats) => `${st.ino.toString(16)}-${st.size.toString(16)}-${Math.round(st.mtimeMs).toString(16)}`;
+export const etagOf = (st: Stats) => etagFrom(st.ino, st.size, Math.round(st.mtimeMs));
+/** etagOf from its three numbers (the sync store keeps them packed): inode, size and modification time in ms. */
+export const etagFrom = (ino: number, size: number, mtimeMs: number) => `${ino.toString(16)}-${size.toString(16)}-${mtimeMs.toString(16)}`;
