@@ -11,6 +11,9 @@
  * On S3 each upload also prints the client's and the server's CPU time (both emulators are one
  * process, single-threaded where it counts) and, for Tributary, how much of the time the
  * CompleteMultipartUpload step (and the check after it) took: the server's share of the work.
+ * On moto that step depends on the checksum the client names at CreateMultipartUpload: aws cli
+ * names CRC32 (one CRC per part), Tributary and rclone name none, and moto builds the default
+ * full-object checksum from whole copies of the object (docs/measurements.md, Uploads).
  * BENCH_UPLOAD_TARGETS=s3rver,moto,azurite picks the targets (all by default).
  * BENCH_BASELINE=<another checkout> also runs that checkout's uploader in each round, in turn with
  * the others (rows "tributary (baseline)"), to compare two versions under the same load.
