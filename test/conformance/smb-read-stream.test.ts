@@ -4,7 +4,7 @@
 // smbclient dies, and leaves no smbclient and no FIFO behind.
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, constants, createWriteStream, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, constants, createWriteStream, mkdirSync, openSync, readdirSync, readFileSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
@@ -213,6 +213,24 @@ describe('smb streamed download through a FIFO', () => {
     ac.abort();
     expect(await failed).toMatchObject({ code: 'request_timeout' });
     await until(() => !alive(pid) || undefined, 10_000, 'smbclient ended');
+    await until(() => fifosLeft().length === 0 || undefined, 5000, 'FIFO removed');
+  });
+
+  // Last here: once perl is found missing, no FIFO of this process is grown again.
+  it.skipIf(process.platform !== 'linux')('without perl the FIFO stays at its default size and the download is whole', async () => {
+    // A PATH with smbclient and mkfifo and no perl.
+    const bin = join(dir, 'bin-without-perl');
+    mkdirSync(bin);
+    for (const tool of ['smbclient', 'mkfifo']) symlinkSync(execFileSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).trim(), join(bin, tool));
+    const oldPath = process.env.PATH;
+    process.env.PATH = bin;
+    try {
+      const { bytes } = await pipeToFile(await c.read('/big.bin'), 'no-perl.bin');
+      expect(sha(bytes)).toBe(sha(big));
+      expect(await growPipe(join(dir, 'no-such.fifo'))).toBe(false);
+    } finally {
+      process.env.PATH = oldPath;
+    }
     await until(() => fifosLeft().length === 0 || undefined, 5000, 'FIFO removed');
   });
 });

@@ -70,7 +70,7 @@ async function makeFifo(): Promise<{ dir: string; fifo: string; fd: number } | n
 
 /** F_SETPIPE_SZ in <linux/fcntl.h>. */
 const F_SETPIPE_SZ = 1031;
-/** Cleared when perl cannot be run: the FIFOs then stay at their default size. */
+/** Cleared when there is no perl to run: the FIFOs then stay at their default size. */
 let canGrow = process.platform === 'linux';
 
 /**
@@ -84,8 +84,9 @@ export function growPipe(fifo: string, size = PIPE): Promise<boolean> {
   if (!canGrow) return Promise.resolve(false);
   return new Promise((resolve) => {
     const child = spawn('perl', ['-MFcntl', '-e', `sysopen(my $f, $ARGV[0], O_RDONLY | O_NONBLOCK) or exit 2; fcntl($f, ${F_SETPIPE_SZ}, 0 + $ARGV[1]) or exit 3`, fifo, String(size)], { stdio: 'ignore' });
-    child.once('error', () => {
-      canGrow = false;
+    child.once('error', (e: NodeJS.ErrnoException) => {
+      // No perl here: not asked again. Any other failure (no process slot) may pass.
+      if (e.code === 'ENOENT') canGrow = false;
       resolve(false);
     });
     child.once('close', (code) => resolve(code === 0));
