@@ -2,20 +2,26 @@
 // smbclient writes into. Piped into a file or the REST answer it writes from a few reused 1 MiB
 // buffers; any other consumer gets chunks of its own. It ends only with every byte, fails when
 // smbclient dies, and leaves no smbclient and no FIFO behind.
+import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, createWriteStream, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, constants, createWriteStream, mkdirSync, openSync, readdirSync, readFileSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src-main/errors';
 import { SmbConnector } from '../../src-main/connectors/smb';
+import { growPipe } from '../../src-main/connectors/smb/read-stream';
 import { startRest, type RestServer } from '../rest/harness';
 import { smbOptionsFor, startSamba, type Samba } from '../servers/samba';
-import { scratchDir, until } from '../servers/util';
+import { hasBinary, scratchDir, until } from '../servers/util';
 
 const MiB = 1 << 20;
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+/** Growing a FIFO takes Linux and perl (read-stream.ts, growPipe). */
+const canGrow = process.platform === 'linux' && hasBinary('/usr/bin/perl');
+/** The size of the pipe behind a FIFO (F_GETPIPE_SZ), asked as a second reader. */
+const pipeSize = (fifo: string) => Number(execFileSync('perl', ['-MFcntl', '-e', 'sysopen(my $f, $ARGV[0], O_RDONLY | O_NONBLOCK) or exit 2; print fcntl($f, 1032, 0)', fifo], { encoding: 'utf8' }));
 
 describe('smb streamed download through a FIFO', () => {
   let server: Samba;
@@ -104,6 +110,43 @@ describe('smb streamed download through a FIFO', () => {
     expect(Buffer.concat(ranged).equals(data.subarray(70_000, 70_010))).toBe(true);
   });
 
+  it.skipIf(!canGrow)('growPipe: a writer fits 1 MiB into the FIFO with no read, where the default pipe takes 64 KiB', async () => {
+    const fifo = join(dir, 'grow.fifo');
+    execFileSync('mkfifo', ['-m', '600', fifo]);
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    try {
+      expect(await growPipe(fifo)).toBe(true);
+      const writer = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+      try {
+        // Non-blocking: the write takes what fits in the pipe and returns.
+        expect(writeSync(writer, Buffer.alloc(MiB))).toBe(MiB);
+      } finally {
+        closeSync(writer);
+      }
+    } finally {
+      closeSync(reader);
+    }
+  });
+
+  it.skipIf(!canGrow)('a download past 256 KiB reads a FIFO grown to 1 MiB, and its bytes are unchanged', async () => {
+    const stream = await c.read('/big.bin');
+    try {
+      const chunks: Buffer[] = [];
+      stream.on('data', (b: Buffer) => chunks.push(b));
+      // Paused past the first MiB, the FIFO stays while its size is asked.
+      await until(() => chunks.reduce((n, b) => n + b.length, 0) >= 2 * MiB || undefined, 10_000, 'the first MiB');
+      stream.pause();
+      const fifo = join(tmp, fifosLeft()[0]!, 'get');
+      await until(() => pipeSize(fifo) === MiB || undefined, 5000, 'the FIFO grown to 1 MiB');
+      stream.resume();
+      await finished(stream);
+      expect(sha(Buffer.concat(chunks))).toBe(sha(big));
+    } finally {
+      stream.destroy();
+      await until(() => fifosLeft().length === 0 || undefined, 5000, 'FIFO removed');
+    }
+  });
+
   it('a consumer that stops early ends smbclient and leaves no FIFO', async () => {
     const stream = await c.read('/big.bin');
     const pid = downloadPids().at(-1)!;
@@ -170,6 +213,24 @@ describe('smb streamed download through a FIFO', () => {
     ac.abort();
     expect(await failed).toMatchObject({ code: 'request_timeout' });
     await until(() => !alive(pid) || undefined, 10_000, 'smbclient ended');
+    await until(() => fifosLeft().length === 0 || undefined, 5000, 'FIFO removed');
+  });
+
+  // Last here: once perl is found missing, no FIFO of this process is grown again.
+  it.skipIf(process.platform !== 'linux')('without perl the FIFO stays at its default size and the download is whole', async () => {
+    // A PATH with smbclient and mkfifo and no perl.
+    const bin = join(dir, 'bin-without-perl');
+    mkdirSync(bin);
+    for (const tool of ['smbclient', 'mkfifo']) symlinkSync(execFileSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).trim(), join(bin, tool));
+    const oldPath = process.env.PATH;
+    process.env.PATH = bin;
+    try {
+      const { bytes } = await pipeToFile(await c.read('/big.bin'), 'no-perl.bin');
+      expect(sha(bytes)).toBe(sha(big));
+      expect(await growPipe(join(dir, 'no-such.fifo'))).toBe(false);
+    } finally {
+      process.env.PATH = oldPath;
+    }
     await until(() => fifosLeft().length === 0 || undefined, 5000, 'FIFO removed');
   });
 });
