@@ -98,13 +98,12 @@ export function nameOrder(c: Intl.Collator): NameOrder {
     x.key !== null && y.key !== null ? x.key < y.key : x.group < y.group || (x.group === y.group && c.compare(x.name, y.name) < 0);
   const merge = <T>(a: Placed<T>[], b: Placed<T>[]): Placed<T>[] => {
     if (!before(b[0]!, a[a.length - 1]!)) return a.concat(b); // already in order (a sorted answer)
-    const out = new Array<Placed<T>>(a.length + b.length);
+    const out: Placed<T>[] = [];
     let i = 0;
     let j = 0;
-    let k = 0;
-    while (i < a.length && j < b.length) out[k++] = before(b[j]!, a[i]!) ? b[j++]! : a[i++]!;
-    while (i < a.length) out[k++] = a[i++]!;
-    while (j < b.length) out[k++] = b[j++]!;
+    while (i < a.length && j < b.length) out.push(before(b[j]!, a[i]!) ? b[j++]! : a[i++]!);
+    while (i < a.length) out.push(a[i++]!);
+    while (j < b.length) out.push(b[j++]!);
     return out;
   };
   const sorter = <T>(nameOf: (item: T) => string, group: (item: T) => number = () => 0): Sorter<T> => {

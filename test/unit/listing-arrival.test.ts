@@ -15,7 +15,7 @@ const entry = fc.record({
   etag: fc.constantFrom(undefined, '"a"', '"b"'),
   raw: fc.constantFrom(undefined, { href: '/x', etag: null }, { href: '/x', etag: '"a"' }, { href: '/y', etag: null }),
 });
-const toEntry = (e: { name: string; kind: 'file' | 'folder'; size: number | null; modified: Date | null; etag?: string; raw?: object }): Entry => ({
+const toEntry = (e: { name: string; kind: 'file' | 'folder'; size: number | null; modified: Date | null; etag?: string; raw?: Record<string, unknown> }): Entry => ({
   path: `/f/${e.name}`,
   name: e.name,
   kind: e.kind,

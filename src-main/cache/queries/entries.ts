@@ -8,10 +8,11 @@
  *
  * A fresh listing is written after the request that listed it has been answered (the next turn
  * of the event loop, the latest listing of a folder winning), and only the rows that changed:
- * a listing identical to the one last written costs one lookup. Every read or other write here
- * first writes what is pending, so callers always see their own listings.
+ * found by comparing in memory with the listing this process last wrote there, or else with the
+ * rows read back. A listing identical to the one last written costs one lookup and that
+ * comparison. Every read or other write here first writes what is pending, so callers always see
+ * their own listings.
  */
-import { createHash } from 'node:crypto';
 import { parentOf } from '../../connectors/shared/paths';
 import type { Entry } from '../../connectors/types';
 import { nowIso, statement, type Db } from '../db';
@@ -49,11 +50,12 @@ export class EntriesTable {
   private readonly pending = new Map<string, { accountId: number; parent: string; entries: Entry[]; seen: string }>();
   private scheduled: NodeJS.Immediate | undefined;
   /**
-   * Digest of the rows last written per folder (bounded), to skip a listing that changed nothing,
-   * and the listing itself: the same array again (a listing found unchanged upstream) skips even
-   * the digest.
+   * The listing last written per folder (bounded): its rows as they are in the database, since
+   * every other write to that folder's rows forgets it. A new listing is compared with it in
+   * memory (the rows are not read back), and the same array again (a listing found unchanged
+   * upstream) costs nothing.
    */
-  private readonly written = new Map<string, { digest: string; entries: Entry[] }>();
+  private readonly written = new Map<string, Entry[]>();
 
   constructor(private readonly db: Db) {}
 
@@ -82,37 +84,59 @@ export class EntriesTable {
   private write(accountId: number, parent: string, entries: Entry[], seen: string): void {
     const key = folderKey(accountId, parent);
     const wasStale = this.stale.get(accountId)?.has(parent) ?? false;
-    const last = this.written.get(key);
-    if (!wasStale && last?.entries === entries && this.listed(accountId, parent)) return;
-    const digest = digestOf(entries);
-    if (!wasStale && last?.digest === digest && this.listed(accountId, parent)) {
-      this.written.set(key, { digest, entries });
-      return;
-    }
+    const last = !wasStale ? this.written.get(key) : undefined;
+    const known = last && this.listed(accountId, parent) ? last : undefined;
+    if (known === entries) return;
     this.written.delete(key);
-    const params = entries.map((e) => toParams(accountId, parent, e, seen));
+    let changed: Entry[];
+    let gone: Iterable<string>;
+    if (known) {
+      const before = new Map<string, Entry>();
+      for (const e of known) before.set(e.path, e);
+      changed = [];
+      for (const e of entries) {
+        const old = before.get(e.path);
+        if (!old || !sameRow(old, e)) changed.push(e);
+        before.delete(e.path);
+      }
+      if (!changed.length && !before.size) {
+        this.written.set(key, entries); // the same rows: nothing to write
+        return;
+      }
+      gone = before.keys();
+    } else {
+      changed = entries;
+      gone = [];
+    }
     this.bestEffort(accountId, parent, () => {
       this.db.transaction(() => {
         // Listings below a folder marked stale were not dropped when it was marked.
         if (wasStale) this.dropListings(accountId, parent);
-        const before = new Map<string, string>();
-        const cols = this.db.prepare(`SELECT ${COMPARED.join(', ')} FROM entries WHERE account_id = ? AND parent = ?`);
-        for (const r of cols.iterate(accountId, parent) as Iterable<Record<string, unknown>>) before.set(r.path as string, rowKey(r));
+        let params = changed.map((e) => toParams(accountId, parent, e, seen));
+        if (!known) {
+          // Rows not written from this process: compared with what the database holds.
+          const before = new Map<string, string>();
+          const cols = this.db.prepare(`SELECT ${COMPARED.join(', ')} FROM entries WHERE account_id = ? AND parent = ?`);
+          for (const r of cols.iterate(accountId, parent) as Iterable<Record<string, unknown>>) before.set(r.path as string, rowKey(r));
+          params = params.filter((p) => {
+            const same = before.get(p.path) === rowKey(p);
+            before.delete(p.path);
+            return !same;
+          });
+          gone = before.keys();
+        }
         // Rows are updated in place, so a version Tributary already knew keeps its `learned_at`.
         const ins = this.insertStatement();
-        for (const p of params) {
-          if (before.get(p.path) !== rowKey(p)) ins.run(p);
-          before.delete(p.path);
-        }
+        for (const p of params) ins.run(p);
         const del = this.db.prepare('DELETE FROM entries WHERE account_id = ? AND path = ?');
-        for (const path of before.keys()) del.run(accountId, path);
+        for (const path of gone) del.run(accountId, path);
         this.db
           .prepare('INSERT INTO folder_listings (account_id, path, listed_at) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET listed_at = excluded.listed_at')
           .run(accountId, parent, seen);
       })();
       this.stale.get(accountId)?.delete(parent);
-      this.written.set(key, { digest, entries });
-      if (this.written.size > MAX_DIGESTS) this.written.delete(this.written.keys().next().value!);
+      this.written.set(key, entries);
+      if (this.written.size > MAX_WRITTEN) this.written.delete(this.written.keys().next().value!);
     });
   }
 
@@ -120,7 +144,7 @@ export class EntriesTable {
     return statement(this.db, 'SELECT 1 FROM folder_listings WHERE account_id = ? AND path = ?').get(accountId, parent) !== undefined;
   }
 
-  /** Forgets the digests of `folder` and below: their rows were changed another way. */
+  /** Forgets the listings written of `folder` and below: their rows were changed another way. */
   private unwritten(accountId: number, folder: string): void {
     const prefix = folderKey(accountId, folder === '/' ? '' : folder);
     for (const key of this.written.keys()) if (key === folderKey(accountId, folder) || key.startsWith(`${prefix}/`)) this.written.delete(key);
@@ -254,15 +278,17 @@ function toParams(accountId: number, parent: string, e: Entry, seen: string) {
 const COMPARED = ['path', 'name', 'kind', 'size', 'modified', 'created', 'etag', 'mime_type'] as const;
 // Every compared value is a string, a number or null, both in parameters and in rows read back.
 const rowKey = (r: Record<string, unknown>) => `${r.path}\0${r.name}\0${r.kind}\0${r.size}\0${r.modified}\0${r.created}\0${r.etag}\0${r.mime_type}`;
-/** What a listing holds, as compared (the same fields as COMPARED, without building rows). */
-const digestOf = (entries: Entry[]) => {
-  const h = createHash('sha1');
-  for (const e of entries) {
-    h.update(`${e.path}\0${e.name}\0${e.kind}\0${e.size}\0${e.modified?.getTime()}\0${e.created?.getTime()}\0${e.etag}\0${e.mimeType}\n`);
-  }
-  return h.digest('base64');
-};
+/** Whether an entry's row would be written as `old`'s (the fields of COMPARED, as toParams gives them). */
+const sameRow = (old: Entry, e: Entry) =>
+  old.path === e.path &&
+  old.name === e.name &&
+  old.kind === e.kind &&
+  old.size === e.size &&
+  (old.modified?.getTime() ?? null) === (e.modified?.getTime() ?? null) &&
+  (old.created?.getTime() ?? null) === (e.created?.getTime() ?? null) &&
+  (old.etag ?? null) === (e.etag ?? null) &&
+  (old.mimeType ?? null) === (e.mimeType ?? null);
 const folderKey = (accountId: number, folder: string) => `${accountId}:${folder}`;
-const MAX_DIGESTS = 10_000;
+const MAX_WRITTEN = 10_000;
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
