@@ -91,10 +91,16 @@ export class EntriesTable {
     let changed: Entry[];
     let gone: Iterable<string>;
     if (known) {
-      const before = new Map<string, Entry>();
-      for (const e of known) before.set(e.path, e);
       changed = [];
-      for (const e of entries) {
+      // Listings come sorted: entry by entry while the paths line up, by path from the first shift.
+      let i = 0;
+      for (const n = Math.min(known.length, entries.length); i < n && known[i]!.path === entries[i]!.path; i++) {
+        if (!sameRow(known[i]!, entries[i]!)) changed.push(entries[i]!);
+      }
+      const before = new Map<string, Entry>();
+      for (let j = i; j < known.length; j++) before.set(known[j]!.path, known[j]!);
+      for (let j = i; j < entries.length; j++) {
+        const e = entries[j]!;
         const old = before.get(e.path);
         if (!old || !sameRow(old, e)) changed.push(e);
         before.delete(e.path);
