@@ -75,6 +75,40 @@ describe('listing cache', () => {
     await app.close();
   });
 
+  it('writes a long listing a slice per turn of the event loop, served only whole (cache writes off the request path)', async () => {
+    const app = await createApp({ dataDir: scratchDir('cache'), defaultLocalFolder: false });
+    const account = (await app.accounts.connect({ service: 'memory', options: { store: `slices-${Date.now()}` } })).id;
+    const listing = (n: number, size: number): Entry[] =>
+      Array.from({ length: n }, (_, i) => ({ path: `/big/f${String(i).padStart(5, '0')}`, name: `f${String(i).padStart(5, '0')}`, kind: 'file' as const, size, modified: new Date(1000), created: null }));
+    const rows = () => (app.db.prepare("SELECT count(*) AS n FROM entries WHERE account_id = ? AND parent = '/big'").get(account) as { n: number }).n;
+    const marked = () => app.db.prepare("SELECT 1 FROM folder_listings WHERE account_id = ? AND path = '/big'").get(account) !== undefined;
+    const turn = () => new Promise((r) => setImmediate(r));
+    const table = app.storage.entries;
+
+    table.replaceListing(account, '/big', listing(3500, 1));
+    await turn();
+    // Part written, and not served as the folder's listing yet.
+    expect(rows()).toBeGreaterThan(0);
+    expect(rows()).toBeLessThan(3500);
+    expect(marked()).toBe(false);
+    // A read in between writes the rest first.
+    expect(table.listing(account, '/big')?.entries).toHaveLength(3500);
+    expect(marked()).toBe(true);
+
+    // Left alone, it is written whole within a few turns; a newer listing replaces the rest of an older one.
+    table.replaceListing(account, '/big', listing(3000, 2));
+    await turn();
+    expect(rows()).toBe(3500);
+    table.replaceListing(account, '/big', listing(2000, 3));
+    for (let i = 0; i < 20 && rows() !== 2000; i++) await turn();
+    for (let i = 0; i < 5; i++) await turn();
+    expect(rows()).toBe(2000);
+    const sizes = app.db.prepare("SELECT DISTINCT size FROM entries WHERE account_id = ? AND parent = '/big'").all(account);
+    expect(sizes).toEqual([{ size: 3 }]);
+    expect(table.listing(account, '/big')?.entries).toHaveLength(2000);
+    await app.close();
+  });
+
   it('a listing compared with the one last written in memory writes exactly what one compared with the stored rows writes', async () => {
     const app = await createApp({ dataDir: scratchDir('cache'), defaultLocalFolder: false });
     const [a, b] = [(await app.accounts.connect({ service: 'memory', options: { store: `mem-a-${Date.now()}` } })).id, (await app.accounts.connect({ service: 'memory', options: { store: `mem-b-${Date.now()}` } })).id];

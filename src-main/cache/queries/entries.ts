@@ -6,12 +6,12 @@
  * changed the files. The rows it could not update are dropped, or, when even that cannot be
  * written, remembered as stale in memory and not served until the folder is listed again.
  *
- * A fresh listing is written after the request that listed it has been answered (the next turn
- * of the event loop, the latest listing of a folder winning), and only the rows that changed:
- * found by comparing in memory with the listing this process last wrote there, or else with the
- * rows read back. A listing identical to the one last written costs one lookup and that
- * comparison. Every read or other write here first writes what is pending, so callers always see
- * their own listings.
+ * A fresh listing is written after the request that listed it has been answered (the next turns
+ * of the event loop, ROWS_PER_TURN rows a turn, the latest listing of a folder winning), and only
+ * the rows that changed: found by comparing in memory with the listing this process last wrote
+ * there, or else with the rows read back. A listing identical to the one last written costs one
+ * lookup and that comparison. Every read or other write here first writes what is pending, so
+ * callers always see their own listings.
  */
 import { parentOf } from '../../connectors/shared/paths';
 import type { Entry } from '../../connectors/types';
@@ -46,8 +46,11 @@ export function rowToEntry(r: EntryRow): Entry {
 export class EntriesTable {
   /** Per account, folders whose cached rows (theirs and below) may be stale and are not served. */
   private readonly stale = new Map<number, Set<string>>();
-  /** Listings waiting to be written, by folder; the latest of a folder replaces an older one. */
-  private readonly pending = new Map<string, { accountId: number; parent: string; entries: Entry[]; seen: string }>();
+  /**
+   * Listings waiting to be written, by folder; the latest of a folder replaces an older one (and
+   * the rest of one being written: the newer one is compared with the rows as they are then).
+   */
+  private readonly pending = new Map<string, Pending>();
   private scheduled: NodeJS.Immediate | undefined;
   /**
    * The listing last written per folder (bounded): its rows as they are in the database, since
@@ -60,90 +63,121 @@ export class EntriesTable {
   constructor(private readonly db: Db) {}
 
   /**
-   * Replaces the cached children of `parent` with `entries`. Written on the next turn of the
+   * Replaces the cached children of `parent` with `entries`. Written on the next turns of the
    * event loop (or by the next read), off the request that listed them.
    */
   replaceListing(accountId: number, parent: string, entries: Entry[]): void {
     const key = folderKey(accountId, parent);
     this.pending.delete(key);
     this.pending.set(key, { accountId, parent, entries, seen: nowIso() });
-    this.scheduled ??= setImmediate(() => this.flush());
+    this.schedule();
   }
 
-  /** Writes every pending listing now (before reads, other writes and closing the database). */
-  flush(): void {
+  private schedule(): void {
+    this.scheduled ??= setImmediate(() => this.flush(ROWS_PER_TURN));
+  }
+
+  /**
+   * Writes every pending listing now (before reads, other writes and closing the database). On
+   * its own turn of the event loop it writes at most `rows` rows per listing and leaves the rest
+   * for the next turn, so a folder's first listing of 100,000 rows does not hold every other
+   * request for seconds; its listing mark, which makes it served, comes with its last rows.
+   */
+  flush(rows = Infinity): void {
     if (this.scheduled) clearImmediate(this.scheduled);
     this.scheduled = undefined;
     if (!this.pending.size) return;
     const batch = [...this.pending.values()];
     this.pending.clear();
-    for (const p of batch) this.write(p.accountId, p.parent, p.entries, p.seen);
+    for (const p of batch) {
+      const rest = this.write(p, rows);
+      if (rest) this.pending.set(folderKey(p.accountId, p.parent), rest);
+    }
+    if (this.pending.size) this.schedule();
   }
 
-  /** One listing, in one transaction: only new, changed and vanished rows are touched. */
-  private write(accountId: number, parent: string, entries: Entry[], seen: string): void {
+  /**
+   * One listing: only new, changed and vanished rows are touched, at most `rows` of them in this
+   * transaction. Returns what is left to write.
+   */
+  private write(p: Pending, rows: number): Pending | undefined {
+    const { accountId, parent, entries, seen } = p;
     const key = folderKey(accountId, parent);
     const wasStale = this.stale.get(accountId)?.has(parent) ?? false;
-    const last = !wasStale ? this.written.get(key) : undefined;
-    const known = last && this.listed(accountId, parent) ? last : undefined;
-    if (known === entries) return;
-    this.written.delete(key);
-    let changed: Entry[];
-    let gone: Iterable<string>;
-    if (known) {
-      changed = [];
-      // Listings come sorted: entry by entry while the paths line up, by path from the first shift.
-      let i = 0;
-      for (const n = Math.min(known.length, entries.length); i < n && known[i]!.path === entries[i]!.path; i++) {
-        if (!sameRow(known[i]!, entries[i]!)) changed.push(entries[i]!);
-      }
-      const before = new Map<string, Entry>();
-      for (let j = i; j < known.length; j++) before.set(known[j]!.path, known[j]!);
-      for (let j = i; j < entries.length; j++) {
-        const e = entries[j]!;
-        const old = before.get(e.path);
-        if (!old || !sameRow(old, e)) changed.push(e);
-        before.delete(e.path);
-      }
-      if (!changed.length && !before.size) {
+    let rest = p.rest;
+    if (!rest) {
+      const last = !wasStale ? this.written.get(key) : undefined;
+      const known = last && this.listed(accountId, parent) ? last : undefined;
+      if (known === entries) return undefined;
+      this.written.delete(key);
+      rest = (known ? this.changedSince(known, entries) : this.changedInRows(accountId, parent, entries, seen)) ?? undefined;
+      if (!rest) {
         this.written.set(key, entries); // the same rows: nothing to write
-        return;
+        return undefined;
       }
-      gone = before.keys();
-    } else {
-      changed = entries;
-      gone = [];
     }
+    const { changed, gone } = rest;
+    const now = changed.length > rows ? changed.slice(0, rows) : changed;
+    const last = now === changed;
+    let failed = false;
     this.bestEffort(accountId, parent, () => {
-      this.db.transaction(() => {
-        // Listings below a folder marked stale were not dropped when it was marked.
-        if (wasStale) this.dropListings(accountId, parent);
-        let params = changed.map((e) => toParams(accountId, parent, e, seen));
-        if (!known) {
-          // Rows not written from this process: compared with what the database holds.
-          const before = new Map<string, string>();
-          const cols = this.db.prepare(`SELECT ${COMPARED.join(', ')} FROM entries WHERE account_id = ? AND parent = ?`);
-          for (const r of cols.iterate(accountId, parent) as Iterable<Record<string, unknown>>) before.set(r.path as string, rowKey(r));
-          params = params.filter((p) => {
-            const same = before.get(p.path) === rowKey(p);
-            before.delete(p.path);
-            return !same;
-          });
-          gone = before.keys();
-        }
-        // Rows are updated in place, so a version Tributary already knew keeps its `learned_at`.
-        const ins = this.insertStatement();
-        for (const p of params) ins.run(p);
-        const del = this.db.prepare('DELETE FROM entries WHERE account_id = ? AND path = ?');
-        for (const path of gone) del.run(accountId, path);
-        this.db
-          .prepare('INSERT INTO folder_listings (account_id, path, listed_at) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET listed_at = excluded.listed_at')
-          .run(accountId, parent, seen);
-      })();
+      try {
+        this.db.transaction(() => {
+          // Listings below a folder marked stale were not dropped when it was marked.
+          if (wasStale) this.dropListings(accountId, parent);
+          // Rows are updated in place, so a version Tributary already knew keeps its `learned_at`.
+          const ins = this.insertStatement();
+          for (const e of now) ins.run(toParams(accountId, parent, e, seen));
+          if (!last) return;
+          const del = this.db.prepare('DELETE FROM entries WHERE account_id = ? AND path = ?');
+          for (const path of gone) del.run(accountId, path);
+          this.db
+            .prepare('INSERT INTO folder_listings (account_id, path, listed_at) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET listed_at = excluded.listed_at')
+            .run(accountId, parent, seen);
+        })();
+      } catch (e) {
+        failed = true;
+        throw e;
+      }
+      if (!last) return;
       this.stale.get(accountId)?.delete(parent);
       this.written.set(key, entries);
       if (this.written.size > MAX_WRITTEN) this.written.delete(this.written.keys().next().value!);
     });
+    return last || failed ? undefined : { ...p, rest: { changed: changed.slice(now.length), gone } };
+  }
+
+  /** The entries of `entries` whose rows differ from `known`'s (the rows last written), and the paths gone; null: none. */
+  private changedSince(known: Entry[], entries: Entry[]): Pending['rest'] | null {
+    const changed: Entry[] = [];
+    // Listings come sorted: entry by entry while the paths line up, by path from the first shift.
+    let i = 0;
+    for (const n = Math.min(known.length, entries.length); i < n && known[i]!.path === entries[i]!.path; i++) {
+      if (!sameRow(known[i]!, entries[i]!)) changed.push(entries[i]!);
+    }
+    const before = new Map<string, Entry>();
+    for (let j = i; j < known.length; j++) before.set(known[j]!.path, known[j]!);
+    for (let j = i; j < entries.length; j++) {
+      const e = entries[j]!;
+      const old = before.get(e.path);
+      if (!old || !sameRow(old, e)) changed.push(e);
+      before.delete(e.path);
+    }
+    return changed.length || before.size ? { changed, gone: [...before.keys()] } : null;
+  }
+
+  /** The same for a folder not written from this process: compared with the rows it has. */
+  private changedInRows(accountId: number, parent: string, entries: Entry[], seen: string): NonNullable<Pending['rest']> {
+    const before = new Map<string, string>();
+    const cols = this.db.prepare(`SELECT ${COMPARED.join(', ')} FROM entries WHERE account_id = ? AND parent = ?`);
+    for (const r of cols.iterate(accountId, parent) as Iterable<Record<string, unknown>>) before.set(r.path as string, rowKey(r));
+    if (!before.size) return { changed: entries, gone: [] };
+    const changed = entries.filter((e) => {
+      const same = before.get(e.path) === rowKey(toParams(accountId, parent, e, seen));
+      before.delete(e.path);
+      return !same;
+    });
+    return { changed, gone: [...before.keys()] };
   }
 
   private listed(accountId: number, parent: string): boolean {
@@ -295,6 +329,17 @@ const sameRow = (old: Entry, e: Entry) =>
   (old.etag ?? null) === (e.etag ?? null) &&
   (old.mimeType ?? null) === (e.mimeType ?? null);
 const folderKey = (accountId: number, folder: string) => `${accountId}:${folder}`;
+/** Rows a listing writes per turn of the event loop when it is written on its own (about 10–20 ms). */
+const ROWS_PER_TURN = 1000;
+
+interface Pending {
+  accountId: number;
+  parent: string;
+  entries: Entry[];
+  seen: string;
+  /** Set once part of it is written: the rows still to write, and the paths to delete with the last of them. */
+  rest?: { changed: Entry[]; gone: string[] };
+}
 const MAX_WRITTEN = 10_000;
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
