@@ -110,8 +110,13 @@ export interface StorageConnector {
   readonly features: StorageFeatures;
   /** Metadata of one entry; not_found when absent. */
   stat(path: string): Promise<Entry>;
-  /** Direct children of a folder; not_found when absent, invalid_parent_folder when a file. */
-  list(path: string): Promise<Entry[]>;
+  /**
+   * Direct children of a folder; not_found when absent, invalid_parent_folder when a file.
+   * A connector that reads its answer piece by piece may hand each entry to `each` as it is made,
+   * in the order of the array it returns (the caller's work on a long listing then overlaps the
+   * rest of the answer); the array returned is always the whole listing.
+   */
+  list(path: string, each?: (entry: Entry) => void): Promise<Entry[]>;
   read(path: string, options?: ReadOptions): Promise<Readable>;
   /**
    * Creates or overwrites the file at `path` with the streamed body. The parent folder exists

@@ -22,7 +22,21 @@ export interface NameOrder {
   compare(a: string, b: string): number;
   /** Sorts `items` in place: by `group` first (a small whole number, lower first), then by name. */
   sort<T>(items: T[], nameOf: (item: T) => string, group?: (item: T) => number): T[];
+  /**
+   * The same sort, taking the items one at a time (a listing while its answer arrives): most of
+   * the work is done as they come, and `done()` returns them in exactly the order `sort` gives.
+   */
+  sorter<T>(nameOf: (item: T) => string, group?: (item: T) => number): Sorter<T>;
 }
+
+export interface Sorter<T> {
+  add(item: T): void;
+  /** Every item added, in order; the sorter is not used again. */
+  done(): T[];
+}
+
+/** Items sorted together before a run is merged with the ones before it. */
+const RUN = 2048;
 
 /** The collator's rank of each printable ASCII character (case pairs share one); null: none. */
 function ranksOf(c: Intl.Collator): Int16Array | null {
@@ -71,26 +85,66 @@ export function nameOrder(c: Intl.Collator): NameOrder {
     const kb = key(b);
     return ka !== null && kb !== null ? sign(ka, kb) : Math.sign(c.compare(a, b));
   };
-  const sort = <T>(items: T[], nameOf: (item: T) => string, group: (item: T) => number = () => 0): T[] => {
-    let allKeyed = true;
-    const keyed = items.map((item) => {
-      const name = nameOf(item);
-      const k = key(name);
-      if (k === null) allKeyed = false;
-      return { item, name, key: k, group: group(item) };
-    });
-    if (allKeyed) {
-      // One plain string comparison per pair: the group leads the key.
-      const grouped = keyed.map((k) => ({ item: k.item, key: String.fromCharCode(KEY_BASE + k.group) + k.key }));
-      grouped.sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
-      grouped.forEach((k, i) => (items[i] = k.item));
-      return items;
-    }
-    keyed.sort((x, y) => x.group - y.group || (x.key !== null && y.key !== null ? sign(x.key, y.key) : c.compare(x.name, y.name)));
-    keyed.forEach((k, i) => (items[i] = k.item));
+  interface Placed<T> {
+    item: T;
+    name: string;
+    group: number;
+    /** The group's character, then the name's key; null when only the collator can place the name. */
+    key: string | null;
+  }
+  // Stable runs merged pairwise as they fill (as a binary counter), earlier run first on ties: the
+  // result is the stable sort of everything added by this one comparison.
+  const before = <T>(x: Placed<T>, y: Placed<T>) =>
+    x.key !== null && y.key !== null ? x.key < y.key : x.group < y.group || (x.group === y.group && c.compare(x.name, y.name) < 0);
+  const merge = <T>(a: Placed<T>[], b: Placed<T>[]): Placed<T>[] => {
+    if (!before(b[0]!, a[a.length - 1]!)) return a.concat(b); // already in order (a sorted answer)
+    const out: Placed<T>[] = [];
+    let i = 0;
+    let j = 0;
+    while (i < a.length && j < b.length) out.push(before(b[j]!, a[i]!) ? b[j++]! : a[i++]!);
+    while (i < a.length) out.push(a[i++]!);
+    while (j < b.length) out.push(b[j++]!);
+    return out;
+  };
+  const sorter = <T>(nameOf: (item: T) => string, group: (item: T) => number = () => 0): Sorter<T> => {
+    const runs: Placed<T>[][] = [];
+    let block: Placed<T>[] = [];
+    const close = () => {
+      if (!block.length) return;
+      block.sort((x, y) => (before(x, y) ? -1 : before(y, x) ? 1 : 0));
+      runs.push(block);
+      block = [];
+    };
+    return {
+      add(item) {
+        const name = nameOf(item);
+        const g = group(item);
+        const k = key(name);
+        block.push({ item, name, group: g, key: k === null ? null : String.fromCharCode(KEY_BASE + g) + k });
+        if (block.length < RUN) return;
+        close();
+        while (runs.length > 1 && runs[runs.length - 1]!.length >= runs[runs.length - 2]!.length) {
+          const b = runs.pop()!;
+          runs.push(merge(runs.pop()!, b));
+        }
+      },
+      done() {
+        close();
+        while (runs.length > 1) {
+          const b = runs.pop()!;
+          runs.push(merge(runs.pop()!, b));
+        }
+        return (runs[0] ?? []).map((p) => p.item);
+      },
+    };
+  };
+  const sort = <T>(items: T[], nameOf: (item: T) => string, group?: (item: T) => number): T[] => {
+    const s = sorter(nameOf, group);
+    for (const item of items) s.add(item);
+    s.done().forEach((item, i) => (items[i] = item));
     return items;
   };
-  return { key, compare, sort };
+  return { key, compare, sort, sorter };
 }
 
 /** Names in the user's locale order (see the top of this file). */

@@ -7,7 +7,6 @@
 import { randomBytes } from 'node:crypto';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { isDeepStrictEqual } from 'node:util';
 import { lookup as mimeLookup } from 'mime-types';
 import { EntriesTable } from '../cache/queries/entries';
 import type { Db } from '../cache/db';
@@ -20,7 +19,7 @@ import type { AccountsService } from './accounts';
 import type { EventBus } from './events';
 import type { FileProvider } from './file-provider';
 import { NameReservations, type ConflictMode, type NameClaim } from './names';
-import { listingOrder } from './name-order';
+import { ArrivingListing, sortListing } from './listing-arrival';
 
 export type { ConflictMode } from './names';
 export { standaloneFile, type FileProvider } from './file-provider';
@@ -238,9 +237,12 @@ export class StorageService {
     // the listing's failure, when both fail, is the one reported.
     const selfP = loc.path === ROOT ? Promise.resolve(rootEntry()) : loc.connector.stat(loc.path).catch((e: unknown) => e as Error);
     if (!snapshot || Date.now() - snapshot.at >= SNAPSHOT_MS) {
-      const upstream = await loc.connector.list(loc.path);
       const last = this.snapshots.get(key);
-      snapshot = last && sameEntries(last.upstream, upstream) ? { ...last, at: Date.now() } : { at: Date.now(), upstream, children: sortListing([...upstream]), pages: new Map() };
+      // Compared with the last listing and sorted as the entries arrive (listing-arrival.ts).
+      const arriving = new ArrivingListing(last?.upstream);
+      const upstream = await loc.connector.list(loc.path, arriving.add);
+      const children = arriving.finish(upstream);
+      snapshot = last && !children ? { ...last, at: Date.now() } : { at: Date.now(), upstream, children: children!, pages: new Map() };
       this.snapshots.delete(key);
       this.snapshots.set(key, snapshot);
       if (this.snapshots.size > MAX_SNAPSHOTS) this.snapshots.delete(this.snapshots.keys().next().value!);
@@ -760,35 +762,6 @@ async function settle(aside: Aside | undefined, error?: unknown): Promise<unknow
   if (error === undefined) await aside?.commit();
   else await aside?.rollback();
   return error;
-}
-
-/** Folders first, then by name as people read numbers ("file 2" before "file 10"). */
-function sortListing(children: Entry[]): Entry[] {
-  return listingOrder.sort(children, (e) => e.name, (e) => (e.kind === 'folder' ? 0 : 1));
-}
-
-/** Whether two upstream listings hold the same entries in the same order (every field compared). */
-function sameEntries(a: Entry[], b: Entry[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i]!;
-    const y = b[i]!;
-    if (
-      x.path !== y.path ||
-      x.name !== y.name ||
-      x.kind !== y.kind ||
-      x.size !== y.size ||
-      x.modified?.getTime() !== y.modified?.getTime() ||
-      x.created?.getTime() !== y.created?.getTime() ||
-      x.etag !== y.etag ||
-      x.mimeType !== y.mimeType ||
-      ((x.raw !== undefined || y.raw !== undefined) && !isDeepStrictEqual(x.raw, y.raw)) ||
-      ((x.hashes !== undefined || y.hashes !== undefined) && !isDeepStrictEqual(x.hashes, y.hashes))
-    ) {
-      return false;
-    }
-  }
-  return true;
 }
 
 function rootEntry(): Entry {

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src-main/app';
 import { PROPFIND_BODY } from '../../src-main/connectors/webdav';
+import type { Entry } from '../../src-main/connectors/types';
 import { parseMultistatus, parseMultistatusSaxes } from '../../src-main/connectors/webdav/xml';
 import { startApache, type ApacheServer } from '../servers/apache';
 import { scratchDir } from '../servers/util';
@@ -99,6 +100,58 @@ describe('WebDAV Multi-Status from Apache: scanner and saxes read the same (RFC 
       expect(page.items.find((i) => i.name === '😀 emoji.txt')).toMatchObject({ size: 7 });
     } finally {
       await app.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('hands each entry over as it is made, in the order of the listing it returns (spec 1, "List a folder")', async () => {
+    const dir = scratchDir('dav-multistatus');
+    const app = await createApp({ dataDir: join(dir, 'data'), defaultLocalFolder: false });
+    try {
+      const acc = await app.accounts.connect({
+        service: 'webdav',
+        options: { protocol: 'http', host: server.host, port: server.port, path: '/', username: server.user, password: server.password },
+      });
+      const connector = await app.accounts.storage(acc.id);
+      const handed: Entry[] = [];
+      const listed = await connector.list('/mixed', (e) => handed.push(e));
+      expect(listed).toHaveLength(NAMES.length + MANY + 1);
+      expect(handed).toHaveLength(listed.length);
+      expect(handed.every((e, i) => e === listed[i])).toBe(true);
+    } finally {
+      await app.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a folder listed again shows what changed, folders first then by name (spec 1, "List a folder")', async () => {
+    const dir = scratchDir('dav-multistatus');
+    const app = await createApp({ dataDir: join(dir, 'data'), defaultLocalFolder: false });
+    const folderOnDisk = join(server.root, 'changing');
+    try {
+      mkdirSync(join(folderOnDisk, 'b folder'), { recursive: true });
+      for (let i = 0; i < 3000; i++) writeFileSync(join(folderOnDisk, `f${i}.txt`), '');
+      spawnSync('chown', ['-R', 'www-data:www-data', folderOnDisk]);
+      const acc = await app.accounts.connect({
+        service: 'webdav',
+        options: { protocol: 'http', host: server.host, port: server.port, path: '/', username: server.user, password: server.password },
+      });
+      const folder = (await app.storage.list(acc.id, 'root')).items.find((i) => i.name === 'changing')!;
+      const names = async () => (await app.storage.list(acc.id, folder.id, 1, 5000)).items.map((i) => `${i.name}:${i.size ?? '-'}`);
+      const first = await names();
+      expect(first.slice(0, 4)).toEqual(['b folder:-', 'f0.txt:0', 'f1.txt:0', 'f2.txt:0']);
+      expect(first.at(-1)).toBe('f2999.txt:0');
+      expect(await names()).toEqual(first);
+      // One file grown, one gone, one new: the next listing differs from the last part-way through.
+      writeFileSync(join(folderOnDisk, 'f10.txt'), 'abc');
+      rmSync(join(folderOnDisk, 'f2999.txt'));
+      writeFileSync(join(folderOnDisk, 'A new.txt'), 'z');
+      spawnSync('chown', ['-R', 'www-data:www-data', folderOnDisk]);
+      const second = await names();
+      expect(second).toEqual(['b folder:-', 'A new.txt:1', ...first.slice(1, -1).map((n) => (n === 'f10.txt:0' ? 'f10.txt:3' : n))]);
+    } finally {
+      await app.close();
+      rmSync(folderOnDisk, { recursive: true, force: true });
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -39,6 +39,27 @@ describe('listing name order (spec 1, List a folder)', () => {
     });
   }
 
+  it('gives, item by item and in runs merged as they fill, exactly the stable sort by the collator', () => {
+    const collator = new Intl.Collator('en', options);
+    const order = nameOrder(collator);
+    const item = fc.record({ name: fc.oneof(name, asciiName, name.map((n) => `${n}\u00e9`)), group: fc.integer({ min: 0, max: 2 }) });
+    // Long enough to fill several runs, with many names the collator calls equal ("a"/"A", "01"/"1"):
+    // their order must stay the order they were added in.
+    fc.assert(
+      fc.property(fc.array(item, { minLength: 2100, maxLength: 9000, size: 'max' }), (items) => {
+        const reference = items.slice().sort((x, y) => x.group - y.group || collator.compare(x.name, y.name));
+        const s = order.sorter<(typeof items)[number]>((i) => i.name, (i) => i.group);
+        for (const i of items) s.add(i);
+        const ours = s.done();
+        expect(ours.length).toBe(reference.length);
+        expect(ours.every((x, i) => x === reference[i])).toBe(true);
+        const sorted = order.sort(items.slice(), (i) => i.name, (i) => i.group);
+        expect(sorted.every((x, i) => x === reference[i])).toBe(true);
+      }),
+      { numRuns: 30, seed: 17 },
+    );
+  });
+
   it('orders numbers by value and ignores case and leading zeros (en)', () => {
     const order = nameOrder(new Intl.Collator('en', options));
     expect(order.sort(['file10', 'File2', 'file1', 'file02b', 'file2a'], (n) => n)).toEqual(['file1', 'File2', 'file2a', 'file02b', 'file10']);

@@ -6,12 +6,13 @@
  * changed the files. The rows it could not update are dropped, or, when even that cannot be
  * written, remembered as stale in memory and not served until the folder is listed again.
  *
- * A fresh listing is written after the request that listed it has been answered (the next turn
- * of the event loop, the latest listing of a folder winning), and only the rows that changed:
- * a listing identical to the one last written costs one lookup. Every read or other write here
- * first writes what is pending, so callers always see their own listings.
+ * A fresh listing is written after the request that listed it has been answered (the next turns
+ * of the event loop, ROWS_PER_TURN rows a turn, the latest listing of a folder winning), and only
+ * the rows that changed: found by comparing in memory with the listing this process last wrote
+ * there, or else with the rows read back. A listing identical to the one last written costs one
+ * lookup and that comparison. Every read or other write here first writes what is pending, so
+ * callers always see their own listings.
  */
-import { createHash } from 'node:crypto';
 import { parentOf } from '../../connectors/shared/paths';
 import type { Entry } from '../../connectors/types';
 import { nowIso, statement, type Db } from '../db';
@@ -45,82 +46,145 @@ export function rowToEntry(r: EntryRow): Entry {
 export class EntriesTable {
   /** Per account, folders whose cached rows (theirs and below) may be stale and are not served. */
   private readonly stale = new Map<number, Set<string>>();
-  /** Listings waiting to be written, by folder; the latest of a folder replaces an older one. */
-  private readonly pending = new Map<string, { accountId: number; parent: string; entries: Entry[]; seen: string }>();
+  /**
+   * Listings waiting to be written, by folder; the latest of a folder replaces an older one (and
+   * the rest of one being written: the newer one is compared with the rows as they are then).
+   */
+  private readonly pending = new Map<string, Pending>();
   private scheduled: NodeJS.Immediate | undefined;
   /**
-   * Digest of the rows last written per folder (bounded), to skip a listing that changed nothing,
-   * and the listing itself: the same array again (a listing found unchanged upstream) skips even
-   * the digest.
+   * The listing last written per folder (bounded): its rows as they are in the database, since
+   * every other write to that folder's rows forgets it. A new listing is compared with it in
+   * memory (the rows are not read back), and the same array again (a listing found unchanged
+   * upstream) costs nothing.
    */
-  private readonly written = new Map<string, { digest: string; entries: Entry[] }>();
+  private readonly written = new Map<string, Entry[]>();
 
   constructor(private readonly db: Db) {}
 
   /**
-   * Replaces the cached children of `parent` with `entries`. Written on the next turn of the
+   * Replaces the cached children of `parent` with `entries`. Written on the next turns of the
    * event loop (or by the next read), off the request that listed them.
    */
   replaceListing(accountId: number, parent: string, entries: Entry[]): void {
     const key = folderKey(accountId, parent);
     this.pending.delete(key);
     this.pending.set(key, { accountId, parent, entries, seen: nowIso() });
-    this.scheduled ??= setImmediate(() => this.flush());
+    this.schedule();
   }
 
-  /** Writes every pending listing now (before reads, other writes and closing the database). */
-  flush(): void {
+  private schedule(): void {
+    this.scheduled ??= setImmediate(() => this.flush(ROWS_PER_TURN));
+  }
+
+  /**
+   * Writes every pending listing now (before reads, other writes and closing the database). On
+   * its own turn of the event loop it writes at most `rows` rows per listing and leaves the rest
+   * for the next turn, so a folder's first listing of 100,000 rows does not hold every other
+   * request for seconds; its listing mark, which makes it served, comes with its last rows.
+   */
+  flush(rows = Infinity): void {
     if (this.scheduled) clearImmediate(this.scheduled);
     this.scheduled = undefined;
     if (!this.pending.size) return;
     const batch = [...this.pending.values()];
     this.pending.clear();
-    for (const p of batch) this.write(p.accountId, p.parent, p.entries, p.seen);
+    for (const p of batch) {
+      const rest = this.write(p, rows);
+      if (rest) this.pending.set(folderKey(p.accountId, p.parent), rest);
+    }
+    if (this.pending.size) this.schedule();
   }
 
-  /** One listing, in one transaction: only new, changed and vanished rows are touched. */
-  private write(accountId: number, parent: string, entries: Entry[], seen: string): void {
+  /**
+   * One listing: only new, changed and vanished rows are touched, at most `rows` of them in this
+   * transaction. Returns what is left to write.
+   */
+  private write(p: Pending, rows: number): Pending | undefined {
+    const { accountId, parent, entries, seen } = p;
     const key = folderKey(accountId, parent);
     const wasStale = this.stale.get(accountId)?.has(parent) ?? false;
-    const last = this.written.get(key);
-    if (!wasStale && last?.entries === entries && this.listed(accountId, parent)) return;
-    const digest = digestOf(entries);
-    if (!wasStale && last?.digest === digest && this.listed(accountId, parent)) {
-      this.written.set(key, { digest, entries });
-      return;
+    let rest = p.rest;
+    if (!rest) {
+      const last = !wasStale ? this.written.get(key) : undefined;
+      const known = last && this.listed(accountId, parent) ? last : undefined;
+      if (known === entries) return undefined;
+      this.written.delete(key);
+      rest = (known ? this.changedSince(known, entries) : this.changedInRows(accountId, parent, entries, seen)) ?? undefined;
+      if (!rest) {
+        this.written.set(key, entries); // the same rows: nothing to write
+        return undefined;
+      }
     }
-    this.written.delete(key);
-    const params = entries.map((e) => toParams(accountId, parent, e, seen));
+    const { changed, gone } = rest;
+    const now = changed.length > rows ? changed.slice(0, rows) : changed;
+    const last = now === changed;
+    let failed = false;
     this.bestEffort(accountId, parent, () => {
-      this.db.transaction(() => {
-        // Listings below a folder marked stale were not dropped when it was marked.
-        if (wasStale) this.dropListings(accountId, parent);
-        const before = new Map<string, string>();
-        const cols = this.db.prepare(`SELECT ${COMPARED.join(', ')} FROM entries WHERE account_id = ? AND parent = ?`);
-        for (const r of cols.iterate(accountId, parent) as Iterable<Record<string, unknown>>) before.set(r.path as string, rowKey(r));
-        // Rows are updated in place, so a version Tributary already knew keeps its `learned_at`.
-        const ins = this.insertStatement();
-        for (const p of params) {
-          if (before.get(p.path) !== rowKey(p)) ins.run(p);
-          before.delete(p.path);
-        }
-        const del = this.db.prepare('DELETE FROM entries WHERE account_id = ? AND path = ?');
-        for (const path of before.keys()) del.run(accountId, path);
-        this.db
-          .prepare('INSERT INTO folder_listings (account_id, path, listed_at) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET listed_at = excluded.listed_at')
-          .run(accountId, parent, seen);
-      })();
+      try {
+        this.db.transaction(() => {
+          // Listings below a folder marked stale were not dropped when it was marked.
+          if (wasStale) this.dropListings(accountId, parent);
+          // Rows are updated in place, so a version Tributary already knew keeps its `learned_at`.
+          const ins = this.insertStatement();
+          for (const e of now) ins.run(toParams(accountId, parent, e, seen));
+          if (!last) return;
+          const del = this.db.prepare('DELETE FROM entries WHERE account_id = ? AND path = ?');
+          for (const path of gone) del.run(accountId, path);
+          this.db
+            .prepare('INSERT INTO folder_listings (account_id, path, listed_at) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET listed_at = excluded.listed_at')
+            .run(accountId, parent, seen);
+        })();
+      } catch (e) {
+        failed = true;
+        throw e;
+      }
+      if (!last) return;
       this.stale.get(accountId)?.delete(parent);
-      this.written.set(key, { digest, entries });
-      if (this.written.size > MAX_DIGESTS) this.written.delete(this.written.keys().next().value!);
+      this.written.set(key, entries);
+      if (this.written.size > MAX_WRITTEN) this.written.delete(this.written.keys().next().value!);
     });
+    return last || failed ? undefined : { ...p, rest: { changed: changed.slice(now.length), gone } };
+  }
+
+  /** The entries of `entries` whose rows differ from `known`'s (the rows last written), and the paths gone; null: none. */
+  private changedSince(known: Entry[], entries: Entry[]): Pending['rest'] | null {
+    const changed: Entry[] = [];
+    // Listings come sorted: entry by entry while the paths line up, by path from the first shift.
+    let i = 0;
+    for (const n = Math.min(known.length, entries.length); i < n && known[i]!.path === entries[i]!.path; i++) {
+      if (!sameRow(known[i]!, entries[i]!)) changed.push(entries[i]!);
+    }
+    const before = new Map<string, Entry>();
+    for (let j = i; j < known.length; j++) before.set(known[j]!.path, known[j]!);
+    for (let j = i; j < entries.length; j++) {
+      const e = entries[j]!;
+      const old = before.get(e.path);
+      if (!old || !sameRow(old, e)) changed.push(e);
+      before.delete(e.path);
+    }
+    return changed.length || before.size ? { changed, gone: [...before.keys()] } : null;
+  }
+
+  /** The same for a folder not written from this process: compared with the rows it has. */
+  private changedInRows(accountId: number, parent: string, entries: Entry[], seen: string): NonNullable<Pending['rest']> {
+    const before = new Map<string, string>();
+    const cols = this.db.prepare(`SELECT ${COMPARED.join(', ')} FROM entries WHERE account_id = ? AND parent = ?`);
+    for (const r of cols.iterate(accountId, parent) as Iterable<Record<string, unknown>>) before.set(r.path as string, rowKey(r));
+    if (!before.size) return { changed: entries, gone: [] };
+    const changed = entries.filter((e) => {
+      const same = before.get(e.path) === rowKey(toParams(accountId, parent, e, seen));
+      before.delete(e.path);
+      return !same;
+    });
+    return { changed, gone: [...before.keys()] };
   }
 
   private listed(accountId: number, parent: string): boolean {
     return statement(this.db, 'SELECT 1 FROM folder_listings WHERE account_id = ? AND path = ?').get(accountId, parent) !== undefined;
   }
 
-  /** Forgets the digests of `folder` and below: their rows were changed another way. */
+  /** Forgets the listings written of `folder` and below: their rows were changed another way. */
   private unwritten(accountId: number, folder: string): void {
     const prefix = folderKey(accountId, folder === '/' ? '' : folder);
     for (const key of this.written.keys()) if (key === folderKey(accountId, folder) || key.startsWith(`${prefix}/`)) this.written.delete(key);
@@ -254,15 +318,28 @@ function toParams(accountId: number, parent: string, e: Entry, seen: string) {
 const COMPARED = ['path', 'name', 'kind', 'size', 'modified', 'created', 'etag', 'mime_type'] as const;
 // Every compared value is a string, a number or null, both in parameters and in rows read back.
 const rowKey = (r: Record<string, unknown>) => `${r.path}\0${r.name}\0${r.kind}\0${r.size}\0${r.modified}\0${r.created}\0${r.etag}\0${r.mime_type}`;
-/** What a listing holds, as compared (the same fields as COMPARED, without building rows). */
-const digestOf = (entries: Entry[]) => {
-  const h = createHash('sha1');
-  for (const e of entries) {
-    h.update(`${e.path}\0${e.name}\0${e.kind}\0${e.size}\0${e.modified?.getTime()}\0${e.created?.getTime()}\0${e.etag}\0${e.mimeType}\n`);
-  }
-  return h.digest('base64');
-};
+/** Whether an entry's row would be written as `old`'s (the fields of COMPARED, as toParams gives them). */
+const sameRow = (old: Entry, e: Entry) =>
+  old.path === e.path &&
+  old.name === e.name &&
+  old.kind === e.kind &&
+  old.size === e.size &&
+  (old.modified?.getTime() ?? null) === (e.modified?.getTime() ?? null) &&
+  (old.created?.getTime() ?? null) === (e.created?.getTime() ?? null) &&
+  (old.etag ?? null) === (e.etag ?? null) &&
+  (old.mimeType ?? null) === (e.mimeType ?? null);
 const folderKey = (accountId: number, folder: string) => `${accountId}:${folder}`;
-const MAX_DIGESTS = 10_000;
+/** Rows a listing writes per turn of the event loop when it is written on its own (about 10–20 ms). */
+const ROWS_PER_TURN = 1000;
+
+interface Pending {
+  accountId: number;
+  parent: string;
+  entries: Entry[];
+  seen: string;
+  /** Set once part of it is written: the rows still to write, and the paths to delete with the last of them. */
+  rest?: { changed: Entry[]; gone: string[] };
+}
+const MAX_WRITTEN = 10_000;
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);

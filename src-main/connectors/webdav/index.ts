@@ -246,7 +246,7 @@ export class WebDavConnector implements StorageConnector {
     return this.toEntry(self, path);
   }
 
-  async list(path: string): Promise<Entry[]> {
+  async list(path: string, each?: (entry: Entry) => void): Promise<Entry[]> {
     const out: Entry[] = [];
     let self: DavResponse | undefined;
     // Servers answer with the folder's path as it was asked followed by one name: those hrefs
@@ -266,7 +266,9 @@ export class WebDavConnector implements StorageConnector {
           return;
         }
         if (TEMP_NAME.test(baseName(p))) return; // a no-replace write still going up
-        out.push(this.toEntry(r, p));
+        const entry = this.toEntry(r, p);
+        out.push(entry);
+        each?.(entry);
       } catch (error) {
         failed = { error };
       }
