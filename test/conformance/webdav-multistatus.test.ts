@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../src-main/app';
+import { createApp, type App } from '../../src-main/app';
 import { PROPFIND_BODY } from '../../src-main/connectors/webdav';
 import type { Entry } from '../../src-main/connectors/types';
 import { parseMultistatus, parseMultistatusSaxes } from '../../src-main/connectors/webdav/xml';
@@ -39,6 +39,22 @@ describe('WebDAV Multi-Status from Apache: scanner and saxes read the same (RFC 
   afterAll(async () => {
     await server?.stop();
   });
+
+  /** An app with the Apache share connected as an account; closed and removed after `fn`. */
+  async function withAccount(fn: (app: App, acc: { id: number }) => Promise<void>): Promise<void> {
+    const dir = scratchDir('dav-multistatus');
+    const app = await createApp({ dataDir: join(dir, 'data'), defaultLocalFolder: false });
+    try {
+      const acc = await app.accounts.connect({
+        service: 'webdav',
+        options: { protocol: 'http', host: server.host, port: server.port, path: '/', username: server.user, password: server.password },
+      });
+      await fn(app, acc);
+    } finally {
+      await app.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
 
   it('gives the same responses in 64 KiB chunks, in chunks of 1 to 7 bytes, and in one piece', async () => {
     const reference = await parseMultistatusSaxes([raw]);
@@ -85,57 +101,33 @@ describe('WebDAV Multi-Status from Apache: scanner and saxes read the same (RFC 
   });
 
   it('lists every name as it is on the server, through the connector', async () => {
-    const dir = scratchDir('dav-multistatus');
-    const app = await createApp({ dataDir: join(dir, 'data'), defaultLocalFolder: false });
-    try {
-      const acc = await app.accounts.connect({
-        service: 'webdav',
-        options: { protocol: 'http', host: server.host, port: server.port, path: '/', username: server.user, password: server.password },
-      });
+    await withAccount(async (app, acc) => {
       const folder = (await app.storage.list(acc.id, 'root')).items.find((i) => i.name === 'mixed')!;
       const page = await app.storage.list(acc.id, folder.id, 1, 5000);
       const names = page.items.map((i) => i.name);
       for (const name of [...NAMES, 'sub folder & more', 'file-0-é.bin', `file-${MANY - 1}-é.bin`]) expect(names).toContain(name);
       expect(page.total).toBe(NAMES.length + MANY + 1);
       expect(page.items.find((i) => i.name === '😀 emoji.txt')).toMatchObject({ size: 7 });
-    } finally {
-      await app.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('hands each entry over as it is made, in the order of the listing it returns (spec 1, "List a folder")', async () => {
-    const dir = scratchDir('dav-multistatus');
-    const app = await createApp({ dataDir: join(dir, 'data'), defaultLocalFolder: false });
-    try {
-      const acc = await app.accounts.connect({
-        service: 'webdav',
-        options: { protocol: 'http', host: server.host, port: server.port, path: '/', username: server.user, password: server.password },
-      });
+    await withAccount(async (app, acc) => {
       const connector = await app.accounts.storage(acc.id);
       const handed: Entry[] = [];
       const listed = await connector.list('/mixed', (e) => handed.push(e));
       expect(listed).toHaveLength(NAMES.length + MANY + 1);
       expect(handed).toHaveLength(listed.length);
       expect(handed.every((e, i) => e === listed[i])).toBe(true);
-    } finally {
-      await app.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('a folder listed again shows what changed, folders first then by name (spec 1, "List a folder")', async () => {
-    const dir = scratchDir('dav-multistatus');
-    const app = await createApp({ dataDir: join(dir, 'data'), defaultLocalFolder: false });
     const folderOnDisk = join(server.root, 'changing');
-    try {
-      mkdirSync(join(folderOnDisk, 'b folder'), { recursive: true });
-      for (let i = 0; i < 3000; i++) writeFileSync(join(folderOnDisk, `f${i}.txt`), '');
-      spawnSync('chown', ['-R', 'www-data:www-data', folderOnDisk]);
-      const acc = await app.accounts.connect({
-        service: 'webdav',
-        options: { protocol: 'http', host: server.host, port: server.port, path: '/', username: server.user, password: server.password },
-      });
+    mkdirSync(join(folderOnDisk, 'b folder'), { recursive: true });
+    for (let i = 0; i < 3000; i++) writeFileSync(join(folderOnDisk, `f${i}.txt`), '');
+    spawnSync('chown', ['-R', 'www-data:www-data', folderOnDisk]);
+    await withAccount(async (app, acc) => {
       const folder = (await app.storage.list(acc.id, 'root')).items.find((i) => i.name === 'changing')!;
       const names = async () => (await app.storage.list(acc.id, folder.id, 1, 5000)).items.map((i) => `${i.name}:${i.size ?? '-'}`);
       const first = await names();
@@ -149,10 +141,6 @@ describe('WebDAV Multi-Status from Apache: scanner and saxes read the same (RFC 
       spawnSync('chown', ['-R', 'www-data:www-data', folderOnDisk]);
       const second = await names();
       expect(second).toEqual(['b folder:-', 'A new.txt:1', ...first.slice(1, -1).map((n) => (n === 'f10.txt:0' ? 'f10.txt:3' : n))]);
-    } finally {
-      await app.close();
-      rmSync(folderOnDisk, { recursive: true, force: true });
-      rmSync(dir, { recursive: true, force: true });
-    }
+    }).finally(() => rmSync(folderOnDisk, { recursive: true, force: true }));
   });
 });
