@@ -55,10 +55,11 @@ describe('deep links to a message (spec 2, Messages: retrieve; docs/ui.md, Files
 
     await page.reload();
     await expect.poll(readerSubject, { timeout: 20_000 }).toBe('Second note');
+    // Chromium on a loaded machine may take more than expect.poll's default second to follow.
     await page.keyboard.press('Alt+ArrowLeft');
-    await expect.poll(readerSubject).toBe('First note');
+    await expect.poll(readerSubject, { timeout: 10_000 }).toBe('First note');
     await page.keyboard.press('Alt+ArrowRight');
-    await expect.poll(readerSubject).toBe('Second note');
+    await expect.poll(readerSubject, { timeout: 10_000 }).toBe('Second note');
     await page.screenshot({ path: join(RESULTS, 'e2e-file-actions-mail-link.png') });
 
     // The link pasted into the address bar of this tab, after leaving the app.
