@@ -336,6 +336,26 @@ describe('smb session output', () => {
     }
   });
 
+  it('a session killed while its listing is handed over is replaced, and the listing asked again hands every entry over from the start', async () => {
+    const c = new SmbConnector(smbOptionsFor(server));
+    try {
+      await c.stat('/long');
+      const [pid] = c.sessionPids();
+      const handed: Entry[] = [];
+      const listed = await c.list('/long', (e) => {
+        if (handed.push(e) === 1) process.kill(pid!, 'SIGKILL');
+      });
+      expect(c.sessionPids()).not.toContain(pid);
+      expect(listed).toHaveLength(longCount);
+      // What the killed session handed over came first; the listing returned is the new one's.
+      const again = handed.slice(handed.length - listed.length);
+      expect(handed.length).toBeGreaterThan(listed.length);
+      expect(again.every((e, i) => e === listed[i])).toBe(true);
+    } finally {
+      await c.close();
+    }
+  });
+
   it('a listing read as it arrives keeps names whose characters its pieces cut, and names like failure reports', async () => {
     const c = new SmbConnector(smbOptionsFor(server));
     try {
