@@ -17,7 +17,8 @@
  * dropped. stderr (unbuffered: `get`'s and `put`'s reports, a
  * failed write to the server) is kept apart, since in the same pipe it would land out of order:
  * smbclient writes it before the marker that follows, so what has come by the time the marker
- * is read is added to the answer.
+ * is read is added to the answer. A request may take its answer's lines as they arrive (`line`:
+ * a listing's entries are made while the rest is on its way); the rest is its answer as before.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
