@@ -12,6 +12,7 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
 import { SmbConnector } from '../../src-main/connectors/smb';
+import type { Entry } from '../../src-main/connectors/types';
 import { Smbclient } from '../../src-main/connectors/smb/smbclient';
 import { smbOptionsFor, startSamba, type Samba } from '../servers/samba';
 import { scratchDir } from '../servers/util';
@@ -251,12 +252,23 @@ describe('smb sessions that die or hang', () => {
 describe('smb session output', () => {
   let server: Samba;
   const many = 3000;
+  const longCount = 2500;
+  /** Names that read like smbclient's reports of a failure. */
+  const statusNames = ['NT_STATUS_ACCESS_DENIED', 'NT_STATUS_NO_SUCH_FILE listing x', 'NT_STATUS_CONNECTION_RESET'];
 
   beforeAll(async () => {
     // Names that read like the session's own lines: the flush command, a "not found" report.
     server = await sambaWithMany(many, ['help', 'command not found', 'tributary-0-1-end', 'Try help']);
     mkdirSync(join(server.shareDir, 'names'));
     for (let n = 1; n <= 120; n++) writeFileSync(join(server.shareDir, 'names', 'n'.repeat(n)), 'z'.repeat(n));
+    // Long names: an answer of ~750 KB, more than the socket between smbclient and us holds.
+    mkdirSync(join(server.shareDir, 'long'));
+    for (let i = 0; i < longCount; i++) writeFileSync(join(server.shareDir, 'long', `${String(i).padStart(4, '0')}-${'l'.repeat(200)}`), '');
+    // Names of 1- to 4-byte UTF-8 characters, of every length up to 60 characters: line ends and
+    // smbclient's 2 KiB writes fall inside characters and between them.
+    mkdirSync(join(server.shareDir, 'wide'));
+    for (let n = 1; n <= 60; n++) for (const ch of ['é', '日', '😀']) writeFileSync(join(server.shareDir, 'wide', `${n}${ch.repeat(n)}`), '');
+    for (const name of statusNames) writeFileSync(join(server.shareDir, 'wide', name), '');
   });
   afterAll(async () => {
     await server?.stop();
@@ -289,6 +301,74 @@ describe('smb session output', () => {
       const names = (await c.list('/many')).map((e) => e.name);
       expect(names.length).toBe(many + 4);
       expect(names).toEqual(expect.arrayContaining(['help', 'command not found', 'tributary-0-1-end', 'Try help', 'entry-0.txt', `entry-${many - 1}.txt`]));
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('a listing hands each entry over while smbclient is still answering, in the order it returns them', async () => {
+    const c = new SmbConnector(smbOptionsFor(server));
+    let pid = 0;
+    try {
+      await c.stat('/long');
+      pid = c.sessionPids()[0]!;
+      const handed: Entry[] = [];
+      let handedWhileStopped = -1;
+      const listed = await c.list('/long', (e) => {
+        handed.push(e);
+        if (handed.length > 1) return;
+        // smbclient stops with most of its answer unwritten (the socket holds a few hundred KB
+        // at most): the entries handed over until it goes on were made from what had arrived.
+        process.kill(pid, 'SIGSTOP');
+        setTimeout(() => {
+          handedWhileStopped = handed.length;
+          process.kill(pid, 'SIGCONT');
+        }, 300);
+      });
+      expect(listed).toHaveLength(longCount);
+      expect(handedWhileStopped).toBeGreaterThan(0);
+      expect(handedWhileStopped).toBeLessThan(longCount);
+      expect(handed).toHaveLength(listed.length);
+      expect(handed.every((e, i) => e === listed[i])).toBe(true);
+    } finally {
+      if (pid) process.kill(pid, 'SIGCONT');
+      await c.close();
+    }
+  });
+
+  it('a session killed while its listing is handed over is replaced, and the listing asked again hands every entry over from the start', async () => {
+    const c = new SmbConnector(smbOptionsFor(server));
+    try {
+      await c.stat('/long');
+      const [pid] = c.sessionPids();
+      const handed: Entry[] = [];
+      const listed = await c.list('/long', (e) => {
+        if (handed.push(e) === 1) process.kill(pid!, 'SIGKILL');
+      });
+      expect(c.sessionPids()).not.toContain(pid);
+      expect(listed).toHaveLength(longCount);
+      // What the killed session handed over came first; the listing returned is the new one's.
+      const again = handed.slice(handed.length - listed.length);
+      expect(handed.length).toBeGreaterThan(listed.length);
+      expect(again.every((e, i) => e === listed[i])).toBe(true);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('a listing read as it arrives keeps names whose characters its pieces cut, and names like failure reports', async () => {
+    const c = new SmbConnector(smbOptionsFor(server));
+    try {
+      const expected: string[] = [...statusNames];
+      for (let n = 1; n <= 60; n++) for (const ch of ['é', '日', '😀']) expected.push(`${n}${ch.repeat(n)}`);
+      const handed: string[] = [];
+      const listed = await c.list('/wide', (e) => handed.push(e.name));
+      expect(listed.map((e) => e.name).sort()).toEqual(expected.sort());
+      expect(handed.sort()).toEqual(expected);
+      // Asked with its own entry, as the storage service asks a folder's page.
+      const [self, children] = await Promise.all([c.stat('/wide'), c.list('/wide')]);
+      expect(self.kind).toBe('folder');
+      expect(children.map((e) => e.name).sort()).toEqual(expected);
     } finally {
       await c.close();
     }

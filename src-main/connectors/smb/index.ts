@@ -22,7 +22,7 @@ import { assertFree, baseName, joinPath, parentOf, ROOT, tempName } from '../sha
 import { fsError, specialFile } from '../shared/fs-errors';
 import type { Entry, NoReplace, ReadOptions, StorageConnector, StorageFeatures, WriteFileOptions, WriteOptions } from '../types';
 import { options, type SmbOptions } from './options';
-import { BLOCKS_LINE, lsAnswers, parseLs, q, renameLine, Smbclient, type SmbclientTuning } from './smbclient';
+import { BLOCKS_LINE, lsAnswers, LsLines, parseLs, q, renameLine, Smbclient, type SmbclientTuning } from './smbclient';
 import { fifoGet } from './read-stream';
 import { spawnError, statusError, unavailable } from './status';
 
@@ -42,6 +42,8 @@ interface Answers {
 interface Due {
   stat?: boolean;
   list?: boolean;
+  /** The first listing's `each` (another listing asked in the same tick gets the entries returned). */
+  each?: (entry: Entry) => void;
   answers: Promise<Answers>;
 }
 
@@ -84,9 +86,11 @@ export class SmbConnector implements StorageConnector {
     return (await due.answers).stat!;
   }
 
-  async list(path: string): Promise<Entry[]> {
+  /** Entries are made and handed to `each` as smbclient's answer arrives, on a session. */
+  async list(path: string, each?: (entry: Entry) => void): Promise<Entry[]> {
     const due = this.due(path);
     due.list = true;
+    due.each ??= each;
     return (await due.answers).list!;
   }
 
@@ -113,8 +117,9 @@ export class SmbConnector implements StorageConnector {
 
   private async answer(path: string, due: Due): Promise<Answers> {
     if (!due.list) return { stat: this.statNow(path) };
-    if (!due.stat) return { list: this.listNow(path) };
-    const r = await this.smb.commands([`ls ${q(path)}`, `ls ${q(`${path}/*`)}`], { read: true });
+    if (!due.stat) return { list: this.listNow(path, due.each) };
+    let reader: LsLines | undefined;
+    const r = await this.smb.commands([`ls ${q(path)}`, `ls ${q(`${path}/*`)}`], { read: true, line: () => (reader = new LsLines(path, 1, due.each)).line });
     const [own, children] = lsAnswers(r.output);
     if (children === undefined) {
       // smbclient stopped before answering both (no session, a server gone): one failure for both.
@@ -124,7 +129,7 @@ export class SmbConnector implements StorageConnector {
     const stat = this.statFrom(own!, path);
     // Both promises are handed to callers; this one only decides the listing's failure.
     const self = stat.catch(() => undefined);
-    return { stat, list: this.listFrom(children, path, () => self) };
+    return { stat, list: this.listFrom(children, path, () => self, reader) };
   }
 
   private async statNow(path: string): Promise<Entry> {
@@ -142,13 +147,17 @@ export class SmbConnector implements StorageConnector {
     return { ...entry, path };
   }
 
-  private async listNow(path: string): Promise<Entry[]> {
-    const r = await this.smb.commands([`ls ${q(path === ROOT ? '/*' : `${path}/*`)}`], { read: true });
-    return this.listFrom(r.output, path, () => this.stat(path).catch(() => undefined));
+  private async listNow(path: string, each?: (entry: Entry) => void): Promise<Entry[]> {
+    let reader: LsLines | undefined;
+    const r = await this.smb.commands([`ls ${q(path === ROOT ? '/*' : `${path}/*`)}`], { read: true, line: () => (reader = new LsLines(path, 0, each)).line });
+    return this.listFrom(r.output, path, () => this.stat(path).catch(() => undefined), reader);
   }
 
-  /** The children in the output of `ls path/*`; `self` tells a failure's cause (a file, gone). */
-  private async listFrom(output: string, path: string, self: () => Promise<Entry | undefined>): Promise<Entry[]> {
+  /**
+   * The children in the output of `ls path/*`, after those `reader` took out of it as they
+   * arrived; `self` tells a failure's cause (a file, gone).
+   */
+  private async listFrom(output: string, path: string, self: () => Promise<Entry | undefined>, reader?: LsLines): Promise<Entry[]> {
     const err = statusError(output, `"${path}"`);
     if (err) {
       if (err.code === 'service_not_available' || err.code === 'upstream_auth_failed' || path === ROOT) throw err;
@@ -157,7 +166,10 @@ export class SmbConnector implements StorageConnector {
       // An empty folder lists "." and ".." and no error; an error here means it is gone.
       throw entry ? err : new ServiceError('not_found', `"${path}" was not found.`);
     }
-    return parseLs(output, path);
+    if (reader?.failed) throw reader.failed.error;
+    const rest = parseLs(output, path);
+    if (!reader) return rest;
+    return rest.length ? reader.entries.concat(rest) : reader.entries;
   }
 
   async read(path: string, opts: ReadOptions = {}): Promise<Readable> {

@@ -17,7 +17,8 @@
  * dropped. stderr (unbuffered: `get`'s and `put`'s reports, a
  * failed write to the server) is kept apart, since in the same pipe it would land out of order:
  * smbclient writes it before the marker that follows, so what has come by the time the marker
- * is read is added to the answer.
+ * is read is added to the answer. A request may take its answer's lines as they arrive (`line`:
+ * a listing's entries are made while the rest is on its way); the rest is its answer as before.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -46,6 +47,12 @@ export interface SessionRequest {
   lines: string[];
   /** Stop waiting after this long without a byte of answer (the session is ended). */
   quietMs?: number;
+  /**
+   * Takes the answer's lines (without their line break) as they arrive, before the answer has
+   * ended; a line it takes (returns true) is left out of the output the request resolves with.
+   * It must not throw.
+   */
+  line?: (line: string) => boolean;
 }
 
 /** Why a session ended under a request: `restartable` when it died by itself, so asking again is safe for reads. */
@@ -69,6 +76,11 @@ interface Request {
   quietMs?: number;
   /** Sends the pad line if the answer is late (PAD_AFTER_MS). */
   pad?: NodeJS.Timeout;
+  line?: (line: string) => boolean;
+  /** With `line`: the opening marker was read, and what is held starts at a line of the answer. */
+  open: boolean;
+  /** With `line`: the answer's lines it did not take, each with its line break. */
+  kept: string[];
 }
 
 export class SmbSession {
@@ -111,7 +123,7 @@ export class SmbSession {
       if (!c) return;
       clearTimeout(c.quiet);
       clearTimeout(c.pad);
-      const log = `${this.heldText()}\n${this.errors}`;
+      const log = `${(c.kept.join('') + this.heldText()).slice(-LOG_BYTES)}\n${this.errors}`;
       if (code === 127 && /not found/.test(log)) return c.reject(new SessionLost(new ServiceError('service_not_available', `${program} was not found: SMB accounts need Samba's smbclient (package "smbclient").`), false));
       if (this.hung) return c.reject(new SessionLost(unavailable('The SMB share', `smbclient gave no answer for ${c.quietMs} ms`), false));
       // A status smbclient printed before it stopped (a refused login, a lost server) is the answer.
@@ -144,12 +156,17 @@ export class SmbSession {
     const probe = overlap ? Buffer.concat([this.tail(overlap), d]) : d;
     const found = probe.indexOf(c.end);
     this.keep(d);
-    if (found < 0) return;
+    if (found < 0) {
+      if (c.line) this.pass(c);
+      return;
+    }
     const at = this.heldBytes - probe.length + found;
     const all = Buffer.concat(this.held, this.heldBytes);
-    // The answer starts after its opening marker: what came before is the last request's flush.
-    const open = all.lastIndexOf(c.begin, at);
-    const output = all.toString('utf8', open < 0 ? 0 : open + c.begin.length, at);
+    // The answer starts after its opening marker: what came before is the last request's flush
+    // (already dropped once `pass` has read the marker).
+    const open = c.open ? -1 : all.lastIndexOf(c.begin, at);
+    const text = all.toString('utf8', open < 0 ? 0 : open + c.begin.length, at);
+    const output = c.line ? this.take(c, text, true) : text;
     const rest = all.subarray(at + c.end.length);
     this.held = rest.length ? [rest] : [];
     this.heldBytes = rest.length;
@@ -166,6 +183,37 @@ export class SmbSession {
       if (statusError(all, '')?.code === 'service_not_available') this.end();
       c.resolve({ output: all, code: 0 });
     });
+  }
+
+  /**
+   * Hands the complete lines of the answer read so far to the request's `line`, and holds only
+   * the line still arriving. The closing marker is one line (its only line break ends it), so a
+   * complete line read before it was found is not part of it. A line break never falls inside a
+   * UTF-8 sequence, so each piece decodes as it would within the whole.
+   */
+  private pass(c: Request): void {
+    let all = this.held.length === 1 ? this.held[0]! : Buffer.concat(this.held, this.heldBytes);
+    if (!c.open) {
+      // The marker is random and sent once: its first copy is the one the answer follows.
+      const open = all.indexOf(c.begin);
+      if (open < 0) return;
+      c.open = true;
+      all = all.subarray(open + c.begin.length);
+    }
+    const end = all.lastIndexOf(10) + 1;
+    if (end > 0) this.take(c, all.toString('utf8', 0, end), false);
+    const rest = all.subarray(end);
+    this.held = rest.length ? [rest] : [];
+    this.heldBytes = rest.length;
+  }
+
+  /** Offers `text`'s lines to `c.line`; `last`: the answer's end (its last line may lack a break). Returns what was not taken. */
+  private take(c: Request, text: string, last: boolean): string {
+    const lines = text.split('\n');
+    const n = lines.length - 1;
+    for (let i = 0; i < n; i++) if (!c.line!(lines[i]!)) c.kept.push(`${lines[i]}\n`);
+    if (last && lines[n] !== '' && !c.line!(lines[n]!)) c.kept.push(lines[n]!);
+    return last ? c.kept.join('') : '';
   }
 
   private keep(d: Buffer): void {
@@ -197,7 +245,7 @@ export class SmbSession {
     // date, so it cannot be taken for one; the marker is random, so no name can be made to match).
     const line = (m: string) => Buffer.from(`${m}: command not found\n`);
     return new Promise<Run>((resolve, reject) => {
-      const c: Request = { begin: line(`${mark}-begin`), end: line(`${mark}-end`), errors: '', resolve, reject, quietMs: req.quietMs };
+      const c: Request = { begin: line(`${mark}-begin`), end: line(`${mark}-end`), errors: '', resolve, reject, quietMs: req.quietMs, line: req.line, open: false, kept: [] };
       if (req.quietMs) {
         c.quiet = setTimeout(() => {
           this.hung = true;

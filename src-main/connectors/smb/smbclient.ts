@@ -32,6 +32,11 @@ const LS_FAILED = /^NT_STATUS_[A-Z0-9_]+ listing /;
 /** How commands are asked: `read` ones change nothing, so a session that died under them is asked again once. */
 export interface Ask {
   read?: boolean;
+  /**
+   * On a session, a reader of each run's lines as they arrive (SessionRequest.line), made
+   * afresh for each run: a read asked again starts over.
+   */
+  line?: () => (line: string) => boolean;
 }
 
 export interface SmbclientTuning {
@@ -92,7 +97,7 @@ export class Smbclient {
     for (let attempt = 0; ; attempt++) {
       const s = await this.session();
       try {
-        const r = await s.run({ lines, quietMs: how.read ? (this.tuning.readQuietMs ?? READ_QUIET_MS) : undefined });
+        const r = await s.run({ lines, quietMs: how.read ? (this.tuning.readQuietMs ?? READ_QUIET_MS) : undefined, line: how.line?.() });
         // A session whose connection dropped while it waited (a restarted server) has ended
         // by now: a read asks again on a new one.
         if (s.dead && how.read && attempt === 0 && statusError(r.output, '')?.code === 'service_not_available') continue;
@@ -200,24 +205,71 @@ export class Smbclient {
 export function parseLs(output: string, folder: string, temps = false): Entry[] {
   const out: Entry[] = [];
   for (const line of output.split('\n')) {
-    const m = LS_LINE.exec(line);
-    if (!m) continue;
-    const [, name, attrs, size, mon, day, hh, mm, ss, year] = m;
-    if (name === '.' || name === '..' || (!temps && TEMP_NAME.test(name!))) continue;
-    const kind = attrs!.includes('D') ? 'folder' : 'file';
-    const modified = new Date(Date.UTC(Number(year), MONTHS.indexOf(mon!), Number(day), Number(hh), Number(mm), Number(ss)));
-    out.push({
-      path: joinPath(folder, name!.normalize('NFC')),
-      name: name!.normalize('NFC'),
-      kind,
-      size: kind === 'file' ? Number(size) : null,
-      modified,
-      created: null,
-      etag: kind === 'file' ? `${modified.getTime()}-${size}` : undefined,
-      raw: { attributes: attrs },
-    });
+    const entry = lsEntry(line, folder, temps);
+    if (entry) out.push(entry);
   }
   return out;
+}
+
+/** The entry of one `ls` line: undefined when the line is none, null for ".", ".." and (unless `temps`) our temporary files. */
+function lsEntry(line: string, folder: string, temps: boolean): Entry | null | undefined {
+  const m = LS_LINE.exec(line);
+  if (!m) return undefined;
+  const [, raw, attrs, size, mon, day, hh, mm, ss, year] = m;
+  if (raw === '.' || raw === '..' || (!temps && TEMP_NAME.test(raw!))) return null;
+  const name = raw!.normalize('NFC');
+  const kind = attrs!.includes('D') ? 'folder' : 'file';
+  const modified = new Date(Date.UTC(Number(year), MONTHS.indexOf(mon!), Number(day), Number(hh), Number(mm), Number(ss)));
+  return {
+    path: joinPath(folder, name),
+    name,
+    kind,
+    size: kind === 'file' ? Number(size) : null,
+    modified,
+    created: null,
+    etag: kind === 'file' ? `${modified.getTime()}-${size}` : undefined,
+    raw: { attributes: attrs },
+  };
+}
+
+/**
+ * The entries of the `index`-th `ls` answer of a run (the ones before it end as lsAnswers
+ * reads them), read from its lines as they arrive (Ask.line) and each handed to `each` as it is
+ * made. An entry's line is taken out of the run's output; every other line stays in it, so
+ * that lsAnswers and statusError read the output as before. (An entry's line starts with two
+ * spaces and ends with a date: it never ends an answer.)
+ */
+export class LsLines {
+  readonly entries: Entry[] = [];
+  /** What `each` threw: handing over stops, and the listing fails with it once the answer is in. */
+  failed?: { error: unknown };
+  private answer = 0;
+
+  constructor(
+    private readonly folder: string,
+    private readonly index: number,
+    private readonly each?: (entry: Entry) => void,
+  ) {}
+
+  readonly line = (line: string): boolean => {
+    if (this.answer === this.index) {
+      const entry = lsEntry(line, this.folder, false);
+      if (entry === null) return true;
+      if (entry) {
+        this.entries.push(entry);
+        if (this.each && !this.failed) {
+          try {
+            this.each(entry);
+          } catch (error) {
+            this.failed = { error };
+          }
+        }
+        return true;
+      }
+    }
+    if (BLOCKS_LINE.test(line) || LS_FAILED.test(line)) this.answer++;
+    return false;
+  };
 }
 
 /**
