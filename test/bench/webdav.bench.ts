@@ -45,6 +45,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, createReadStream, createWriteStream, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { pipeline } from 'node:stream/promises';
 import { createApp } from '../../src-main/app';
 import { startApache } from '../servers/apache';
@@ -317,6 +318,12 @@ export async function main(): Promise<Row[]> {
     };
     /** When the answer to Tributary's PROPFIND ended (undici's diagnostics channel): the parse sets the pace when that is the step's end. */
     let answerEnd = 0n;
+    /** The collector's pauses on the main thread (ms), summed over each of Tributary's listings. */
+    let gcMs = 0;
+    const gc = new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) gcMs += e.duration;
+    });
+    gc.observe({ entryTypes: ['gc'] });
     subscribe('undici:request:trailers', (m) => {
       if ((m as { request: { method: string } }).request.method === 'PROPFIND') answerEnd = process.hrtime.bigint();
     });
@@ -328,9 +335,11 @@ export async function main(): Promise<Row[]> {
       await flushed();
       const a0 = apacheCpuMs(server.root);
       answerEnd = 0n;
+      gcMs = 0;
       const t0 = process.hrtime.bigint();
       const step = await listSteps[k]();
-      const more = k === 't' && answerEnd ? `, its answer ended at ${(Number(answerEnd - t0) / 1e9).toFixed(2)} s` : '';
+      await new Promise((r) => setImmediate(r)); // the collector's entries of the step are delivered
+      const more = k === 't' && answerEnd ? `, its answer ended at ${(Number(answerEnd - t0) / 1e9).toFixed(2)} s, collector ${gcMs.toFixed(0)} ms` : '';
       listLog.push({ tool: k, round, step, apacheMs: apacheCpuMs(server.root) - a0, more });
       return step;
     };
@@ -371,6 +380,7 @@ export async function main(): Promise<Row[]> {
     const timedRounds = (k: keyof Timings) => listLog.filter((l) => l.tool === k && l.round !== 'warm-up').map((l) => l.step.s);
     const perRound = timedRounds('c').map((c, i) => c / timedRounds('t')[i]!);
     const median = [...perRound].sort((a, b) => a - b)[Math.floor(perRound.length / 2)];
+    gc.disconnect();
     if (perRound.length) console.log(`listing vs curl per round: ${perRound.map((r) => r.toFixed(2)).join(' ')} (median ${median!.toFixed(2)})`);
     const [t, rc, cu] = rows as [Row, Row, Row];
     console.log(`\n${RATIO_LABEL}`);
