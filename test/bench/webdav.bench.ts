@@ -17,9 +17,18 @@
  * desktop downloader, curl -o, rclone copyto). "list" is one Depth 1 PROPFIND: curl sends
  * Tributary's own body (the same properties, so Apache does the same work, with no parsing on
  * curl's side); rclone sends none (every property, its own choice).
- * Uploads, downloads and listings alternate between the tools in each round, best of
- * BENCH_READ_RUNS; each round starts with another tool, so none is always the one run right after
- * a big transfer. Before each upload the earlier copy is deleted and dirty pages are flushed
+ * Uploads and downloads alternate between the tools in each round, best of BENCH_READ_RUNS; each
+ * round starts with another tool, so none is always the one run right after a big transfer.
+ * Listings come after every transfer: one untimed listing per tool first, then BENCH_LIST_RUNS
+ * (default 5) rounds in turns, best of them, each listing after a `sync`. The warm-up takes out of
+ * the timed rounds what only a first listing does (Tributary's sort of a folder it has not listed and
+ * its 100,000 cache rows; Apache's first walk of the folder), and gives each tool the same start.
+ * Tributary's listing needs a core for its parse while Apache uses the other; curl's needs only
+ * Apache's, so on a shared machine Tributary's rounds vary far more than curl's. A best of 2, one of
+ * them a first listing, left one usable round and followed the load; five rounds give the listing
+ * part's count. Each listing is printed in order with its client CPU and Apache's CPU over it, and
+ * the ratio to curl per round with its median. BENCH_WEBDAV_LIST_TOOLS=t,c leaves a tool out of the
+ * listings (t Tributary, r rclone, c curl). Before each upload the earlier copy is deleted and dirty pages are flushed
  * (`sync`), so no upload pays for the write-back of the payload or of another tool's upload.
  * Each download into a file starts after a `sync` too: right after the uploads the kernel is
  * still writing gigabytes back, and a tool writing 1 GiB into that swung 3-7x between rounds
@@ -30,11 +39,13 @@
  * another tool's step.
  */
 import { spawn, spawnSync } from 'node:child_process';
+import { subscribe } from 'node:diagnostics_channel';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
-import { closeSync, createReadStream, createWriteStream, mkdirSync, openSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, createWriteStream, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { pipeline } from 'node:stream/promises';
 import { createApp } from '../../src-main/app';
 import { startApache } from '../servers/apache';
@@ -50,6 +61,8 @@ const ENTRIES = Number(process.env.BENCH_LIST_ENTRIES ?? 100_000);
 /** Uploads, downloads and listings are timed best-of-N (BENCH_READ_RUNS, default 2), tools in turn. */
 const READ_RUNS = Number(process.env.BENCH_READ_RUNS ?? 2);
 const LIST_ONLY = process.env.BENCH_WEBDAV_PART === 'list';
+/** Timed listing rounds of the whole bench, after an untimed warm-up listing per tool (BENCH_LIST_RUNS, default 5). */
+const LIST_RUNS = Number(process.env.BENCH_LIST_RUNS ?? 5);
 
 interface Row {
   tool: string;
@@ -98,6 +111,26 @@ async function exec(cmd: string, args: string[], env: NodeJS.ProcessEnv = proces
     closeSync(devnull);
   }
 }
+
+/** CPU (user + system, ms) of every Apache process so far: the parent (from its pid file beside the served root) and its children. */
+function apacheCpuMs(root: string): number {
+  const parent = Number(readFileSync(join(dirname(root), 'run', 'httpd.pid'), 'utf8'));
+  let ticks = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    // Fields after the command's closing parenthesis: state ppid ... utime(14) stime(15), 1-based over the whole line.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(pid) === parent || Number(f[1]) === parent) ticks += Number(f[11]) + Number(f[12]);
+  }
+  return (ticks * 1000) / CLK_TCK;
+}
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
 /** Waits for every dirty page to be written (`sync`), so the next step does not pay for another's write-back. */
 const flushed = () => exec('sync', []);
@@ -270,8 +303,46 @@ export async function main(): Promise<Row[]> {
       return s;
     };
     const list = { t: Infinity, r: Infinity, c: Infinity };
-    /** Each of Tributary's listings (the first one also sorts; later ones find the folder unchanged). */
-    const listRounds: Step[] = [];
+    /** Every listing step in order, untimed warm-ups included: tool, wall, client CPU, Apache's CPU over the step. */
+    const listLog: { tool: string; round: string; step: Step; apacheMs: number; more: string }[] = [];
+    const listSteps: Record<keyof Timings, () => Promise<Step>> = {
+      t: async () => {
+        const step = await timed(async () => {
+          listed = (await app.storage.list(acc.id, folder.id, 1, 1000)).total;
+        });
+        app.storage.entries.flush(); // the cache write that follows the answer, not during the next step
+        return step;
+      },
+      r: () => exec('rclone', ['lsf', 'dav:listing'], env),
+      c: () => exec('curl', ['-sSf', '-u', auth, '-X', 'PROPFIND', '-H', 'Depth: 1', '-H', 'Content-Type: application/xml; charset=utf-8', '--data-binary', PROPFIND_BODY, '-o', '/dev/null', `${server.url}listing/`]),
+    };
+    /** When the answer to Tributary's PROPFIND ended (undici's diagnostics channel): the parse sets the pace when that is the step's end. */
+    let answerEnd = 0n;
+    /** The collector's pauses on the main thread (ms), summed over each of Tributary's listings. */
+    let gcMs = 0;
+    const gc = new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) gcMs += e.duration;
+    });
+    gc.observe({ entryTypes: ['gc'] });
+    subscribe('undici:request:trailers', (m) => {
+      if ((m as { request: { method: string } }).request.method === 'PROPFIND') answerEnd = process.hrtime.bigint();
+    });
+    /** BENCH_WEBDAV_LIST_TOOLS (e.g. "t,c"): only these tools list (t Tributary, r rclone, c curl), to see what a peer's steps do to the others. */
+    const listTools = (process.env.BENCH_WEBDAV_LIST_TOOLS ?? 't,r,c').split(',');
+    /** One listing by `k` after a `sync`, logged with Apache's CPU over it. */
+    const listStep = (k: keyof Timings, round: string) => async (): Promise<Step> => {
+      if (!listTools.includes(k)) return { s: Infinity, cpuMs: Infinity };
+      await flushed();
+      const a0 = apacheCpuMs(server.root);
+      answerEnd = 0n;
+      gcMs = 0;
+      const t0 = process.hrtime.bigint();
+      const step = await listSteps[k]();
+      await new Promise((r) => setImmediate(r)); // the collector's entries of the step are delivered
+      const more = k === 't' && answerEnd ? `, its answer ended at ${(Number(answerEnd - t0) / 1e9).toFixed(2)} s, collector ${gcMs.toFixed(0)} ms` : '';
+      listLog.push({ tool: k, round, step, apacheMs: apacheCpuMs(server.root) - a0, more });
+      return step;
+    };
     for (let round = 0; round < READ_RUNS; round++) {
       await inTurn(round, down, 'down', {
         t: () => timed(async () => pipeline((await app.storage.download(acc.id, fileId)).stream, createWriteStream('/dev/null'))),
@@ -283,18 +354,13 @@ export async function main(): Promise<Row[]> {
         r: () => intoFile((target) => exec('rclone', ['copyto', 'dav:rclone.bin', target], env)),
         c: () => intoFile((target) => exec('curl', ['-sSf', '-u', auth, '-o', target, `${server.url}curl.bin`])),
       });
-      await inTurn(round, list, 'list', {
-        t: async () => {
-          const step = await timed(async () => {
-            listed = (await app.storage.list(acc.id, folder.id, 1, 1000)).total;
-          });
-          listRounds.push(step);
-          app.storage.entries.flush(); // the cache write that follows the answer, not during the next step
-          return step;
-        },
-        r: () => exec('rclone', ['lsf', 'dav:listing'], env),
-        c: () => exec('curl', ['-sSf', '-u', auth, '-X', 'PROPFIND', '-H', 'Depth: 1', '-H', 'Content-Type: application/xml; charset=utf-8', '--data-binary', PROPFIND_BODY, '-o', '/dev/null', `${server.url}listing/`]),
-      });
+    }
+    // Listings, after every transfer: one untimed listing per tool first (Tributary's first listing
+    // of the folder also sorts it and writes 100,000 cache rows; Apache's first walk of it reads
+    // the disk), then BENCH_LIST_RUNS rounds in turns, each step after a `sync`.
+    for (const k of ['t', 'r', 'c'] as const) await listStep(k, 'warm-up')();
+    for (let round = 0; round < LIST_RUNS; round++) {
+      await inTurn(round, list, 'list', { t: listStep('t', `${round + 1}`), r: listStep('r', `${round + 1}`), c: listStep('c', `${round + 1}`) });
     }
     if (listed !== ENTRIES) throw new Error(`Tributary listed ${listed} entries, expected ${ENTRIES}`);
     rows.push({ tool: 'tributary', uploadMBs: MB / up.t, downloadMBs: MB / down.t, fileMBs: MB / toFile.t, listEntriesPerS: ENTRIES / list.t });
@@ -305,10 +371,17 @@ export async function main(): Promise<Row[]> {
     console.log(`\n${'tool'.padEnd(10)} ${'up MB/s'.padStart(9)} ${'down MB/s'.padStart(9)} ${'file MB/s'.padStart(9)} ${'list e/s'.padStart(9)}`);
     for (const r of rows) console.log(`${r.tool.padEnd(10)} ${f(r.uploadMBs)} ${f(r.downloadMBs)} ${f(r.fileMBs)} ${f(r.listEntriesPerS)}`);
     const ms = (n: number) => n.toFixed(0).padStart(9);
-    console.log(`\nclient CPU, ms (least of ${READ_RUNS}; user + system)`);
+    console.log(`\nclient CPU, ms (least of ${READ_RUNS}, of the listing ${LIST_RUNS}; user + system)`);
     console.log(`${'tool'.padEnd(10)} ${'up'.padStart(9)} ${'down'.padStart(9)} ${'to file'.padStart(9)} ${'list'.padStart(9)}`);
     for (const [name, k] of [['tributary', 't'], ['rclone', 'r'], ['curl', 'c']] as const) console.log(`${name.padEnd(10)} ${ms(cpu.up[k])} ${ms(cpu.down[k])} ${ms(cpu.file[k])} ${ms(cpu.list[k])}`);
-    console.log(`Tributary's listings, wall s / client CPU ms: ${listRounds.map((r) => `${r.s.toFixed(2)} / ${r.cpuMs.toFixed(0)}`).join('   ')}`);
+    console.log(`\nlistings in order (round: tool wall s / client CPU ms / Apache CPU ms):`);
+    const tools = { t: 'tributary', r: 'rclone', c: 'curl' } as const;
+    for (const l of listLog) console.log(`  ${l.round.padEnd(8)} ${tools[l.tool as keyof Timings].padEnd(10)} ${l.step.s.toFixed(2)} / ${l.step.cpuMs.toFixed(0)} / ${l.apacheMs.toFixed(0)}${l.more}`);
+    const timedRounds = (k: keyof Timings) => listLog.filter((l) => l.tool === k && l.round !== 'warm-up').map((l) => l.step.s);
+    const perRound = timedRounds('c').map((c, i) => c / timedRounds('t')[i]!);
+    const median = [...perRound].sort((a, b) => a - b)[Math.floor(perRound.length / 2)];
+    gc.disconnect();
+    if (perRound.length) console.log(`listing vs curl per round: ${perRound.map((r) => r.toFixed(2)).join(' ')} (median ${median!.toFixed(2)})`);
     const [t, rc, cu] = rows as [Row, Row, Row];
     console.log(`\n${RATIO_LABEL}`);
     for (const [name, peer] of [['rclone', rc], ['curl', cu]] as const) {
