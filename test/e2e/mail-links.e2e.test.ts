@@ -55,6 +55,8 @@ describe('deep links to a message (spec 2, Messages: retrieve; docs/ui.md, Files
 
     await page.reload();
     await expect.poll(readerSubject, { timeout: 20_000 }).toBe('Second note');
+    // The list is in too before the user goes Back, as it is for someone who sees the page.
+    await row('First note').waitFor({ timeout: 20_000 });
     // Chromium on a loaded machine may take more than expect.poll's default second to follow.
     await page.keyboard.press('Alt+ArrowLeft');
     await expect.poll(readerSubject, { timeout: 10_000 }).toBe('First note');
