@@ -116,9 +116,9 @@ export class EntriesTable {
         return undefined;
       }
     }
-    const { changed, gone } = rest;
-    const now = changed.length > rows ? changed.slice(0, rows) : changed;
-    const last = now === changed;
+    const { changed, gone, done } = rest;
+    const upTo = Math.min(changed.length, done + rows);
+    const last = upTo === changed.length;
     let failed = false;
     this.bestEffort(accountId, parent, () => {
       try {
@@ -127,7 +127,7 @@ export class EntriesTable {
           if (wasStale) this.dropListings(accountId, parent);
           // Rows are updated in place, so a version Tributary already knew keeps its `learned_at`.
           const ins = this.insertStatement();
-          for (const e of now) ins.run(toParams(accountId, parent, e, seen));
+          for (let i = done; i < upTo; i++) ins.run(toParams(accountId, parent, changed[i]!, seen));
           if (!last) return;
           const del = this.db.prepare('DELETE FROM entries WHERE account_id = ? AND path = ?');
           for (const path of gone) del.run(accountId, path);
@@ -144,7 +144,7 @@ export class EntriesTable {
       this.written.set(key, entries);
       if (this.written.size > MAX_WRITTEN) this.written.delete(this.written.keys().next().value!);
     });
-    return last || failed ? undefined : { ...p, rest: { changed: changed.slice(now.length), gone } };
+    return last || failed ? undefined : { ...p, rest: { changed, gone, done: upTo } };
   }
 
   /** The entries of `entries` whose rows differ from `known`'s (the rows last written), and the paths gone; null: none. */
@@ -163,7 +163,7 @@ export class EntriesTable {
       if (!old || !sameRow(old, e)) changed.push(e);
       before.delete(e.path);
     }
-    return changed.length || before.size ? { changed, gone: [...before.keys()] } : null;
+    return changed.length || before.size ? { changed, gone: [...before.keys()], done: 0 } : null;
   }
 
   /** The same for a folder not written from this process: compared with the rows it has. */
@@ -171,13 +171,13 @@ export class EntriesTable {
     const before = new Map<string, string>();
     const cols = this.db.prepare(`SELECT ${COMPARED.join(', ')} FROM entries WHERE account_id = ? AND parent = ?`);
     for (const r of cols.iterate(accountId, parent) as Iterable<Record<string, unknown>>) before.set(r.path as string, rowKey(r));
-    if (!before.size) return { changed: entries, gone: [] };
+    if (!before.size) return { changed: entries, gone: [], done: 0 };
     const changed = entries.filter((e) => {
       const same = before.get(e.path) === rowKey(toParams(accountId, parent, e, seen));
       before.delete(e.path);
       return !same;
     });
-    return { changed, gone: [...before.keys()] };
+    return { changed, gone: [...before.keys()], done: 0 };
   }
 
   private listed(accountId: number, parent: string): boolean {
@@ -337,8 +337,8 @@ interface Pending {
   parent: string;
   entries: Entry[];
   seen: string;
-  /** Set once part of it is written: the rows still to write, and the paths to delete with the last of them. */
-  rest?: { changed: Entry[]; gone: string[] };
+  /** Set once it is compared: the rows to write (the first `done` of them written), and the paths to delete with the last of them. */
+  rest?: { changed: Entry[]; gone: string[]; done: number };
 }
 const MAX_WRITTEN = 10_000;
 
