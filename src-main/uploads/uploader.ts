@@ -24,6 +24,7 @@ import { nowIso, type Db } from '../cache/db';
 import type { SettingsStore } from '../cache/queries/settings';
 import type { Resource } from '../contract';
 import { ServiceError } from '../errors';
+import { md5OfWholeFile } from '../connectors/shared/md5';
 import { MULTIPART_MIN_SIZE, UploadLostError, type MultipartService, type MultipartSession } from './multipart';
 
 export interface UploadRequest {
@@ -349,7 +350,7 @@ export class Uploader {
     // (for 1 GiB, seconds of server work the client only waits through) instead of after, and
     // dropped as soon as the answer shows it is not needed.
     const wholeMd5 = new AbortController();
-    const local = this.assembledMd5.get(job.account_id) !== false ? md5OfFile(job.local_path, wholeMd5.signal) : undefined;
+    const local = this.assembledMd5.get(job.account_id) !== false ? md5Hex(job.local_path, wholeMd5.signal) : undefined;
     local?.catch(() => {});
     try {
       const resource = await this.retry('Completing the upload', () => this.multipart.complete(job.account_id, sessionId), signal, lastSuccess);
@@ -409,7 +410,7 @@ export class Uploader {
     }
     const remote = entry.hashes?.md5;
     if (!remote) return 'size';
-    const local = await (localMd5 ?? md5OfFile(job.local_path));
+    const local = await (localMd5 ?? md5Hex(job.local_path));
     if (local !== remote) throw new ServiceError('upstream_error', `Checksum mismatch after upload: MD5 ${remote}, expected ${local}.`);
     return 'md5';
   }
@@ -436,24 +437,8 @@ export class Uploader {
 /** A job's transfer keeps its id across attempts and restarts. */
 const transferId = (jobId: number) => `upload-${jobId}`;
 
-/**
- * One 1 MiB buffer, reused: a stream's fresh buffer per read would be garbage piling up to tens of MiB.
- * `signal` stops the reading between two reads (the hash is not needed after all).
- */
-async function md5OfFile(path: string, signal?: AbortSignal): Promise<string> {
-  const h = createHash('md5');
-  const fh = await open(path, 'r');
-  try {
-    const buffer = Buffer.allocUnsafe(1 << 20);
-    for (let n; (n = (await fh.read(buffer, 0, buffer.length, null)).bytesRead) > 0; ) {
-      signal?.throwIfAborted();
-      h.update(buffer.subarray(0, n));
-    }
-  } finally {
-    await fh.close();
-  }
-  return h.digest('hex');
-}
+/** The whole file's MD5 in hex, hashed off the event loop. */
+const md5Hex = async (path: string, signal?: AbortSignal) => (await md5OfWholeFile(path, signal)).toString('hex');
 
 /** An UploadLostError, possibly wrapped by the retry loop's message. */
 function lostUpload(e: unknown): boolean {

@@ -14,8 +14,9 @@ const { parentPort } = require('node:worker_threads');
 const { createHash } = require('node:crypto');
 const { closeSync, openSync, readSync } = require('node:fs');
 let chunk;
-parentPort.on('message', ({ id, buf, off, len, path, start, toEnd }) => {
+parentPort.on('message', ({ id, buf, off, len, path, start, toEnd, stop }) => {
   const h = createHash('md5');
+  const stopped = stop && new Int32Array(stop);
   if (path === undefined) h.update(new Uint8Array(buf, off, len));
   else {
     try {
@@ -26,6 +27,7 @@ parentPort.on('message', ({ id, buf, off, len, path, start, toEnd }) => {
           const n = readSync(fd, chunk, 0, Math.min(chunk.length, len - done), start + done);
           if (n === 0 && toEnd) break;
           if (n === 0) return parentPort.postMessage({ id, error: 'short' });
+          if (stopped && Atomics.load(stopped, 0) !== 0) return parentPort.postMessage({ id, error: 'stopped' });
           h.update(chunk.subarray(0, n));
           done += n;
         }
@@ -104,10 +106,24 @@ export async function md5OfFilePart(part: FilePart): Promise<Buffer> {
 
 /**
  * MD5 of a whole file as it is when read (to its end, whatever size it had when it was looked
- * at), read and hashed by the worker. File system errors keep their `code` (ENOENT…).
+ * at), read and hashed by the worker. File system errors keep their `code` (ENOENT…). `signal`
+ * stops the reading between two 1 MiB reads (the hash is not needed after all); the promise
+ * then rejects with the signal's reason.
  */
-export function md5OfWholeFile(path: string): Promise<Buffer> {
-  return post({ path, start: 0, len: Number.MAX_SAFE_INTEGER, toEnd: true }, []);
+export async function md5OfWholeFile(path: string, signal?: AbortSignal): Promise<Buffer> {
+  signal?.throwIfAborted();
+  // A flag the worker reads between reads: its loop never returns to take a message.
+  const stop = signal ? new SharedArrayBuffer(4) : undefined;
+  const raise = () => Atomics.store(new Int32Array(stop!), 0, 1);
+  signal?.addEventListener('abort', raise, { once: true });
+  try {
+    return await post({ path, start: 0, len: Number.MAX_SAFE_INTEGER, toEnd: true, stop }, []);
+  } catch (e) {
+    if (e === 'stopped') throw signal!.reason;
+    throw e;
+  } finally {
+    signal?.removeEventListener('abort', raise);
+  }
 }
 
 function post(message: Record<string, unknown>, transfer: ArrayBuffer[]): Promise<Buffer> {
