@@ -1,14 +1,16 @@
 // spec 1, "Download a file" (and its byte ranges): an SFTP download keeps 16 reads in flight
-// on the real OpenSSH sshd (notes/test-servers.md §7), across many SSH window adjustments.
+// on the real OpenSSH sshd (notes/test-servers.md §7), across many SSH window adjustments, on
+// a connection with Nagle's algorithm off.
 // Piped into a file or the REST answer it reads into a few reused buffers (docs/sftp-smb.md,
 // Performance); any other consumer gets chunks of its own. A server killed mid-read fails the
 // download instead of leaving it waiting; a sink closed early stops it.
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SftpConnector } from '../../src-main/connectors/sftp';
 import { ServiceError } from '../../src-main/errors';
 import { startSshd, type Sshd } from '../servers/sshd';
@@ -55,6 +57,19 @@ describe('sftp streamed download', () => {
     await pipeline(stream, ws);
     return { bytes: readFileSync(target), writes, buffers: buffers.size };
   };
+
+  it("the SSH connection has Nagle's algorithm off: READ requests go out as they are made (docs/sftp-smb.md, Performance)", async () => {
+    const spy = vi.spyOn(Socket.prototype, 'setNoDelay');
+    try {
+      const fresh = new SftpConnector({ host: server.host, port: server.port, username: server.username, password: server.password, root: server.dataDir }, dir);
+      await fresh.stat('/data.bin');
+      const calls = spy.mock.contexts.map((socket, i) => ({ port: (socket as Socket).remotePort, noDelay: spy.mock.calls[i]![0] ?? true }));
+      expect(calls).toContainEqual({ port: server.port, noDelay: true });
+      await fresh.close();
+    } finally {
+      spy.mockRestore();
+    }
+  });
 
   it('piped into a file: byte-identical, written from a few reused buffers, not a new one per read', async () => {
     const { bytes, writes, buffers } = await pipeToFile(await c.read('/data.bin'), 'whole.bin');

@@ -118,6 +118,9 @@ export class SftpSessions {
     if (seen) this.knownHosts.set(hostId, seen);
     const sftp = (client as any).sftp as RawSftp;
     const ssh = (client as any).client;
+    // Nagle's algorithm holds each small READ request and window adjustment back until the
+    // last one is acknowledged: with it off, 1 GiB downloads ran at about twice the speed.
+    ssh.setNoDelay(true);
     const session: Session = { client, sftp, home: '/', alive: true, onDead: new Set() };
     const dead = () => {
       if (!session.alive) return;
