@@ -22,7 +22,7 @@ const READS_IN_FLIGHT = 16;
  * Piped straight into a sink that is done with a chunk once its write calls back (the REST
  * answer, a file: `DirectPipeReadable`), reads go into this many reused buffers, READS_IN_FLIGHT
  * being read and the rest being written. A fresh buffer per read costs an allocation and the
- * collector's passes over it: about a third of the process's CPU per GiB (docs/measurements.md).
+ * collector's passes over it: 3.3–3.6 s of CPU per GiB against 2.7–3.1 s (docs/measurements.md).
  */
 const DIRECT_BUFFERS = READS_IN_FLIGHT + 8;
 
