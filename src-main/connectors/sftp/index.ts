@@ -8,6 +8,8 @@
  * name once every byte is in (posix-rename@openssh.com, which replaces atomically, where the
  * server offers it), so an interrupted upload never leaves a partial file under the final name.
  */
+import { createWriteStream } from 'node:fs';
+import { stat as statLocal } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
@@ -20,6 +22,10 @@ import { mapError, unavailable } from './errors';
 import { call, SftpSessions, type Session } from './session';
 import type { SftpOptions } from './options';
 import { pipelinedRead, pipelinedReaddir, pipelinedWrite } from './streams';
+
+type ReadToFileOptions = Parameters<NonNullable<StorageFeatures['readToFile']>>[2];
+/** How often a download into a file reports the bytes written since the last report. */
+const PROGRESS_MS = 250;
 
 export class SftpConnector implements StorageConnector {
   readonly features: StorageFeatures;
@@ -47,6 +53,7 @@ export class SftpConnector implements StorageConnector {
       copyFilesOnly: true,
       quota: () => this.quota(),
       permissions: { list: (path) => this.permissions(path), update: (path, changes, o) => this.setPermissions(path, changes, o.replace) },
+      readToFile: (path, file, opts) => this.readToFile(path, file, opts),
       openChunkWriter: (path, plan) => this.openChunkWriter(path, plan),
       resumeChunkWriter: (path, state) => this.resumeChunkWriter(path, state),
       partSizeFor: (size) => partSizeFor(size),
@@ -129,12 +136,41 @@ export class SftpConnector implements StorageConnector {
       const start = opts.start ?? 0;
       const end = Math.min(opts.end === undefined ? size : opts.end + 1, size);
       const stream = pipelinedRead(s.sftp, handle, start, end, (e) => mapError(e, `Reading "${path}"`, s));
-      if (opts.signal) opts.signal.addEventListener('abort', () => stream.destroy(new ServiceError('request_timeout', 'The download was cancelled.')), { once: true });
+      const cancel = () => stream.destroy(new ServiceError('request_timeout', 'The download was cancelled.'));
+      // Cancelled while the file was being opened: the listener would never run.
+      if (opts.signal?.aborted) cancel();
+      else opts.signal?.addEventListener('abort', cancel, { once: true });
       const onDead = () => stream.destroy(unavailable(`Reading "${path}"`, new Error('the connection dropped')));
       s.onDead.add(onDead);
       stream.once('close', () => s.onDead.delete(onDead));
       return stream;
     });
+  }
+
+  /**
+   * `read` straight into a local file: piped into a file stream, the pipelined reads fill a few
+   * reused buffers that are written as they come (streams.ts), with none of a downloader's
+   * stream stages in between. Going on from `start` takes a partial file of that many bytes.
+   */
+  private async readToFile(path: string, file: string, opts: ReadToFileOptions = {}): Promise<number | null> {
+    const start = opts.start ?? 0;
+    if (start > 0 && (await statLocal(file).catch(() => null))?.size !== start) return null;
+    opts.signal?.throwIfAborted();
+    const stream = await this.read(path, { start, signal: opts.signal });
+    const out = createWriteStream(file, { flags: start > 0 ? 'r+' : 'w', start });
+    let reported = 0;
+    const report = () => {
+      if (out.bytesWritten > reported) opts.onBytes?.(out.bytesWritten - reported);
+      reported = out.bytesWritten;
+    };
+    const progress = opts.onBytes ? setInterval(report, PROGRESS_MS) : undefined;
+    try {
+      await pipeline(stream, out);
+    } finally {
+      clearInterval(progress);
+    }
+    report();
+    return out.bytesWritten;
   }
 
   async write(path: string, body: Readable, opts: WriteOptions = {}): Promise<Entry> {
