@@ -7,12 +7,14 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SftpConnector } from '../../src-main/connectors/sftp';
 import { ServiceError } from '../../src-main/errors';
+import { startRest, type RestServer } from '../rest/harness';
 import { startSshd, type Sshd } from '../servers/sshd';
 import { scratchDir } from '../servers/util';
 
@@ -147,5 +149,47 @@ describe('sftp streamed download', () => {
     expect(err).toBeInstanceOf(ServiceError);
     expect((err as ServiceError).code).toBe('service_not_available');
     await server.restart();
+  });
+});
+
+describe('sftp streamed download through the REST route (spec 1, "Download a file")', () => {
+  let server: Sshd;
+  let rest: RestServer;
+  const data = randomBytes(12 * MiB + 12_345);
+
+  beforeAll(async () => {
+    server = await startSshd();
+    rest = await startRest();
+    writeFileSync(join(server.dataDir, 'rest.bin'), data);
+  });
+  afterAll(async () => {
+    await rest?.stop();
+    await server?.stop();
+  });
+
+  it('answers the file byte-identical, written into the answer from reused buffers', async () => {
+    const acc = await rest.call('POST', '/v2/accounts', {
+      body: { service: 'sftp', account: server.username, token: server.password, host: server.host, port: server.port, path: server.dataDir },
+    });
+    expect(acc.status).toBe(201);
+    const P = `/v2/accounts/${acc.json.id}/storage/`;
+    const list = await rest.call('GET', `${P}folders/root/contents`);
+    const id = list.json.objects.find((o: { name: string }) => o.name === 'rest.bin').id as string;
+    const spy = vi.spyOn(ServerResponse.prototype, 'write');
+    let res;
+    let written: unknown[];
+    try {
+      res = await rest.call('GET', `${P}files/${id}/contents`);
+    } finally {
+      written = spy.mock.calls.map((call) => call[0]);
+      spy.mockRestore();
+    }
+    expect(res.status).toBe(200);
+    expect(res.buffer.length).toBe(data.length);
+    expect(sha(res.buffer)).toBe(sha(data));
+    // 12 MiB in reads of 255 KiB: 48 full writes, from at most 24 buffers.
+    const chunks = written.filter((c): c is Buffer => Buffer.isBuffer(c) && c.length > 64 * 1024);
+    expect(chunks.length).toBeGreaterThanOrEqual(48);
+    expect(new Set(chunks.map((c) => c.buffer)).size).toBeLessThanOrEqual(24);
   });
 });
