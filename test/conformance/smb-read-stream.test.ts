@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, constants, createWriteStream, mkdirSync, openSync, readdirSync, readFileSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src-main/errors';
@@ -145,6 +145,53 @@ describe('smb streamed download through a FIFO', () => {
       stream.destroy();
       await until(() => fifosLeft().length === 0 || undefined, 5000, 'FIFO removed');
     }
+  });
+
+  /** The pid and FIFO of the latest streamed upload's smbclient (`-c put "<fifo>" …`). */
+  const uploadRun = () => {
+    const line = readFileSync(log, 'utf8').split('\n').filter((l) => l.includes(' -c put ')).at(-1);
+    const m = line && / -c put "([^"]+)" /.exec(line);
+    return m ? { pid: Number(line.split(' ')[0]), fifo: m[1]! } : undefined;
+  };
+
+  it.skipIf(!canGrow)('a streamed upload (spec 1, "Upload a file") goes to smbclient through a FIFO grown to 1 MiB, byte-identical, and leaves no FIFO', async () => {
+    const before = uploadRun()?.pid;
+    const body = new PassThrough();
+    const writing = c.write('/up-fifo.bin', body, { size: big.length });
+    // Past the 4 MiB a body is spooled up to, so it streams; held there while the FIFO is asked.
+    body.write(big.subarray(0, 6 * MiB));
+    const run = await until(() => (uploadRun()?.pid !== before ? uploadRun() : undefined), 10_000, 'the upload started');
+    expect(run.fifo.startsWith(tmp)).toBe(true);
+    await until(() => pipeSize(run.fifo) === MiB || undefined, 5000, 'the FIFO grown to 1 MiB');
+    body.end(big.subarray(6 * MiB));
+    await writing;
+    expect(sha(readFileSync(join(server.shareDir, 'up-fifo.bin')))).toBe(sha(big));
+    await until(() => fifosLeft().length === 0 || undefined, 5000, 'FIFO removed');
+  });
+
+  it('smbclient killed mid-upload fails the write (never a short file under the name) and leaves no FIFO', async () => {
+    const before = uploadRun()?.pid;
+    const body = new PassThrough();
+    const writing = c.write('/up-killed.bin', body);
+    writing.catch(() => {});
+    body.write(big.subarray(0, 6 * MiB));
+    const run = await until(() => (uploadRun()?.pid !== before ? uploadRun() : undefined), 10_000, 'the upload started');
+    process.kill(run.pid, 'SIGKILL');
+    await expect(writing).rejects.toMatchObject({ code: 'service_not_available' });
+    expect(readdirSync(server.shareDir)).not.toContain('up-killed.bin');
+    await until(() => fifosLeft().length === 0 || undefined, 5000, 'FIFO removed');
+  });
+
+  it('a body that fails mid-upload fails the write, publishes nothing and leaves no FIFO', async () => {
+    const body = new PassThrough();
+    const writing = c.write('/up-broken.bin', body);
+    writing.catch(() => {});
+    body.write(big.subarray(0, 6 * MiB));
+    await until(() => (fifosLeft().length ? true : undefined), 10_000, 'the FIFO made');
+    body.destroy(new Error('the client went away'));
+    await expect(writing).rejects.toThrow('the client went away');
+    expect(readdirSync(server.shareDir).filter((n) => n.includes('up-broken'))).toEqual([]);
+    await until(() => fifosLeft().length === 0 || undefined, 5000, 'FIFO removed');
   });
 
   it('a consumer that stops early ends smbclient and leaves no FIFO', async () => {
