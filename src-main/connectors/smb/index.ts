@@ -10,14 +10,12 @@
  * atomic replace on the server) once every byte is in.
  */
 import type { ChildProcess } from 'node:child_process';
-import { close, constants as fsc, createReadStream, open, type Stats } from 'node:fs';
+import { createReadStream, type Stats } from 'node:fs';
 import { mkdtemp, readdir, readFile, readlink, realpath, rm, stat, truncate, writeFile } from 'node:fs/promises';
-import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { promisify } from 'node:util';
 import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
 import { assertFree, baseName, joinPath, parentOf, ROOT, tempName } from '../shared/paths';
@@ -25,7 +23,7 @@ import { fsError, specialFile } from '../shared/fs-errors';
 import type { Entry, NoReplace, ReadOptions, StorageConnector, StorageFeatures, WriteFileOptions, WriteOptions } from '../types';
 import { options, type SmbOptions } from './options';
 import { BLOCKS_LINE, lsAnswers, LsLines, parseLs, q, renameLine, Smbclient, type SmbclientTuning } from './smbclient';
-import { fifoGet, GROW_AFTER, growPipe, makeFifo } from './read-stream';
+import { fifoGet } from './read-stream';
 import { spawnError, statusError, unavailable } from './status';
 
 type ReadToFileOptions = Parameters<NonNullable<StorageFeatures['readToFile']>>[2];
@@ -386,53 +384,34 @@ export class SmbConnector implements StorageConnector {
     throw new ServiceError('naming_conflict', `"${baseName(path)}" already exists.`);
   }
 
-  /**
-   * A body of unknown end goes to smbclient's `put` through a private FIFO grown to 1 MiB
-   * (read-stream.ts): smbclient's stdin is a socket pair that holds a few hundred KiB, and at
-   * 1 GiB on loopback the FIFO takes 633 MB/s where stdin took 306 (docs/measurements.md).
-   * Where no FIFO can be made, stdin carries the bytes.
-   */
   private async writeStreamed(path: string, body: Readable, opts: WriteOptions): Promise<Entry> {
-    // `put` must run with -c, where ";" splits commands and nothing after a `put -` runs: the
-    // rename (and the ls for the entry) follow in a second process. A folder whose path has
-    // ";" gets the temporary file at the share root (same share, so the rename is still atomic).
+    // `put` must run with -c (stdin carries the bytes), where ";" splits commands and nothing
+    // after a `put -` runs: the rename (and the ls for the entry) follow in a second process.
+    // A folder whose path has ";" gets the temporary file at the share root (same share, so
+    // the rename is still atomic).
     const temp = joinPath(parentOf(path).includes(';') ? ROOT : parentOf(path), opts.tempName ?? tempName());
-    // A FIFO under a temporary folder whose path has ";" could not be named in the -c script.
-    const fifo = tmpdir().includes(';') ? null : await makeFifo();
+    const script = `put - ${q(temp)}`;
     let log = '';
     try {
-      // The FIFO's writer is opened before smbclient starts: its reader (kept here) is open.
-      const sink = fifo ? new Socket({ fd: await promisify(open)(fifo.fifo, fsc.O_WRONLY | fsc.O_NONBLOCK), readable: false }) : null;
-      if (fifo && (opts.size ?? Infinity) >= GROW_AFTER) await growPipe(fifo.fifo);
-      const script = `put ${fifo ? q(fifo.fifo, false) : '-'} ${q(temp)}`;
       await this.smb.slot(
         () =>
           new Promise<void>((resolve, reject) => {
             const child = this.smb.spawn(['-c', script]);
-            const into = sink ?? child.stdin!;
-            if (sink) child.stdin!.end();
             let bodyError: unknown;
             // When smbclient dies first, the EPIPE that follows is not the body's fault.
-            let writerBroken = false;
+            let stdinBroken = false;
             const stop = (e: unknown) => {
               bodyError ??= e;
-              // Killed before its writer (FIFO or stdin) is closed, smbclient never sees an end
-              // of file, so it can never finish the put (or run the rename) with a partial body.
+              // Killed before its stdin is closed, smbclient never sees an end of file, so it
+              // can never finish the put (or run the rename) with a partial body.
               child.kill('SIGKILL');
             };
             child.stdout!.setEncoding('utf8').on('data', (d: string) => (log += d));
             child.stderr!.setEncoding('utf8').on('data', (d: string) => (log += d));
             child.once('error', (e) => reject(spawnError(this.o.smbclient, e)));
-            body.once('error', (e) => (writerBroken ? child.kill('SIGKILL') : stop(e)));
+            body.once('error', (e) => (stdinBroken ? child.kill('SIGKILL') : stop(e)));
             opts.signal?.addEventListener('abort', () => stop(new ServiceError('request_timeout', 'The upload was cancelled.')), { once: true });
             child.once('close', (code, signal) => {
-              // Closed only now: a writer closed first is an end of file smbclient could take
-              // for the whole body. A body smbclient stopped taking is not read on.
-              sink?.destroy();
-              if (!body.readableEnded) {
-                body.unpipe(into);
-                body.destroy();
-              }
               // The caller's body failing comes first, then smbclient's own report (auth,
               // dropped server); a silent death of smbclient means the server went away.
               if (bodyError) return reject(bodyError);
@@ -441,24 +420,19 @@ export class SmbConnector implements StorageConnector {
               if (code !== 0 || signal) return reject(unavailable(`Writing "${path}"`, `smbclient stopped (${signal ?? `exit ${code}`}) ${log.trim().slice(-200)}`.trim()));
               resolve();
             });
-            into.on('error', () => {
-              writerBroken = true;
-              body.unpipe(into);
+            child.stdin!.on('error', () => {
+              stdinBroken = true;
+              body.unpipe(child.stdin!);
               body.destroy();
             });
-            // pipe(), not pipeline(): on a body error it leaves the writer open (see stop()).
-            body.pipe(into);
+            // pipe(), not pipeline(): on a body error it leaves stdin open (see stop()).
+            body.pipe(child.stdin!);
           }),
       );
       return await this.publish(temp, path, opts.noReplace);
     } catch (e) {
       await this.removeTemp(temp);
       throw e instanceof ServiceError ? e : new ServiceError('upstream_error', `Writing "${path}": ${(e as Error).message}`, {}, { cause: e });
-    } finally {
-      if (fifo) {
-        close(fifo.fd, () => {});
-        await rm(fifo.dir, { recursive: true, force: true });
-      }
     }
   }
 

@@ -33,7 +33,7 @@ const READ = 64 * 1024;
 /** The FIFO's size once grown (Linux's limit for unprivileged processes, /proc/sys/fs/pipe-max-size). */
 const PIPE = 1 << 20;
 /** A transfer grows its FIFO once this much has come through it (smaller files never pay the helper). */
-export const GROW_AFTER = 256 * 1024;
+const GROW_AFTER = 256 * 1024;
 /** Reads are gathered into chunks this big for a consumer that keeps its chunks (each a new buffer). */
 const CHUNK = 256 * 1024;
 /** Bytes gathered are handed on after this long even if their buffer is not full (a slow transfer). */
@@ -54,11 +54,9 @@ export interface FifoGet {
 
 /**
  * A private FIFO, opened for reading without blocking; null where FIFOs cannot be made (no
- * `mkfifo`), and the caller reads smbclient's stdout (or writes its stdin) instead. An upload
- * keeps this reader open without reading: its writes then never wait for smbclient to open the
- * FIFO, and its end of file is still smbclient's (a reader is not a writer).
+ * `mkfifo`), and the caller reads smbclient's stdout instead.
  */
-export async function makeFifo(): Promise<{ dir: string; fifo: string; fd: number } | null> {
+async function makeFifo(): Promise<{ dir: string; fifo: string; fd: number } | null> {
   const dir = await mkdtemp(join(tmpdir(), 'tributary-smb-'));
   const fifo = join(dir, 'get');
   try {
