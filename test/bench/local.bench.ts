@@ -6,6 +6,7 @@
  * Tributary fsyncs each written file before it gets its name and `cp` does not, so every
  * Tributary figure is measured twice: as it runs ("with fsync", also against `cp` followed by
  * `sync` of the file) and with the account's `syncWrites: false` ("without fsync").
+ * Every run, Tributary's and the tools', starts after a `sync` of the whole disk.
  * Each Tributary run is a fresh child process (as after a restart), so its peak RSS is its own:
  * the summary prints the peak above the RSS just before the transfer (uploader, and the
  * downloader taking the file back out of the account).
@@ -63,10 +64,20 @@ async function child(args: string[]): Promise<number> {
 
 async function tributary(mode: Mode, dataDir: string, file: string, target: string, name: string, sync: boolean): Promise<ChildResult> {
   rmSync(dataDir, { recursive: true, force: true });
+  flushed();
   return benchChild<ChildResult>('local.bench.ts', [mode, dataDir, file, target, name, sync ? 'fsync' : 'none'], `Tributary ${mode}`);
 }
 
+/**
+ * Every run starts after a `sync`: the writeback of the run before (a file written without
+ * fsync, a data folder) would otherwise fall on whichever run comes next.
+ */
+function flushed(): void {
+  spawnSync('sync');
+}
+
 function timed(cmd: string, args: string[]): number {
+  flushed();
   const t0 = performance.now();
   const r = spawnSync(cmd, args, { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${r.stderr || r.stdout}`);
