@@ -1,6 +1,7 @@
-// docs/connectors.md, "A heavy SDK is loaded on first use": `serve` with only its default local
-// account, its first listing done, has loaded none of the other backends' SDKs nor the libraries
-// of features not used yet. What is loaded is read off Node's own module loader in a child process.
+// docs/connectors.md, "The implementation is loaded on first use": `serve` with only its default
+// local account, its first listing done, has loaded none of the other backends' SDKs nor the
+// libraries of features not used yet. What is loaded is read off Node's own module loader in a
+// child process.
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
