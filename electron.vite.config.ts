@@ -10,6 +10,9 @@ export default defineConfig({
     build: {
       rollupOptions: {
         input: { index: resolve('src-main/index.ts'), serve: resolve('src-main/serve.ts') },
+        // V8 keeps each module's source in memory, two bytes a character if one character is
+        // not Latin-1: escaped and without doc comments, the main chunk takes 0.6 MB, not 1.45.
+        output: { charset: 'ascii', comments: { jsdoc: false } },
       },
     },
   },

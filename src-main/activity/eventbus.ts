@@ -10,7 +10,7 @@
  * retried with the webhooks' back-off (1 s doubling to 15 min); after 24 h of continuous failure
  * a bus waits for new activity. Activity purged by retention before it could be sent is gone.
  */
-import { DescribeEventBusCommand, EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
+import type { EventBridgeClient, PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
 import type { Db } from '../cache/db';
 import { ServiceError } from '../errors';
 import type { Keyring } from '../secrets';
@@ -66,6 +66,9 @@ interface QueueRow extends QueueRowBase {
   bus_id: number;
   delivered_seq: number;
 }
+
+/** The AWS SDK's EventBridge client, loaded when a bus is first added or delivered to. */
+const eventBridge = () => import('@aws-sdk/client-eventbridge');
 
 const REGION = /^[a-z]{2}(-[a-z]+)+-\d$/;
 
@@ -135,8 +138,9 @@ export class EventBusDelivery {
       throw new ServiceError('invalid_parameters', '`access_key_id` and `secret_access_key` go together.');
     }
     const credentials = hasKey ? this.keyring.seal('credentials', Buffer.from(JSON.stringify({ accessKeyId: input.accessKeyId, secretAccessKey: input.secretAccessKey }))) : null;
-    const probe = this.client({ id: 0, account_id: null, region: input.region, event_bus_name: eventBusName, source, endpoint, credentials, failing_since: null, last_error: null, created: '' });
+    const probe = await this.client({ id: 0, account_id: null, region: input.region, event_bus_name: eventBusName, source, endpoint, credentials, failing_since: null, last_error: null, created: '' });
     try {
+      const { DescribeEventBusCommand } = await eventBridge();
       await probe.send(new DescribeEventBusCommand({ Name: eventBusName }));
     } catch (e) {
       throw new ServiceError('invalid_parameters', `The event bus could not be reached with these settings (${awsMessage(e)}); it was not saved.`);
@@ -181,7 +185,8 @@ export class EventBusDelivery {
         const records = this.log.after(q.subscription_id, delivered, MAX_PER_EVENT * ENTRIES_PER_CALL);
         if (!records.length) break;
         const events = this.events(bus, q, records);
-        const out = await this.client(bus).send(new PutEventsCommand({ Entries: events.map((e) => e.entry) }));
+        const { PutEventsCommand } = await eventBridge();
+        const out = await (await this.client(bus)).send(new PutEventsCommand({ Entries: events.map((e) => e.entry) }));
         // Entries are answered in order; everything before the first refused one is delivered.
         const firstFailed = (out.Entries ?? []).findIndex((e) => e.ErrorCode);
         const accepted = firstFailed === -1 ? events.length : firstFailed;
@@ -231,7 +236,9 @@ export class EventBusDelivery {
     return out;
   }
 
-  private client(bus: BusRow): EventBridgeClient {
+  private async client(bus: BusRow): Promise<EventBridgeClient> {
+    // Loaded first: from here on nothing waits, so two deliveries to a bus share one client.
+    const { EventBridgeClient } = await eventBridge();
     const cached = bus.id ? this.clients.get(bus.id) : undefined;
     if (cached) return cached;
     const credentials = bus.credentials ? (JSON.parse(this.keyring.open('credentials', bus.credentials).toString('utf8')) as { accessKeyId: string; secretAccessKey: string }) : undefined;

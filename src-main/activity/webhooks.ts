@@ -13,11 +13,11 @@
  * run the schedule on a fake clock.
  */
 import { createHmac, randomUUID } from 'node:crypto';
-import { request } from 'undici';
+import type { Agent } from 'undici';
 import type { Db } from '../cache/db';
 import type { SettingsStore } from '../cache/queries/settings';
 import { ServiceError } from '../errors';
-import { guardedAgent, outboundPolicy, readCapped, refusedReason, UNREACHABLE } from '../services/outbound';
+import { guardedAgent, outboundPolicy, readCapped, refusedReason, undici, UNREACHABLE } from '../services/outbound';
 import { DeliveryQueue, NEVER, type DeliveryOptions, type QueueRowBase } from './delivery-queue';
 import type { AppendedInfo, ActivityLog } from './log';
 import { webhookBody } from './notifications';
@@ -72,8 +72,8 @@ interface QueueRow extends QueueRowBase {
 }
 
 export class WebhooksService {
-  // Receivers are reached only where Settings → Network allows (private addresses are not by default).
-  private readonly agent = guardedAgent(() => outboundPolicy(this.settings), { connectTimeoutMs: TIMEOUTS.connectMs, headersTimeoutMs: TIMEOUTS.readMs, bodyTimeoutMs: TIMEOUTS.readMs });
+  /** Made with the first request: receivers are reached only where Settings → Network allows (private addresses are not by default). */
+  private agent?: Promise<Agent>;
   private readonly queue: DeliveryQueue<QueueRow>;
   private readonly off: () => void;
 
@@ -208,7 +208,8 @@ export class WebhooksService {
     const key = this.signingKey();
     if (key) headers['x-service-signature'] = sign(key, body);
     try {
-      const res = await request(url, { method: 'POST', headers, body, dispatcher: this.agent });
+      this.agent ??= guardedAgent(() => outboundPolicy(this.settings), { connectTimeoutMs: TIMEOUTS.connectMs, headersTimeoutMs: TIMEOUTS.readMs, bodyTimeoutMs: TIMEOUTS.readMs });
+      const res = await (await undici()).request(url, { method: 'POST', headers, body, dispatcher: await this.agent });
       const text = await readCapped(res.body, MAX_ANSWER_BYTES);
       return { at, status: res.statusCode, body: text, error: null, ok: res.statusCode < 500, durationMs: Math.round(performance.now() - started) };
     } catch (e) {
@@ -221,7 +222,7 @@ export class WebhooksService {
   async close(): Promise<void> {
     this.off();
     await this.queue.close();
-    await this.agent.close();
+    await (await this.agent)?.close();
   }
 }
 

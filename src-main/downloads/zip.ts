@@ -6,15 +6,11 @@
  */
 import { once } from 'node:events';
 import type { Readable } from 'node:stream';
-import * as archiverModule from 'archiver';
 import type { Archiver, ArchiverOptions } from 'archiver';
 import { joinPath } from '../connectors/shared/paths';
 import type { StorageConnector } from '../connectors/types';
 import { ServiceError } from '../errors';
 import type { StorageService } from '../services/storage';
-
-// archiver 8 exports its formats as classes (its bundled types still describe the v7 factory).
-const { ZipArchive } = archiverModule as unknown as { ZipArchive: new (options?: ArchiverOptions) => Archiver };
 
 /** At most this many entries in one archive (a mistaken selection of a whole drive). */
 export const ZIP_MAX_ENTRIES = 100_000;
@@ -49,6 +45,9 @@ export async function zipOf(storage: StorageService, account: number, ids: strin
     }
     if (plan.length > ZIP_MAX_ENTRIES) throw new ServiceError('payload_too_large', `A zip download holds at most ${ZIP_MAX_ENTRIES} entries.`);
   }
+  // Loaded with the first zip. archiver 8 exports its formats as classes (its bundled types
+  // still describe the v7 factory).
+  const { ZipArchive } = (await import('archiver')) as unknown as { ZipArchive: new (options?: ArchiverOptions) => Archiver };
   // Fast compression: most large files (media, archives) are compressed already.
   const archive = new ZipArchive({ zlib: { level: 1 } });
   // The reader of the archive went away (a cancelled download): stop waiting for entries.

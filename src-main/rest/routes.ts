@@ -5,7 +5,7 @@
  * the services and hand service objects to the version mappers in shapes/storage.ts.
  */
 import { Readable, Transform } from 'node:stream';
-import { Response } from 'undici';
+import type { Response } from 'undici';
 import type { Account, Resource } from '../contract';
 import { connectorDefinition, credentialsOf } from '../connectors/registry';
 import type { Permission, PermissionChanges } from '../connectors/types';
@@ -17,7 +17,7 @@ import { errorBody } from '../server/errors';
 import { bodyStream, bool, DECIMAL_ID, int, jsonBody, jsonBytes, JsonText, jsonValue, serviceHeader, str, timestamp, type Ctx, type Route, type Version } from './http';
 import * as shape from './shapes/storage';
 import { SETTING_RETRIEVE_TOKENS } from '../services/settings-keys';
-import { guardedAgent, guardedGet, outboundPolicy } from '../services/outbound';
+import { guardedAgent, guardedGet, outboundPolicy, undici } from '../services/outbound';
 import { activityRoutes, eventBusRoutes, webhookRoutes } from './activity';
 import { emailRoutes } from './email';
 
@@ -357,7 +357,7 @@ async function uploadFromUrl(ctx: Ctx, account: number, body: Json, overwrite: b
   // Fail on a bad parent before fetching anything.
   await getKind(ctx, account, parentId, 'folder');
   // Only the targets Settings → Network allows, checked at each connection and redirect.
-  const agent = guardedAgent(() => outboundPolicy(ctx.app.settings), { headersTimeoutMs: 30_000, bodyTimeoutMs: 60_000 });
+  const agent = await guardedAgent(() => outboundPolicy(ctx.app.settings), { headersTimeoutMs: 30_000, bodyTimeoutMs: 60_000 });
   try {
     const res = await guardedGet(parsed, agent);
     const length = Number(res.headers['content-length']);
@@ -409,6 +409,7 @@ async function formUpload(ctx: Ctx, account: number, overwrite: boolean): Promis
   );
   let form: Awaited<ReturnType<Response['formData']>>;
   try {
+    const { Response } = await undici();
     form = await new Response(Readable.toWeb(capped) as ReadableStream, { headers: { 'content-type': String(ctx.req.headers['content-type']) } }).formData();
   } catch (e) {
     const cause = (e as { cause?: unknown }).cause;

@@ -12,7 +12,7 @@
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP, isIPv4 } from 'node:net';
-import { Agent, buildConnector, request, type Dispatcher } from 'undici';
+import type { Agent, buildConnector, Dispatcher } from 'undici';
 import type { SettingsStore } from '../cache/queries/settings';
 import { ServiceError } from '../errors';
 import { SETTING_OUTBOUND_ALLOWED_HOSTS, SETTING_OUTBOUND_ALLOW_PRIVATE } from './settings-keys';
@@ -33,6 +33,9 @@ export function outboundPolicy(settings: SettingsStore): OutboundPolicy {
     allowedHosts: settings.get<string[]>(SETTING_OUTBOUND_ALLOWED_HOSTS, []),
   };
 }
+
+/** undici, loaded when first needed (outbound requests, form uploads): an idle Tributary has no use for it. */
+export const undici = () => import('undici');
 
 /** The one message for a target that cannot be reached, whatever the reason (no port oracle). */
 export const UNREACHABLE = 'The server could not be reached.';
@@ -132,7 +135,8 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | Look
  * An undici dispatcher whose every connection is checked against `policy()` (read at connect
  * time). Its options are the Agent's (timeouts); close or destroy it when done.
  */
-export function guardedAgent(policy: () => OutboundPolicy, options: { connectTimeoutMs?: number; headersTimeoutMs?: number; bodyTimeoutMs?: number } = {}): Agent {
+export async function guardedAgent(policy: () => OutboundPolicy, options: { connectTimeoutMs?: number; headersTimeoutMs?: number; bodyTimeoutMs?: number } = {}): Promise<Agent> {
+  const { Agent, buildConnector } = await undici();
   const lookup = (hostname: string, opts: { all?: boolean; family?: number }, callback: LookupCallback) => {
     dnsLookup(hostname, { ...opts, all: true }, (err, addresses) => {
       if (err) return callback(err, []);
@@ -175,7 +179,7 @@ export async function guardedGet(url: URL, dispatcher: Dispatcher): Promise<Disp
   for (let hop = 0; ; hop++) {
     let res: Dispatcher.ResponseData;
     try {
-      res = await request(current, { method: 'GET', dispatcher });
+      res = await (await undici()).request(current, { method: 'GET', dispatcher });
     } catch (e) {
       throw new ServiceError('upstream_error', `Could not fetch \`url\`: ${UNREACHABLE}`, {}, { cause: e });
     }

@@ -14,7 +14,8 @@ import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src-main/app';
-import webdav, { WebDavConnector } from '../../src-main/connectors/webdav';
+import { WebDavConnector } from '../../src-main/connectors/webdav';
+import { options as webdavSchema } from '../../src-main/connectors/webdav/options';
 import { partialPath } from '../../src-main/downloads/downloader';
 import type { StorageFeatures } from '../../src-main/connectors/types';
 import { ServiceError } from '../../src-main/errors';
@@ -41,7 +42,7 @@ describe('WebDAV readToFile against Apache (spec 1, Files: Download a file)', ()
 
   beforeAll(async () => {
     apache = await startApache();
-    dav = new WebDavConnector(webdav.options.parse(webdavOptions(apache)));
+    dav = new WebDavConnector(webdavSchema.parse(webdavOptions(apache)));
     work = scratchDir('dav-to-file');
     serverFile('data.bin', data);
     serverFile('empty.bin', Buffer.alloc(0));
@@ -125,7 +126,7 @@ describe('WebDAV streamed reads of big files off their own socket (spec 1, Files
 
   beforeAll(async () => {
     apache = await startApache();
-    dav = new WebDavConnector(webdav.options.parse(webdavOptions(apache)));
+    dav = new WebDavConnector(webdavSchema.parse(webdavOptions(apache)));
     work = scratchDir('dav-streamed');
     const p = join(apache.root, 'data.bin');
     writeFileSync(p, data);

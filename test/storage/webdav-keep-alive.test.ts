@@ -10,7 +10,8 @@
  */
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import webdav, { WebDavConnector } from '../../src-main/connectors/webdav';
+import { WebDavConnector } from '../../src-main/connectors/webdav';
+import { options as webdavSchema } from '../../src-main/connectors/webdav/options';
 import { startApache, webdavOptions, type ApacheServer } from '../servers/apache';
 
 /** Apache's idle timeout in seconds: undici keeps the socket for this minus its 2 s margin. */
@@ -27,7 +28,7 @@ describe('WebDAV stale kept-alive connection (spec 1, Errors)', () => {
 
   beforeAll(async () => {
     apache = await startApache({ keepAliveTimeout: KEEP_ALIVE_S });
-    dav = new WebDavConnector(webdav.options.parse(webdavOptions(apache)));
+    dav = new WebDavConnector(webdavSchema.parse(webdavOptions(apache)));
     await dav.write('/a.txt', Readable.from([Buffer.from('hello')]), { size: 5 });
   });
 

@@ -21,6 +21,8 @@ describe('connector registry', () => {
       s3: { accessKeyId: 'a', secretAccessKey: 'b', bucket: 'x', endpoint: 'http://127.0.0.1:9' },
       azure: { connectionString: 'UseDevelopmentStorage=true', container: 'c' },
       sftp: { host: '127.0.0.1', username: 'u', password: 'p' },
+      webdav: { protocol: 'http', host: '127.0.0.1', port: 9, username: 'u', password: 'p' },
+      smb: { host: '127.0.0.1', share: 's' },
     };
     expect(Object.keys(light).length).toBeGreaterThan(0);
     for (const load of Object.values(light)) {

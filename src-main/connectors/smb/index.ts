@@ -17,11 +17,10 @@ import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ServiceError } from '../../errors';
-import { defineConnector } from '../registry';
 import { assertFree, baseName, joinPath, parentOf, ROOT, tempName } from '../shared/paths';
 import { fsError, specialFile } from '../shared/fs-errors';
 import type { Entry, NoReplace, ReadOptions, StorageConnector, StorageFeatures, WriteFileOptions, WriteOptions } from '../types';
-import { options, type SmbOptions } from './options';
+import type { SmbOptions } from './options';
 import { BLOCKS_LINE, lsAnswers, LsLines, parseLs, q, renameLine, Smbclient, type SmbclientTuning } from './smbclient';
 import { fifoGet } from './read-stream';
 import { spawnError, statusError, unavailable } from './status';
@@ -673,29 +672,3 @@ function checkSmbName(name: string): void {
     throw new ServiceError('invalid_parameters', `"${name}" is not a valid SMB name: names cannot contain " * : < > ? | \\ or end with a dot or a space.`);
   }
 }
-
-
-export default defineConnector({
-  id: 'smb',
-  name: 'SMB / Windows share',
-  kind: 'storage',
-  group: 'file_store',
-  options,
-  fromImport: (body) => {
-    // spec 1: `domain` is the server's host, plus ":port" if not 445; we also accept
-    // "host[:port]/share" when no separate `share` is given.
-    const domain = typeof body.domain === 'string' ? body.domain.trim().replace(/^smb:\/\//i, '').replace(/^\\\\/, '') : '';
-    const [hostPort = '', ...rest] = domain.split(/[/\\]/);
-    const m = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(hostPort);
-    return {
-      host: m?.[1]?.replace(/^\[|\]$/g, '') ?? (hostPort || undefined),
-      port: m?.[2] ?? body.port ?? undefined,
-      share: body.share ?? (rest.filter(Boolean)[0] || undefined),
-      workgroup: body.workgroup ?? undefined,
-      username: body.account ?? '',
-      password: body.token ?? '',
-    };
-  },
-  describe: (o) => `${o.username || 'guest'}@${o.host}${o.port === 445 ? '' : `:${o.port}`}/${o.share}`,
-  create: (o) => new SmbConnector(o),
-});

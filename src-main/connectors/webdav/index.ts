@@ -10,30 +10,18 @@
  */
 import { Readable } from 'node:stream';
 import { Pool } from 'undici';
-import { z } from 'zod';
 import { ServiceError } from '../../errors';
-import { defineConnector } from '../registry';
 import { isUnreachable } from '../shared/net-errors';
 import { baseName, joinPath, parentOf, ROOT, TEMP_NAME, tempName } from '../shared/paths';
 import type { Entry, Quota, ReadOptions, StorageConnector, StorageFeatures, WriteOptions } from '../types';
 import { getStream, getToFile, type FileGetResult, type StreamGetResult } from './get-to-file';
+import type { WebDavOptions } from './options';
 import { parseMultistatus, type DavResponse } from './xml';
 
 type ReadToFileOptions = Parameters<NonNullable<StorageFeatures['readToFile']>>[2];
 /** Files from this size on are read off a socket of their own (`read` with a known size). */
 const SOCKET_READ_MIN = 8 * 1024 * 1024;
 
-const options = z.object({
-  protocol: z.enum(['http', 'https']).default('https').meta({ title: 'Protocol' }),
-  host: z.string().min(1).max(253).meta({ title: 'Server', placeholder: 'dav.example.com' }),
-  port: z.number().int().min(1).max(65535).optional().meta({ title: 'Port', description: '443 for https, 80 for http when empty.' }),
-  path: z.string().default('/').meta({ title: 'Path', description: 'Base path of the WebDAV share.', placeholder: '/remote.php/dav/files/me' }),
-  username: z.string().min(1).meta({ title: 'User name' }),
-  password: z.string().meta({ title: 'Password', secret: true }),
-  ca: z.string().optional().meta({ title: 'CA certificate (PEM)', description: 'For servers with a private certificate authority.' }),
-  rejectUnauthorized: z.boolean().default(true).meta({ title: 'Verify the server certificate' }),
-});
-type Options = z.infer<typeof options>;
 
 /** The properties every stat and listing asks for. */
 export const PROPFIND_BODY =
@@ -58,7 +46,7 @@ export class WebDavConnector implements StorageConnector {
   /** Plain http: the socket is Node's own, so big reads can bypass its stream reads. */
   private readonly plainHttp: boolean;
 
-  constructor(o: Options) {
+  constructor(o: WebDavOptions) {
     const port = o.port ?? (o.protocol === 'https' ? 443 : 80);
     const host = o.host.includes(':') && !o.host.startsWith('[') ? `[${o.host}]` : o.host;
     this.origin = `${o.protocol}://${host}:${port}`;
@@ -462,22 +450,3 @@ function sliceStream(source: Readable, start: number, end?: number): Readable {
     })(),
   );
 }
-
-export default defineConnector({
-  id: 'webdav',
-  name: 'WebDAV',
-  kind: 'storage',
-  group: 'file_store',
-  options,
-  // spec 1, Import an account: account → username, token → password, plus connection facts.
-  fromImport: (body) => ({
-    username: body.account,
-    password: body.token,
-    protocol: body.protocol,
-    host: body.host,
-    port: typeof body.port === 'string' && /^\d+$/.test(body.port) ? Number(body.port) : body.port,
-    path: body.path,
-  }),
-  describe: (o) => `${o.username}@${o.host}${o.port ? `:${o.port}` : ''}`,
-  create: (o) => new WebDavConnector(o),
-});
