@@ -364,7 +364,11 @@ export class AccountsService {
     }
     let p = this.live.get(id);
     if (!p) {
-      p = Promise.resolve().then(() => this.watched(id, def.create(parseOptions(def, this.options(id)), { dataDir: this.dataDir, accountId: id }) as object));
+      // `create` may answer a promise (a connector loaded on first use): the connector it
+      // resolves to is the one watched, not the promise.
+      p = Promise.resolve()
+        .then(() => def.create(parseOptions(def, this.options(id)), { dataDir: this.dataDir, accountId: id }))
+        .then((connector) => this.watched(id, connector as object));
       p.catch(() => this.live.delete(id));
       this.live.set(id, p);
     }
