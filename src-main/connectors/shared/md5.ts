@@ -24,7 +24,8 @@ parentPort.on('message', ({ id, buf, off, len, path, start, toEnd, stop }) => {
       const fd = openSync(path, 'r');
       try {
         for (let done = 0; done < len; ) {
-          const n = readSync(fd, chunk, 0, Math.min(chunk.length, len - done), start + done);
+          // A whole file is read in sequence (from its own position), a part at its offset.
+          const n = readSync(fd, chunk, 0, Math.min(chunk.length, len - done), toEnd ? null : start + done);
           if (n === 0 && toEnd) break;
           if (n === 0) return parentPort.postMessage({ id, error: 'short' });
           if (stopped && Atomics.load(stopped, 0) !== 0) return parentPort.postMessage({ id, error: 'stopped' });
