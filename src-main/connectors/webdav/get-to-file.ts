@@ -4,7 +4,7 @@
  * per 256 MiB on loopback, whatever HTTP client sits on top (undici's `dispatch` with no stream
  * at all costs the same). A socket reading into a few reused 1 MiB buffers (`onread`) costs
  * 50–60 ms, curl's league. The body is written at its offset with positional writes, several in
- * flight; reading pauses while every buffer waits for its write.
+ * flight (each in 512 KiB writes, see WRITE); reading pauses while every buffer waits for its write.
  *
  * Only what a plain file answer needs is parsed: a status line, headers, a Content-Length body
  * over `Connection: close`. Anything else (chunked, no length, a 200 to a ranged request) is
@@ -18,6 +18,12 @@ import { DirectPipeReadable } from '../shared/sinks';
 const BUFFER = 1 << 20;
 /** Buffers per download: one being filled, the rest being written. */
 const BUFFERS = 4;
+/**
+ * The largest single write. The page cache takes a write's pages as one block as large as the
+ * write: on Linux 6.18 (ext4, in a VM) 1 GiB written in 1 MiB writes cost 1.2-2.0 s of system
+ * CPU, in 512 KiB writes 0.2 s (dd, same disk, alternated).
+ */
+const WRITE = 512 * 1024;
 const MAX_HEAD = 64 * 1024;
 
 export interface FileGet {
@@ -50,6 +56,24 @@ export class FileGetError extends Error {
   ) {
     super(message);
   }
+}
+
+/**
+ * Writes `len` bytes of `buf` at `at` in writes of at most WRITE bytes, one after the other;
+ * calls back with the bytes written, stopping at the first error or short write.
+ */
+function writePieces(fd: number, buf: Buffer, len: number, at: number, cb: (e: NodeJS.ErrnoException | null, n: number) => void): void {
+  let done = 0;
+  const next = () => {
+    const n = Math.min(WRITE, len - done);
+    write(fd, buf, done, n, at + done, (e, w) => {
+      if (e) return cb(e, done);
+      done += w;
+      if (w !== n || done === len) return cb(null, done);
+      next();
+    });
+  };
+  next();
 }
 
 /** The answer head read so far plus `chunk`: still incomplete (`more`), too long, or whole with the body bytes after it. */
@@ -107,7 +131,7 @@ export function getToFile(req: FileGet): Promise<FileGetResult> {
       const at = req.start + received;
       received += len;
       writing++;
-      write(fd!, buf, 0, len, at, (e, n) => {
+      writePieces(fd!, buf, len, at, (e, n) => {
         writing--;
         if (owned) free.push(buf);
         if (e || n !== len) {
