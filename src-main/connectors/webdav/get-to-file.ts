@@ -19,9 +19,9 @@ const BUFFER = 1 << 20;
 /** Buffers per download: one being filled, the rest being written. */
 const BUFFERS = 4;
 /**
- * The largest single write. The page cache takes a write's pages as one block as large as the
- * write: on Linux 6.18 (ext4, in a VM) 1 GiB written in 1 MiB writes cost 1.2-2.0 s of system
- * CPU, in 512 KiB writes 0.2 s (dd, same disk, alternated).
+ * The largest single write: on Linux 6.18 (ext4, in a VM) 1 GiB written in 1 MiB writes cost
+ * 1.2-2.0 s of system CPU, in 512 KiB writes 0.2 s (dd, same disk, alternated). Why 1 MiB costs
+ * that much more there is not settled (the page cache's large folios are one guess).
  */
 const WRITE = 512 * 1024;
 const MAX_HEAD = 64 * 1024;
