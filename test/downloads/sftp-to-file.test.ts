@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src-main/app';
 import { SftpConnector } from '../../src-main/connectors/sftp';
-import type { ServiceError } from '../../src-main/errors';
 import { startSshd, type Sshd } from '../servers/sshd';
+import { readToFileContract } from './read-to-file-contract';
 import { scratchDir } from '../servers/util';
 
 const MiB = 1024 * 1024;
@@ -38,48 +38,7 @@ describe('SFTP readToFile against OpenSSH (spec 1, Files: Download a file)', () 
     await server?.stop();
   });
 
-  it('writes the whole file byte-identical over what the file held, and counts every byte', async () => {
-    const target = join(work, 'whole.bin');
-    writeFileSync(target, Buffer.alloc(25 * MiB, 1)); // longer than the file: start 0 makes a new file
-    let counted = 0;
-    const n = await c.features.readToFile!('/data.bin', target, { onBytes: (b) => (counted += b) });
-    expect(n).toBe(data.length);
-    expect(counted).toBe(data.length);
-    expect(sha(readFileSync(target))).toBe(sha(data));
-  });
-
-  it('goes on from a partial file of `start` bytes, prefix untouched; another start is left to a streamed read', async () => {
-    for (const start of [1, 3 * MiB + 7, data.length - 1]) {
-      const target = join(work, `resumed-${start}.bin`);
-      const prefix = Buffer.from(data.subarray(0, start));
-      prefix[0] ^= 0xff; // a download that fetched from 0 would overwrite it
-      writeFileSync(target, prefix);
-      expect(await c.features.readToFile!('/data.bin', target, { start })).toBe(data.length - start);
-      const got = readFileSync(target);
-      expect(got[0]).toBe(data[0]! ^ 0xff);
-      expect(sha(got.subarray(1))).toBe(sha(data.subarray(1)));
-    }
-    const short = join(work, 'short.bin');
-    writeFileSync(short, data.subarray(0, 10));
-    expect(await c.features.readToFile!('/data.bin', short, { start: 20 })).toBeNull();
-    expect(statSync(short).size).toBe(10);
-  });
-
-  it('an empty file gives an empty file; a missing one or a folder the same error as a streamed read (spec 1, Errors)', async () => {
-    const target = join(work, 'empty.bin');
-    expect(await c.features.readToFile!('/empty.bin', target)).toBe(0);
-    expect(statSync(target).size).toBe(0);
-    for (const path of ['/missing.bin', '/folder']) {
-      const streamed = await c.read(path).then(
-        () => 'read',
-        (e: ServiceError) => e.code,
-      );
-      expect(streamed).not.toBe('read');
-      const into = join(work, `${path.slice(1)}.out`);
-      await expect(c.features.readToFile!(path, into)).rejects.toMatchObject({ code: streamed });
-      expect(existsSync(into)).toBe(false);
-    }
-  });
+  readToFileContract(() => ({ c, work, data }));
 
   it('a cancelled read rejects with request_timeout, also when cancelled while the file opens; the connection serves the next one', async () => {
     for (const delayMs of [0, 1, 20]) {
