@@ -153,26 +153,29 @@ describe('smb streamed download through a FIFO', () => {
     return line ? Number(line.split(' ')[0]) : undefined;
   };
 
-  it('smbclient killed mid-upload fails the write (spec 1, "Upload a file"): never a short file under the name', async () => {
+  /**
+   * A write of `path` from a body held open after 6 MiB (past the 4 MiB a body is spooled up
+   * to, so it streams), once its smbclient runs: the body, the write, and smbclient's pid.
+   */
+  const streamingUpload = async (path: string) => {
     const before = uploadPid();
     const body = new PassThrough();
-    const writing = c.write('/up-killed.bin', body);
+    const writing = c.write(path, body);
     writing.catch(() => {});
     body.write(big.subarray(0, 6 * MiB));
-    // Past the 4 MiB a body is spooled up to, so it streams.
     const pid = await until(() => (uploadPid() !== before ? uploadPid() : undefined), 10_000, 'the upload started');
+    return { body, writing, pid };
+  };
+
+  it('smbclient killed mid-upload fails the write (spec 1, "Upload a file"): never a short file under the name', async () => {
+    const { writing, pid } = await streamingUpload('/up-killed.bin');
     process.kill(pid, 'SIGKILL');
     await expect(writing).rejects.toMatchObject({ code: 'service_not_available' });
     expect(readdirSync(server.shareDir)).not.toContain('up-killed.bin');
   });
 
   it('a body that fails mid-upload fails the write and publishes nothing (spec 1, "Upload a file")', async () => {
-    const before = uploadPid();
-    const body = new PassThrough();
-    const writing = c.write('/up-broken.bin', body);
-    writing.catch(() => {});
-    body.write(big.subarray(0, 6 * MiB));
-    await until(() => (uploadPid() !== before ? true : undefined), 10_000, 'the upload started');
+    const { body, writing } = await streamingUpload('/up-broken.bin');
     body.destroy(new Error('the client went away'));
     await expect(writing).rejects.toThrow('the client went away');
     expect(readdirSync(server.shareDir).filter((n) => n.includes('up-broken'))).toEqual([]);
