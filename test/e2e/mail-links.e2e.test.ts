@@ -21,6 +21,23 @@ let page: Page;
 const row = (subject: string) => mailRow(page, subject);
 const readerSubject = () => page.getByTestId('reader-subject').innerText();
 
+/**
+ * Lets a test hold back the page's scheduled work (React's scheduler posts it through a
+ * MessageChannel) by `window.lateWorkMs`, as a busy machine does: a render or an effect then runs
+ * after events the user has already caused, such as the next Back or Forward.
+ */
+function lateScheduledWork(): void {
+  const post = MessagePort.prototype.postMessage;
+  const w = window as unknown as { lateWorkMs: number };
+  w.lateWorkMs = 0;
+  MessagePort.prototype.postMessage = function (this: MessagePort, ...args: Parameters<MessagePort['postMessage']>) {
+    if (!w.lateWorkMs) return post.apply(this, args);
+    setTimeout(() => post.apply(this, args), w.lateWorkMs);
+  } as MessagePort['postMessage'];
+}
+/** Waits for the reading pane to show `subject`, checking at every frame rather than every poll. */
+const readerShows = (subject: string) => page.getByTestId('reader-subject').getByText(subject, { exact: true }).waitFor({ timeout: 20_000 });
+
 beforeAll(async () => {
   dovecot = await startDovecot();
   relay = await startSmtpRelay({ lmtpPort: dovecot.lmtpPort, users: dovecot.users });
@@ -31,7 +48,7 @@ beforeAll(async () => {
     const raw = await new MailComposer({ from: 'Bob <bob@example.test>', to: 'alice@example.test', subject, text: `${subject} body`, date: new Date(Date.now() - minutesAgo * 60_000) }).compile().build();
     await dovecot.deliver(raw, ['alice'], 'bob@example.test');
   }
-  app = await openApp('mail-links');
+  app = await openApp('mail-links', { onPage: (p) => void p.addInitScript(lateScheduledWork) });
   page = app.page;
 }, 60_000);
 
@@ -68,5 +85,26 @@ describe('deep links to a message (spec 2, Messages: retrieve; docs/ui.md, Files
     await page.goto('about:blank');
     await page.goto(firstLink);
     await expect.poll(readerSubject, { timeout: 20_000 }).toBe('First note');
+  });
+
+  it('Forward pressed as soon as Back has shown the earlier message lands on the later one, however late the page runs its work', async () => {
+    await row('Second note').click();
+    await readerShows('Second note');
+    const secondLink = page.url();
+    await page.evaluate(() => ((window as unknown as { lateWorkMs: number }).lateWorkMs = 400));
+    try {
+      for (let round = 0; round < 3; round++) {
+        await page.keyboard.press('Alt+ArrowLeft');
+        await readerShows('First note');
+        await page.keyboard.press('Alt+ArrowRight');
+        await readerShows('Second note');
+        // The page settles there: nothing written over the place Forward took.
+        await page.waitForTimeout(1_000);
+        expect(await readerSubject()).toBe('Second note');
+        expect(page.url()).toBe(secondLink);
+      }
+    } finally {
+      await page.evaluate(() => ((window as unknown as { lateWorkMs: number }).lateWorkMs = 0));
+    }
   });
 });

@@ -27,12 +27,10 @@ export function Mailbox({ account }: { account: Account }) {
   const api = useApi();
   const qc = useQueryClient();
   const folders = useMailFolders(account.id);
-  const [folderId, setFolderId] = useState<string | null>(null);
   const [search, setSearch] = useState('');
   const [label, setLabel] = useState<string | null>(null);
   const labels = useMailLabels(account.id);
   const [searchInput, setSearchInput] = useState('');
-  const [selectedId, setSelectedId] = useState<string | null>(null);
   const [compose, setCompose] = useState<{ init: ComposeInit; account: Account } | null>(null);
   const [unified, setUnified] = useState(false);
   const mailAccounts = useMailAccounts();
@@ -44,21 +42,20 @@ export function Mailbox({ account }: { account: Account }) {
   const listRef = useRef<HTMLDivElement>(null);
 
   const sorted = useMemo(() => (folders.data ?? []).slice().sort((a, b) => folderOrder(a) - folderOrder(b) || a.name.localeCompare(b.name)), [folders.data]);
-  // Open the inbox first.
-  useEffect(() => {
-    if (folderId === null && sorted.length) setFolderId((sorted.find((f) => f.specialUse === 'inbox') ?? sorted[0]).id);
-  }, [sorted, folderId]);
-  useOpenFolder(account.id, folderId);
-  // The folder and message live in the address too (deep links, Back/Forward): follow it, and tell it.
+  // The open folder and message are the place in the address (deep links, Back/Forward), kept
+  // in one store only: a copy here could write an old selection over a place Forward just took.
   const placeFolder = useUi((s) => (s.folder === 'root' ? null : s.folder));
-  const placeMessage = useUi((s) => s.message);
+  const selectedId = useUi((s) => s.message);
+  const inboxId = (sorted.find((f) => f.specialUse === 'inbox') ?? sorted[0])?.id ?? null;
+  const folderId = placeFolder ?? inboxId;
+  // A mailbox opens on its inbox: that becomes the place, with no new history entry.
   useEffect(() => {
-    if (placeFolder && placeFolder !== folderId) setFolderId(placeFolder);
-    if (placeMessage !== selectedId) setSelectedId(placeMessage);
-  }, [placeFolder, placeMessage]); // eslint-disable-line react-hooks/exhaustive-deps
-  useEffect(() => {
-    if (folderId) useUi.getState().showMail(folderId, selectedId);
-  }, [folderId, selectedId]);
+    if (!placeFolder && inboxId) useUi.getState().showMail(inboxId, useUi.getState().message);
+  }, [placeFolder, inboxId]);
+  useOpenFolder(account.id, folderId);
+  const selectMessage = (id: string | null) => {
+    if (folderId) useUi.getState().showMail(folderId, id);
+  };
 
   const { messages: folderMessages, query } = useMessages(account.id, unified ? null : folderId, unified ? '' : search, unified ? null : label);
   const all = useUnifiedInbox(unified);
@@ -92,7 +89,7 @@ export function Mailbox({ account }: { account: Account }) {
     );
   const selectAfterRemoval = () => {
     const next = threads[index + 1] ?? threads[index - 1];
-    setSelectedId(next ? next.latest.id : null);
+    selectMessage(next ? next.latest.id : null);
   };
   const move = (m: MailMessage, to: MailFolder) => {
     selectAfterRemoval();
@@ -116,7 +113,7 @@ export function Mailbox({ account }: { account: Account }) {
     if (document.querySelector('dialog[open]')) return;
     const go = (i: number) => {
       const th = threads[Math.max(0, Math.min(threads.length - 1, i))];
-      if (th) setSelectedId(th.latest.id);
+      if (th) selectMessage(th.latest.id);
     };
     const key = e.key;
     const handled = () => e.preventDefault();
@@ -165,7 +162,7 @@ export function Mailbox({ account }: { account: Account }) {
           onSubmit={(e) => {
             e.preventDefault();
             setSearch(searchInput);
-            setSelectedId(null);
+            selectMessage(null);
           }}
         >
           <input
@@ -215,22 +212,21 @@ export function Mailbox({ account }: { account: Account }) {
                 setLabel(null);
                 setSearch('');
                 setSearchInput('');
-                setSelectedId(null);
+                selectMessage(null);
               }}
               onOpen={(id) => {
                 setUnified(false);
-                setFolderId(id);
+                useUi.getState().showMail(id, null);
                 setLabel(null);
                 setSearch('');
                 setSearchInput('');
-                setSelectedId(null);
               }}
               onOpenLabel={(name) => {
                 setUnified(false);
                 setLabel(name);
                 setSearch('');
                 setSearchInput('');
-                setSelectedId(null);
+                selectMessage(null);
               }}
               footer={<OutboxEntry account={account.id} />}
             />
@@ -247,7 +243,7 @@ export function Mailbox({ account }: { account: Account }) {
           fetchingMore={!unified && query.isFetchingNextPage}
           fetchMore={() => void query.fetchNextPage()}
           // A message of Drafts opens where it was written: in the compose window.
-          onSelect={(t) => (inDrafts ? openCompose({ mode: 'draft', original: t.latest }) : setSelectedId(t.latest.id))}
+          onSelect={(t) => (inDrafts ? openCompose({ mode: 'draft', original: t.latest }) : selectMessage(t.latest.id))}
           accountNames={unified ? new Map(mailAccounts.map((a) => [a.id, a.account])) : null}
           listRef={listRef}
           own={own}
@@ -263,8 +259,8 @@ export function Mailbox({ account }: { account: Account }) {
               thread={selectedThread!}
               // Moving stays within the message's own account.
               folders={current.account === account.id ? sorted : []}
-              onSelect={setSelectedId}
-              onBack={() => setSelectedId(null)}
+              onSelect={selectMessage}
+              onBack={() => selectMessage(null)}
               onReply={(m, mode) => openCompose({ mode, original: m })}
               onFlags={(m, f) => void setFlags(m, f)}
               onMove={move}
