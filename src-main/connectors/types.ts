@@ -213,8 +213,9 @@ export interface StorageFeatures {
   localFile?(path: string): Promise<string>;
   /**
    * `write` from a file on this computer (`file`, an absolute path) instead of a stream: same
-   * publish (atomic, `noReplace`), but the bytes are copied by the file system (copy_file_range
-   * or a reflink on one disk, an in-kernel copy across disks), never through this process.
+   * publish (atomic, `noReplace`), but the backend reads the file by its own means: the file
+   * system's copy (copy_file_range or a reflink on one disk, an in-kernel copy across disks),
+   * smbclient's `put`, or reads into a few reused buffers written to a socket (WebDAV).
    */
   writeFile?(path: string, file: string, options?: WriteFileOptions): Promise<Entry>;
   /**

@@ -407,7 +407,8 @@ export class StorageService {
   /**
    * The upload of a file on this computer (the desktop app's), read by the backend's own means
    * (`writeFile`): copied by the file system where the account's folder is on this computer too
-   * (copy_file_range or a reflink on one disk), sent by smbclient's `put` to an SMB share.
+   * (copy_file_range or a reflink on one disk), sent by smbclient's `put` to an SMB share, or
+   * from reused buffers into a WebDAV PUT's socket.
    * `onBytes` counts the bytes as they go where the backend can tell, `signal` stops it.
    * Undefined where the account cannot do that: the caller streams the file instead.
    */

@@ -235,8 +235,8 @@ export class Uploader {
 
   /**
    * Where the account reads the file by its own means (StorageService.uploadFile): one file
-   * system copy into a folder on this computer, smbclient's `put` to an SMB share, with the
-   * bytes counted as the backend reports them. Undefined elsewhere, for a job that already has a
+   * system copy into a folder on this computer, smbclient's `put` to an SMB share, a PUT from
+   * reused buffers to a WebDAV server, with the bytes counted as the backend reports them. Undefined elsewhere, for a job that already has a
    * multipart session (it continues that), and under a bandwidth limit (which paces the
    * streamed upload).
    */

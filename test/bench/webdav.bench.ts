@@ -14,7 +14,10 @@
  * "down" streams into /dev/null for every tool: Tributary's StorageService download stream (what
  * the REST route pipes into its answer) through a file stream on /dev/null, `curl -o /dev/null`,
  * `rclone cat` with its output on /dev/null. "to file" downloads into a file on disk (Tributary's
- * desktop downloader, curl -o, rclone copyto). "list" is one Depth 1 PROPFIND: curl sends
+ * desktop downloader, curl -o, rclone copyto). "up" is Tributary's StorageService upload of a
+ * stream (what the REST route does with a request's body); "from file" is the desktop uploader's
+ * upload of the file on disk, which the connector reads itself (rclone copyto and curl -T read a
+ * file too: their "from file" is their "up"). "list" is one Depth 1 PROPFIND: curl sends
  * Tributary's own body (the same properties, so Apache does the same work, with no parsing on
  * curl's side); rclone sends none (every property, its own choice).
  * Uploads and downloads alternate between the tools in each round, best of BENCH_READ_RUNS; each
@@ -30,7 +33,7 @@
  * the ratio to curl per round with its median. BENCH_WEBDAV_LIST_TOOLS=t,c leaves a tool out of the
  * listings (t Tributary, r rclone, c curl). Before each upload the earlier copy is deleted and dirty pages are flushed
  * (`sync`), so no upload pays for the write-back of the payload or of another tool's upload.
- * Each download into a file starts after a `sync` too: right after the uploads the kernel is
+ * Each download starts after a `sync` too: right after the uploads the kernel is
  * still writing gigabytes back, and a tool writing 1 GiB into that swung 3-7x between rounds
  * (the column followed the write-back, not the tools). The page cache is not dropped: the
  * served copies would then come off the disk (the disk measured, not the tools), and the machine
@@ -70,6 +73,8 @@ interface Row {
   downloadMBs: number;
   /** Download into a file on disk (the desktop downloader; curl -o, rclone copyto). */
   fileMBs: number;
+  /** Upload of a file on disk: the desktop uploader; the peers' `up` (rclone copyto and curl -T read a file too). */
+  fromFileMBs: number;
   listEntriesPerS: number;
 }
 
@@ -134,6 +139,8 @@ const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).s
 
 /** Waits for every dirty page to be written (`sync`), so the next step does not pay for another's write-back. */
 const flushed = () => exec('sync', []);
+/** A step that starts once the dirty pages are written back (no tool pays for another's write-back). */
+const afterSync = async (step: () => Promise<Step>) => (await flushed(), step());
 
 /**
  * BENCH_WEBDAV_PART=list: Tributary with the scanner, Tributary with saxes alone, and curl list the
@@ -255,7 +262,7 @@ export async function main(): Promise<Row[]> {
     type Timings = { t: number; r: number; c: number };
     const best = () => ({ t: Infinity, r: Infinity, c: Infinity });
     /** Each tool's least CPU per column (ms), beside its best time. */
-    const cpu: Record<'up' | 'down' | 'file' | 'list', Timings> = { up: best(), down: best(), file: best(), list: best() };
+    const cpu: Record<'up' | 'fromFile' | 'down' | 'file' | 'list', Timings> = { up: best(), fromFile: best(), down: best(), file: best(), list: best() };
     /** Runs one step per tool, starting with a different tool each round, keeping each one's best time and least CPU. */
     const inTurn = async (round: number, fastest: Timings, column: keyof typeof cpu, steps: Record<keyof Timings, () => Promise<Step>>) => {
       const order = (['t', 'r', 'c'] as const).map((_, i, all) => all[(i + round) % all.length]!);
@@ -269,6 +276,7 @@ export async function main(): Promise<Row[]> {
     // Uploads: each a new file (the earlier copy deleted on the server's disk), after a `sync`.
     let fileId = '';
     const up = { t: Infinity, r: Infinity, c: Infinity };
+    let fromFile = Infinity;
     const upload = async (name: string, send: () => Promise<Step>) => {
       rmSync(join(server.root, name), { force: true });
       await flushed();
@@ -285,6 +293,12 @@ export async function main(): Promise<Row[]> {
         r: () => upload('rclone.bin', () => exec('rclone', ['copyto', file, 'dav:rclone.bin'], env)),
         c: () => upload('curl.bin', () => exec('curl', ['-sSf', '-u', auth, '-T', file, `${server.url}curl.bin`])),
       });
+      // The desktop uploader, whose file the connector reads itself (writeFile), in the same round.
+      const step = await upload('from-file.bin', () =>
+        timed(() => app.uploads.uploader.upload({ accountId: acc.id, parentId: 'root', localPath: file, name: 'from-file.bin', overwrite: true })),
+      );
+      fromFile = Math.min(fromFile, step.s);
+      cpu.fromFile.t = Math.min(cpu.fromFile.t, step.cpuMs);
     }
 
     // Downloads and listings: the tools take turns within each round (best of READ_RUNS), so a
@@ -296,8 +310,7 @@ export async function main(): Promise<Row[]> {
     /** Times one download into a file, checks its size and removes it (the disk is not the subject). */
     const intoFile = async (fn: (target: string) => Promise<Step>) => {
       const target = join(work, 'downloaded.bin');
-      await flushed();
-      const s = await fn(target);
+      const s = await afterSync(() => fn(target));
       if (statSync(target).size !== bytes) throw new Error(`a download into a file has ${statSync(target).size} bytes, not ${bytes}`);
       rmSync(target);
       return s;
@@ -345,9 +358,9 @@ export async function main(): Promise<Row[]> {
     };
     for (let round = 0; round < READ_RUNS; round++) {
       await inTurn(round, down, 'down', {
-        t: () => timed(async () => pipeline((await app.storage.download(acc.id, fileId)).stream, createWriteStream('/dev/null'))),
-        r: () => exec('rclone', ['cat', 'dav:rclone.bin'], env),
-        c: () => exec('curl', ['-sSf', '-u', auth, '-o', '/dev/null', `${server.url}curl.bin`]),
+        t: () => afterSync(() => timed(async () => pipeline((await app.storage.download(acc.id, fileId)).stream, createWriteStream('/dev/null')))),
+        r: () => afterSync(() => exec('rclone', ['cat', 'dav:rclone.bin'], env)),
+        c: () => afterSync(() => exec('curl', ['-sSf', '-u', auth, '-o', '/dev/null', `${server.url}curl.bin`])),
       });
       await inTurn(round, toFile, 'file', {
         t: () => intoFile((target) => timed(() => app.downloads.download({ accountId: acc.id, fileId, targetPath: target }))),
@@ -363,17 +376,19 @@ export async function main(): Promise<Row[]> {
       await inTurn(round, list, 'list', { t: listStep('t', `${round + 1}`), r: listStep('r', `${round + 1}`), c: listStep('c', `${round + 1}`) });
     }
     if (listed !== ENTRIES) throw new Error(`Tributary listed ${listed} entries, expected ${ENTRIES}`);
-    rows.push({ tool: 'tributary', uploadMBs: MB / up.t, downloadMBs: MB / down.t, fileMBs: MB / toFile.t, listEntriesPerS: ENTRIES / list.t });
-    rows.push({ tool: 'rclone', uploadMBs: MB / up.r, downloadMBs: MB / down.r, fileMBs: MB / toFile.r, listEntriesPerS: ENTRIES / list.r });
-    rows.push({ tool: 'curl', uploadMBs: MB / up.c, downloadMBs: MB / down.c, fileMBs: MB / toFile.c, listEntriesPerS: ENTRIES / list.c });
+    rows.push({ tool: 'tributary', uploadMBs: MB / up.t, fromFileMBs: MB / fromFile, downloadMBs: MB / down.t, fileMBs: MB / toFile.t, listEntriesPerS: ENTRIES / list.t });
+    rows.push({ tool: 'rclone', uploadMBs: MB / up.r, fromFileMBs: MB / up.r, downloadMBs: MB / down.r, fileMBs: MB / toFile.r, listEntriesPerS: ENTRIES / list.r });
+    rows.push({ tool: 'curl', uploadMBs: MB / up.c, fromFileMBs: MB / up.c, downloadMBs: MB / down.c, fileMBs: MB / toFile.c, listEntriesPerS: ENTRIES / list.c });
 
     const f = (n: number) => n.toFixed(n >= 100 ? 0 : 1).padStart(9);
-    console.log(`\n${'tool'.padEnd(10)} ${'up MB/s'.padStart(9)} ${'down MB/s'.padStart(9)} ${'file MB/s'.padStart(9)} ${'list e/s'.padStart(9)}`);
-    for (const r of rows) console.log(`${r.tool.padEnd(10)} ${f(r.uploadMBs)} ${f(r.downloadMBs)} ${f(r.fileMBs)} ${f(r.listEntriesPerS)}`);
+    console.log(`\n${'tool'.padEnd(10)} ${'up MB/s'.padStart(9)} ${'from file'.padStart(9)} ${'down MB/s'.padStart(9)} ${'file MB/s'.padStart(9)} ${'list e/s'.padStart(9)}`);
+    for (const r of rows) console.log(`${r.tool.padEnd(10)} ${f(r.uploadMBs)} ${f(r.fromFileMBs)} ${f(r.downloadMBs)} ${f(r.fileMBs)} ${f(r.listEntriesPerS)}`);
     const ms = (n: number) => n.toFixed(0).padStart(9);
     console.log(`\nclient CPU, ms (least of ${READ_RUNS}, of the listing ${LIST_RUNS}; user + system)`);
-    console.log(`${'tool'.padEnd(10)} ${'up'.padStart(9)} ${'down'.padStart(9)} ${'to file'.padStart(9)} ${'list'.padStart(9)}`);
-    for (const [name, k] of [['tributary', 't'], ['rclone', 'r'], ['curl', 'c']] as const) console.log(`${name.padEnd(10)} ${ms(cpu.up[k])} ${ms(cpu.down[k])} ${ms(cpu.file[k])} ${ms(cpu.list[k])}`);
+    console.log(`${'tool'.padEnd(10)} ${'up'.padStart(9)} ${'from file'.padStart(9)} ${'down'.padStart(9)} ${'to file'.padStart(9)} ${'list'.padStart(9)}`);
+    for (const [name, k] of [['tributary', 't'], ['rclone', 'r'], ['curl', 'c']] as const) {
+      console.log(`${name.padEnd(10)} ${ms(cpu.up[k])} ${ms(k === 't' ? cpu.fromFile.t : cpu.up[k])} ${ms(cpu.down[k])} ${ms(cpu.file[k])} ${ms(cpu.list[k])}`);
+    }
     console.log(`\nlistings in order (round: tool wall s / client CPU ms / Apache CPU ms):`);
     const tools = { t: 'tributary', r: 'rclone', c: 'curl' } as const;
     for (const l of listLog) console.log(`  ${l.round.padEnd(8)} ${tools[l.tool as keyof Timings].padEnd(10)} ${l.step.s.toFixed(2)} / ${l.step.cpuMs.toFixed(0)} / ${l.apacheMs.toFixed(0)}${l.more}`);
@@ -386,16 +401,19 @@ export async function main(): Promise<Row[]> {
     console.log(`\n${RATIO_LABEL}`);
     for (const [name, peer] of [['rclone', rc], ['curl', cu]] as const) {
       console.log(
-        `vs ${`${name}:`.padEnd(7)} up ${speedRatio(t.uploadMBs, peer.uploadMBs)}, down ${speedRatio(t.downloadMBs, peer.downloadMBs)}, to file ${speedRatio(t.fileMBs, peer.fileMBs)}, list ${speedRatio(t.listEntriesPerS, peer.listEntriesPerS)}`,
+        `vs ${`${name}:`.padEnd(7)} up ${speedRatio(t.uploadMBs, peer.uploadMBs)}, from file ${speedRatio(t.fromFileMBs, peer.fromFileMBs)}, down ${speedRatio(t.downloadMBs, peer.downloadMBs)}, to file ${speedRatio(t.fileMBs, peer.fileMBs)}, list ${speedRatio(t.listEntriesPerS, peer.listEntriesPerS)}`,
       );
     }
     const speeds = (r: Row) => ({ upload: r.uploadMBs, download: r.downloadMBs, listing: r.listEntriesPerS });
-    const fileCell = (peer: string, r: Row) => ({ row: 'WebDAV (Apache)', column: 'download to file', peer, value: t.fileMBs / r.fileMBs });
+    const fileCells = (peer: string, r: Row) => [
+      { row: 'WebDAV (Apache)', column: 'download to file', peer, value: t.fileMBs / r.fileMBs },
+      { row: 'WebDAV (Apache)', column: 'upload from file', peer, value: t.fromFileMBs / r.fromFileMBs },
+    ];
     summary([
       ...ratioCells('WebDAV (Apache)', 'rclone', speeds(t), speeds(rc)),
-      fileCell('rclone', rc),
+      ...fileCells('rclone', rc),
       ...ratioCells('WebDAV (Apache)', 'curl', speeds(t), speeds(cu)),
-      fileCell('curl', cu),
+      ...fileCells('curl', cu),
     ]);
     return rows;
   } finally {

@@ -4,6 +4,7 @@
  * (FIFOs, sockets, devices) that are never opened or copied.
  */
 import type { Stats } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { ServiceError } from '../../errors';
 import { baseName } from './paths';
 
@@ -76,4 +77,20 @@ function specialKind(st: Stats): string {
 export function specialFile(path: string, cause?: unknown, st?: Stats): ServiceError {
   const what = st ? specialKind(st) : 'a special file (named pipe, socket or device)';
   return new ServiceError('forbidden', `"${path}" is ${what}; only regular files and folders can be read, copied or moved.`, {}, { cause });
+}
+
+/**
+ * The Stats of `file`, a regular file on this computer that a connector is about to send (its
+ * `writeFile`): a folder or a special file (a FIFO would block the reader until a writer
+ * appears) is refused, and a missing one is not_found, before anything is sent.
+ */
+export async function regularFile(file: string): Promise<Stats> {
+  let source: Stats;
+  try {
+    source = await stat(file);
+  } catch (e) {
+    throw fsError(e, file);
+  }
+  if (!source.isFile()) throw source.isDirectory() ? new ServiceError('invalid_parameters', `"${file}" is a folder.`) : specialFile(file, undefined, source);
+  return source;
 }

@@ -10,7 +10,7 @@
  * atomic replace on the server) once every byte is in.
  */
 import type { ChildProcess } from 'node:child_process';
-import { createReadStream, type Stats } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { mkdtemp, readdir, readFile, readlink, realpath, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +18,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ServiceError } from '../../errors';
 import { assertFree, baseName, joinPath, parentOf, ROOT, tempName } from '../shared/paths';
-import { fsError, specialFile } from '../shared/fs-errors';
+import { regularFile } from '../shared/fs-errors';
 import type { Entry, NoReplace, ReadOptions, StorageConnector, StorageFeatures, WriteFileOptions, WriteOptions } from '../types';
 import type { SmbOptions } from './options';
 import { BLOCKS_LINE, lsAnswers, LsLines, parseLs, q, renameLine, Smbclient, type SmbclientTuning } from './smbclient';
@@ -458,14 +458,7 @@ export class SmbConnector implements StorageConnector {
    */
   private async writeFile(path: string, file: string, opts: WriteFileOptions = {}): Promise<Entry> {
     checkSmbName(baseName(path));
-    let source: Stats;
-    try {
-      source = await stat(file);
-    } catch (e) {
-      throw fsError(e, file);
-    }
-    // A FIFO would block smbclient until a writer appears.
-    if (!source.isFile()) throw source.isDirectory() ? new ServiceError('invalid_parameters', `"${file}" is a folder.`) : specialFile(file, undefined, source);
+    const source = await regularFile(file);
     // A local name smbclient cannot be given in a command: streamed, counted once at the end.
     if (/["\r\n]/.test(file)) {
       const entry = await this.write(path, createReadStream(file), { ...opts, size: source.size });

@@ -77,7 +77,7 @@ function writePieces(fd: number, buf: Buffer, len: number, at: number, cb: (e: N
 }
 
 /** The answer head read so far plus `chunk`: still incomplete (`more`), too long, or whole with the body bytes after it. */
-function readHead(sofar: Buffer, chunk: Buffer): { more: Buffer } | { head: string; rest: Buffer } | FileGetError {
+export function readHead(sofar: Buffer, chunk: Buffer): { more: Buffer } | { head: string; rest: Buffer } | FileGetError {
   const all = Buffer.concat([sofar, chunk]);
   const end = all.indexOf('\r\n\r\n');
   if (end >= 0) return { head: all.subarray(0, end).toString('latin1'), rest: all.subarray(end + 4) };

@@ -11,10 +11,12 @@
 import { Readable } from 'node:stream';
 import { Pool } from 'undici';
 import { ServiceError } from '../../errors';
+import { regularFile } from '../shared/fs-errors';
 import { isUnreachable } from '../shared/net-errors';
 import { baseName, joinPath, parentOf, ROOT, TEMP_NAME, tempName } from '../shared/paths';
-import type { Entry, Quota, ReadOptions, StorageConnector, StorageFeatures, WriteOptions } from '../types';
+import type { Entry, Quota, ReadOptions, StorageConnector, StorageFeatures, WriteFileOptions, WriteOptions } from '../types';
 import { getStream, getToFile, type FileGetResult, type StreamGetResult } from './get-to-file';
+import { putFromFile } from './put-from-file';
 import type { WebDavOptions } from './options';
 import { parseMultistatus, type DavResponse } from './xml';
 
@@ -79,8 +81,13 @@ export class WebDavConnector implements StorageConnector {
       move: (from, to) => this.transfer('MOVE', from, to),
       copy: (from, to) => this.transfer('COPY', from, to),
       quota: () => this.quota(),
-      // TLS sockets read through Node's streams whatever the caller does: https downloads stream.
-      ...(this.plainHttp ? { readToFile: (path: string, file: string, opts?: ReadToFileOptions) => this.readToFile(path, file, opts) } : {}),
+      // TLS sockets read and write through Node's streams whatever the caller does: https streams.
+      ...(this.plainHttp
+        ? {
+            readToFile: (path: string, file: string, opts?: ReadToFileOptions) => this.readToFile(path, file, opts),
+            writeFile: (path: string, file: string, opts?: WriteFileOptions) => this.writeFile(path, file, opts),
+          }
+        : {}),
     };
   }
 
@@ -323,15 +330,37 @@ export class WebDavConnector implements StorageConnector {
   }
 
   async write(path: string, body: Readable, opts: WriteOptions = {}): Promise<Entry> {
+    return this.publish(path, opts, (target) => this.put(target, body, opts));
+  }
+
+  /** `write` from a file on this computer (put-from-file.ts: from the file into the socket, no stream in between). */
+  private async writeFile(path: string, file: string, opts: WriteFileOptions = {}): Promise<Entry> {
+    const source = await regularFile(file);
+    const headers = { authorization: this.auth, 'content-type': opts.mimeType ?? 'application/octet-stream' };
+    return this.publish(path, opts, async (target) => {
+      let status: number;
+      try {
+        status = await putFromFile({ host: this.hostname, port: this.port, path: this.url(target), headers, file, size: source.size, signal: opts.signal, timeoutMs: 30_000, onBytes: opts.onBytes });
+      } catch (e) {
+        throw this.networkError(e, 'PUT', target); // the local file's own failures come as ServiceErrors already
+      }
+      if (status !== 201 && status !== 204 && status !== 200) throw await this.statusError({ statusCode: status, body: { dump: async () => {} } }, 'PUT', target);
+    });
+  }
+
+  /**
+   * Sends the bytes (`send`) under `path`, or with `noReplace` under a hidden name that a MOVE
+   * with Overwrite: F then gives the name; the server refuses it (412) when the name is taken,
+   * so the bytes are still there for the next name.
+   */
+  private async publish(path: string, opts: WriteOptions, send: (target: string) => Promise<void>): Promise<Entry> {
     if (!opts.noReplace) {
-      await this.put(path, body, opts);
+      await send(path);
       return this.stat(path);
     }
-    // No-replace: PUT to a hidden name, then MOVE with Overwrite: F, which the server refuses
-    // (412) when the name is taken, so the bytes are still there for the next name.
     const temp = joinPath(parentOf(path), opts.tempName ?? tempName());
     try {
-      await this.put(temp, body, opts);
+      await send(temp);
       for (let target: string | undefined = path; target !== undefined; target = await opts.noReplace.next?.(target)) {
         const res = await this.request('MOVE', temp, { headers: { destination: this.origin + this.url(target), overwrite: 'F' }, signal: opts.signal });
         if (res.statusCode === 412) {
