@@ -2,8 +2,8 @@
  * A PUT whose body goes straight from a local file into its own socket: the file is read into a
  * few reused 1 MiB buffers, each written to the socket and read into again once the socket has
  * taken it. A stream of fresh chunks (a file stream into undici) makes V8 run a full collection
- * every few dozen MiB for the memory outside its heap: 1 GiB cost 1.2-1.5 s of CPU that way,
- * most of it the collector (docs/measurements.md).
+ * every few dozen MiB for the memory outside its heap: 1 GiB cost 1.4-2.0 s of CPU that way,
+ * most of it the collector, against 0.3-0.8 s this way (docs/measurements.md).
  *
  * Only what a plain PUT needs is spoken: a Content-Length body over `Connection: close`, and the
  * answer's status line. The caller maps the status; this reports only the connection's failures.
