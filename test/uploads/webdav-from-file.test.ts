@@ -142,6 +142,17 @@ describe('WebDAV writeFile against Apache (spec 1, Files: Upload a file)', () =>
     expect(serverNames()).not.toContain('cancelled.bin');
   });
 
+  it('a cancel before the file is open rejects at once and leaves no file descriptor open', async () => {
+    const open = () => readdirSync('/proc/self/fd').length;
+    const before = open();
+    for (let i = 0; i < 20; i++) {
+      await expect(dav.features.writeFile!('/never.bin', bigFile, { signal: AbortSignal.abort() })).rejects.toMatchObject({ code: 'request_timeout' });
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    expect(open() - before).toBeLessThan(5);
+    expect(serverNames()).not.toContain('never.bin');
+  });
+
   it('a local file that becomes shorter mid-upload is a conflict; nothing is published under the name', async () => {
     const local = join(work, 'shrinking.bin');
     writeFileSync(local, big);

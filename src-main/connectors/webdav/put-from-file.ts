@@ -124,9 +124,10 @@ export function putFromFile(req: FilePut): Promise<number> {
 
     let socket: Socket | undefined;
     open(req.file, 'r', (e, f) => {
+      // Cancelled while the file opened: already settled, so the file is closed here.
+      if (result) return void (e || close(f, () => {}));
       if (e) return finish({ err: fsError(e, req.file) });
       fd = f;
-      if (result) return settle(); // cancelled while the file opened
       const s = (socket = connect({ host: req.host, port: req.port }));
       s.setNoDelay(true);
       s.setTimeout(req.timeoutMs, () => finish({ err: new FileGetError(`No answer for ${req.timeoutMs} ms.`, 'UND_ERR_BODY_TIMEOUT') }));
