@@ -188,6 +188,20 @@ export interface ChunkWriter {
   abort(): Promise<void>;
 }
 
+/** Options of `StorageFeatures.readToFile`. */
+export interface ReadToFileOptions {
+  /** First byte (default 0), written at the same offset of the local file. */
+  start?: number;
+  /**
+   * End of the range (exclusive), for connectors with `readRangesToFile`: only [start, end) is
+   * written, into the existing local file, and nothing else of it is touched.
+   */
+  end?: number;
+  signal?: AbortSignal;
+  /** Growth of the written run from `start` (every byte before start + the sum is in the file). */
+  onBytes?(n: number): void;
+}
+
 export interface StorageFeatures {
   caseSensitive: boolean;
   hashes: HashType[];
@@ -224,7 +238,12 @@ export interface StorageFeatures {
    * the connection. Resolves with the bytes written, or null when this answer cannot be read that
    * way (nothing was written; the caller streams instead). A broken connection rejects.
    */
-  readToFile?(path: string, file: string, options?: { start?: number; signal?: AbortSignal; onBytes?(n: number): void }): Promise<number | null>;
+  readToFile?(path: string, file: string, options?: ReadToFileOptions): Promise<number | null>;
+  /**
+   * `readToFile` takes `end`: several ranges of one file can be read at once into one local file
+   * (the downloader splits big files into parallel ranges, as rclone's multi-thread downloads do).
+   */
+  readRangesToFile?: boolean;
   trash?: TrashFeature;
   quota?(): Promise<Quota>;
   /** Sharing permissions of an entry, where the backend has them (POSIX modes, S3 ACLs). */

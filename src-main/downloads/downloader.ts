@@ -4,12 +4,14 @@
  * attempt asks the backend for the rest with a ranged read (HTTP Range for WebDAV, S3 and
  * Azure; an offset read for local, SFTP and SMB). The remote file's size, ETag and modified
  * time are recorded when the download starts: if they change, the partial bytes are stale and
- * the download starts over. Jobs are SQLite rows, so a paused or interrupted download continues
- * after a restart. Transient failures (a server away for a minute) are waited out with
+ * the download starts over. A big file from a connector that reads ranges into a file
+ * (`readRangesToFile`) is read as several ranges at once, as rclone's multi-thread downloads do;
+ * how far each range got is saved with the job, so it continues too. Jobs are SQLite rows, so a
+ * paused or interrupted download continues after a restart. Transient failures (a server away for a minute) are waited out with
  * backoff; pause keeps the partial file, cancel removes it.
  */
 import { createWriteStream } from 'node:fs';
-import { copyFile, rename, rm, stat, truncate } from 'node:fs/promises';
+import { copyFile, open, rename, rm, stat, truncate } from 'node:fs/promises';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { nowIso, type Db } from '../cache/db';
@@ -47,7 +49,12 @@ interface JobRow {
   modified: string | null;
   state: JobState;
   error: string | null;
+  /** JSON of `Range[]` while the download is read in ranges, else null. */
+  ranges: string | null;
 }
+
+/** One range of a download read in ranges: its start, how far its written run reaches, its end (exclusive). */
+type Range = [start: number, done: number, end: number];
 
 /** What identifies one version of the remote file. */
 interface RemoteVersion {
@@ -59,12 +66,28 @@ interface RemoteVersion {
 export const partialPath = (target: string) => `${target}.tributary-download`;
 /** Bytes of the partial file so far (0 when there is none yet). */
 const partialSize = (target: string) => stat(partialPath(target)).then((s) => s.size, () => 0);
+const rangesOf = (job: JobRow): Range[] | null => (job.ranges ? (JSON.parse(job.ranges) as Range[]) : null);
+/** Bytes a download has: what its ranges wrote, or the partial file's size. */
+const keptOf = (job: JobRow) => {
+  const ranges = rangesOf(job);
+  return ranges ? ranges.reduce((n, [start, done]) => n + done - start, 0) : partialSize(job.target_path);
+};
+/** How often the ranges' progress is saved while they are read (each save follows an fdatasync). */
+const RANGES_SAVE_MS = 2000;
 const transferId = (jobId: number) => `download-${jobId}`;
 
 export interface DownloaderOptions {
   /** How long a failing server is waited out, and the backoff (services/retry.ts). */
   retry?: RetryPolicy;
+  /**
+   * Files of at least `cutoff` bytes, from a connector with `readRangesToFile`, are read as
+   * `ranges` ranges at once (default: rclone's multi-thread defaults, 4 from 256 MiB).
+   */
+  parallel?: { cutoff: number; ranges: number };
 }
+
+const PARALLEL = { cutoff: 256 * 1024 * 1024, ranges: 4 };
+const MiB = 1024 * 1024;
 
 /** What the downloader uses of the app. */
 export interface DownloaderDeps {
@@ -88,11 +111,14 @@ export class Downloader {
       transferId,
       transferInit: (job) => ({ direction: 'download', name: job.name, account: job.account_id, target: job.file_id, bytesTotal: job.size }),
       run: (id) => this.run(id),
-      keptBytes: (job) => partialSize(job.target_path),
+      keptBytes: keptOf,
       // Cancel removes the partial file; pause keeps it.
-      discard: (job) => rm(partialPath(job.target_path), { force: true }),
+      discard: async (job) => {
+        await rm(partialPath(job.target_path), { force: true });
+        this.saveRanges(job.id, null);
+      },
       // Bytes counted but not yet written when the stream stopped are not kept: show what is.
-      onPaused: async (job, transferId) => this.deps.transfers.setDone(transferId, await partialSize(job.target_path)),
+      onPaused: async (job, transferId) => this.deps.transfers.setDone(transferId, await keptOf(job)),
     });
   }
 
@@ -155,22 +181,23 @@ export class Downloader {
         'Download',
         async () => {
           const now = await this.remoteVersion(job.account_id, job.file_id);
-          let have = await partialSize(job.target_path);
-          if (changed(job, now) || (now.size !== null && have > now.size)) {
+          let have = await keptOf(job);
+          if (changed(job, now) || (!job.ranges && now.size !== null && have > now.size)) {
             // Another version of the file: the partial bytes belong to the old one.
             have = 0;
             await truncate(partial, 0).catch(() => {});
-            this.deps.db.prepare('UPDATE download_jobs SET size = ?, etag = ?, modified = ?, updated = ? WHERE id = ?').run(now.size, now.etag, now.modified, nowIso(), id);
-            Object.assign(job, { size: now.size, etag: now.etag, modified: now.modified });
+            this.deps.db.prepare('UPDATE download_jobs SET size = ?, etag = ?, modified = ?, ranges = NULL, updated = ? WHERE id = ?').run(now.size, now.etag, now.modified, nowIso(), id);
+            Object.assign(job, { size: now.size, etag: now.etag, modified: now.modified, ranges: null });
           }
           expected = now.size;
           this.deps.transfers.setDone(transferId, have);
-          if (now.size !== null && have === now.size && have > 0) return;
+          if (!job.ranges && now.size !== null && have === now.size && have > 0) return;
           if (have === 0 && (await this.copyLocal(job, partial))) return this.deps.transfers.setDone(transferId, (await stat(partial)).size);
           const progress = (n: number) => {
             lastSuccess.at = Date.now();
             this.deps.transfers.progress(transferId, n);
           };
+          if (await this.readInRanges(job, partial, have, now.size, signal, progress)) return;
           if ((await this.readToFile(job, partial, have, signal, progress)) !== null) return;
           const { stream } = await this.deps.storage.download(job.account_id, job.file_id, have > 0 ? { start: have } : undefined);
           await pipeline(stream, alive(), this.deps.transfers.meter(transferId), createWriteStream(partial, { flags: have > 0 ? 'r+' : 'w', start: have }), { signal });
@@ -212,6 +239,84 @@ export class Downloader {
     return readToFile(loc!.path, partial, { start, signal, onBytes });
   }
 
+  /**
+   * Reads a big file as several ranges at once into the partial file, from a connector with
+   * `readRangesToFile`, or continues the ranges a job has. Every range's written run is saved
+   * with the job (after an fdatasync, so a saved run is on disk) every RANGES_SAVE_MS and when
+   * the attempt ends; the next attempt continues each range from there. False when the file is
+   * not read that way (nothing was written, the ranges are dropped): the caller reads it whole.
+   */
+  private async readInRanges(job: JobRow, partial: string, have: number, size: number | null, signal: AbortSignal, onBytes: (n: number) => void): Promise<boolean> {
+    const loc = await this.deps.storage.locate(job.account_id, job.file_id).catch(() => null);
+    const features = loc && !loc.trash ? loc.connector.features : undefined;
+    let ranges = rangesOf(job);
+    const { cutoff, ranges: count } = this.options.parallel ?? PARALLEL;
+    if (ranges && (!features?.readRangesToFile || !(await stat(partial).catch(() => null)))) {
+      // The partial file is gone (or the ranges cannot be read any more): start over.
+      await truncate(partial, 0).catch(() => {});
+      this.setRanges(job, null);
+      return false;
+    }
+    if (!ranges) {
+      if (have > 0 || !features?.readRangesToFile || size === null || size < cutoff || count < 2) return false;
+      ranges = split(size, count);
+      await (await open(partial, 'w')).close();
+      this.setRanges(job, ranges);
+    }
+    const all = ranges;
+    const file = await open(partial, 'r+');
+    // One range failing stops the others: the attempt ends, and the next one continues them all.
+    const stop = new AbortController();
+    const onAbort = () => stop.abort(signal.reason);
+    signal.addEventListener('abort', onAbort);
+    let saving = Promise.resolve();
+    const save = () => (saving = saving.then(async () => {
+      await file.datasync();
+      this.setRanges(job, all);
+    }));
+    const saver = setInterval(save, RANGES_SAVE_MS);
+    let unsupported = false;
+    /** The first range to fail: the others then fail from the stop it caused. */
+    let cause = undefined as { error: unknown } | undefined;
+    try {
+      const reads = all.filter(([, done, end]) => done < end).map(async (r) => {
+        try {
+          const n = await features!.readToFile!(loc!.path, partial, { start: r[1], end: r[2], signal: stop.signal, onBytes: (b) => ((r[1] += b), onBytes(b)) });
+          if (n === null) unsupported = true;
+        } catch (error) {
+          cause ??= { error };
+        }
+        if (r[1] !== r[2]) stop.abort();
+      });
+      await Promise.all(reads);
+      signal.throwIfAborted();
+      if (cause && !unsupported) throw cause.error;
+    } finally {
+      clearInterval(saver);
+      signal.removeEventListener('abort', onAbort);
+      await save().finally(() => file.close());
+    }
+    if (unsupported) {
+      // The server did not serve a range as asked: the file is read whole instead.
+      await truncate(partial, 0);
+      this.setRanges(job, null);
+      return false;
+    }
+    const short = all.find(([, done, end]) => done !== end);
+    if (short) throw new ServiceError('upstream_error', `A range of the download ended at byte ${short[1]}, not ${short[2]}.`);
+    this.setRanges(job, null);
+    return true;
+  }
+
+  private setRanges(job: JobRow, ranges: Range[] | null): void {
+    job.ranges = ranges ? JSON.stringify(ranges) : null;
+    this.saveRanges(job.id, job.ranges);
+  }
+
+  private saveRanges(id: number, ranges: string | null): void {
+    this.deps.db.prepare('UPDATE download_jobs SET ranges = ?, updated = ? WHERE id = ?').run(ranges, nowIso(), id);
+  }
+
   /** One stat of the remote file; files served by a provider (mail attachments) have no ETag. */
   private async remoteVersion(accountId: number, fileId: string): Promise<RemoteVersion & { name: string; kind: string }> {
     const loc = await this.deps.storage.locate(accountId, fileId).catch(() => null);
@@ -226,4 +331,12 @@ export class Downloader {
 
 function changed(job: RemoteVersion, now: RemoteVersion): boolean {
   return (job.etag !== null && now.etag !== job.etag) || (job.size !== null && now.size !== job.size) || (job.modified !== null && now.modified !== job.modified);
+}
+
+/** `count` ranges of [0, size), each but the last a whole number of MiB. */
+function split(size: number, count: number): Range[] {
+  const step = Math.max(MiB, Math.ceil(size / count / MiB) * MiB);
+  const ranges: Range[] = [];
+  for (let start = 0; start < size; start += step) ranges.push([start, start, Math.min(size, start + step)]);
+  return ranges;
 }

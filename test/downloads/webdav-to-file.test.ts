@@ -12,6 +12,8 @@ import { pipeline } from 'node:stream/promises';
 import { request } from 'undici';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src-main/app';
 import { WebDavConnector } from '../../src-main/connectors/webdav';
@@ -75,6 +77,45 @@ describe('WebDAV readToFile against Apache (spec 1, Files: Download a file)', ()
       expect(got.length).toBe(data.length);
       expect(got[0]).toBe(data[0]! ^ 0xff);
       expect(sha(got.subarray(1))).toBe(sha(data.subarray(1)));
+    }
+  });
+
+  it('a range [start, end) goes into the existing file at its offsets and nothing else of it changes; ranges read at once make the file', async () => {
+    const target = join(work, 'ranges.bin');
+    const marked = Buffer.alloc(data.length, 0xa5);
+    writeFileSync(target, marked);
+    for (const [start, end] of [[0, 1], [MiB + 1, 5 * MiB], [data.length - 1, data.length]] as const) {
+      let counted = 0;
+      expect(await dav.features.readToFile!('/data.bin', target, { start, end, onBytes: (b) => (counted += b) })).toBe(end - start);
+      expect(counted).toBe(end - start);
+      data.copy(marked, start, start, end);
+      expect(sha(readFileSync(target))).toBe(sha(marked));
+    }
+    expect(dav.features.readRangesToFile).toBe(true);
+
+    const together = join(work, 'together.bin');
+    writeFileSync(together, '');
+    const cuts = [0, 3 * MiB + 1, 6 * MiB, 9 * MiB + 7, data.length];
+    const reads = cuts.slice(1).map((end, i) => dav.features.readToFile!('/data.bin', together, { start: cuts[i], end }));
+    expect(await Promise.all(reads)).toEqual(cuts.slice(1).map((end, i) => end - cuts[i]!));
+    expect(sha(readFileSync(together))).toBe(sha(data));
+  });
+
+  it('a server that answers a range with the whole file: null, nothing written (the caller reads it whole)', async () => {
+    const plain = createServer((_req, res) => {
+      res.writeHead(200, { 'content-length': data.length });
+      res.end(data);
+    });
+    await new Promise<void>((r) => plain.listen(0, '127.0.0.1', r));
+    const noRanges = new WebDavConnector(webdavSchema.parse({ ...webdavOptions(apache), port: (plain.address() as AddressInfo).port }));
+    try {
+      const target = join(work, 'no-ranges.bin');
+      writeFileSync(target, 'kept');
+      expect(await noRanges.features.readToFile!('/data.bin', target, { start: 0, end: MiB })).toBeNull();
+      expect(readFileSync(target, 'utf8')).toBe('kept');
+    } finally {
+      await noRanges.close();
+      plain.close();
     }
   });
 

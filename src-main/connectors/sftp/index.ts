@@ -17,13 +17,12 @@ import { ServiceError } from '../../errors';
 import { partSizeFor } from '../shared/parts';
 import { modeAfter, permissionsOfMode } from '../shared/posix-permissions';
 import { assertFree, baseName, joinPath, parentOf, ROOT, TEMP_NAME, tempName } from '../shared/paths';
-import type { ChunkWriter, Entry, NoReplace, PartReceipt, Permission, PermissionChanges, ReadOptions, StorageConnector, StorageFeatures, WriteOptions } from '../types';
+import type { ChunkWriter, Entry, NoReplace, PartReceipt, Permission, PermissionChanges, ReadOptions, ReadToFileOptions, StorageConnector, StorageFeatures, WriteOptions } from '../types';
 import { mapError, unavailable } from './errors';
 import { call, SftpSessions, type Session } from './session';
 import type { SftpOptions } from './options';
 import { pipelinedRead, pipelinedReaddir, pipelinedWrite } from './streams';
 
-type ReadToFileOptions = Parameters<NonNullable<StorageFeatures['readToFile']>>[2];
 /** How often a download into a file reports the bytes written since the last report. */
 const PROGRESS_MS = 250;
 

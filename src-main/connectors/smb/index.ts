@@ -19,13 +19,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ServiceError } from '../../errors';
 import { assertFree, baseName, joinPath, parentOf, ROOT, tempName } from '../shared/paths';
 import { regularFile } from '../shared/fs-errors';
-import type { Entry, NoReplace, ReadOptions, StorageConnector, StorageFeatures, WriteFileOptions, WriteOptions } from '../types';
+import type { Entry, NoReplace, ReadOptions, ReadToFileOptions, StorageConnector, StorageFeatures, WriteFileOptions, WriteOptions } from '../types';
 import type { SmbOptions } from './options';
 import { BLOCKS_LINE, lsAnswers, LsLines, parseLs, q, renameLine, Smbclient, type SmbclientTuning } from './smbclient';
 import { fifoGet } from './read-stream';
 import { spawnError, statusError, unavailable } from './status';
 
-type ReadToFileOptions = Parameters<NonNullable<StorageFeatures['readToFile']>>[2];
 
 /** Names SMB cannot hold: Windows' reserved characters, and trailing dots or spaces. */
 const INVALID_NAME = /["*:<>?|\\]|[. ]$/;

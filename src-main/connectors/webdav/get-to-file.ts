@@ -34,10 +34,21 @@ export interface FileGet {
   headers: Record<string, string>;
   /** Bytes from this offset on; written at the same offset of `file` (a new file when 0). */
   start: number;
+  /**
+   * With `end` (exclusive), only the range [start, end) is asked for (a `Range` header of the
+   * caller's) and written into the existing `file` at those offsets: nothing else of it is
+   * touched, so several ranges of one file can be read at once.
+   */
+  end?: number;
   file: string;
   signal?: AbortSignal;
   /** Idle time (no byte read) after which the download fails. */
   timeoutMs: number;
+  /**
+   * Growth of the written run from `start`: once called back, every byte up to start + the sum
+   * so far is in the file (writes in flight may return out of order; a later one is counted once
+   * every one before it returned).
+   */
   onBytes?(n: number): void;
 }
 
@@ -101,6 +112,9 @@ export function getToFile(req: FileGet): Promise<FileGetResult> {
     let failure: Error | null = null;
     /** A write failed: its bytes are missing, so none of this attempt's bytes are kept. */
     let hole = false;
+    /** File offsets of the writes not returned yet, and how far the written run from `start` reaches. */
+    const inFlight = new Set<number>();
+    let contiguous = req.start;
     /** Body bytes read with the head, not yet handed to a write (the file is opening). */
     let inHand = 0;
 
@@ -121,7 +135,8 @@ export function getToFile(req: FileGet): Promise<FileGetResult> {
           if (e) failure ??= e;
           done();
         });
-      if (hole) ftruncate(f, req.start, closeFile);
+      // A range of a shared file leaves the rest to its caller, who counted only the written run.
+      if (hole && req.end === undefined) ftruncate(f, req.start, closeFile);
       else closeFile();
     };
     const onAbort = () => finish(Object.assign(new Error('The download was cancelled.'), { name: 'AbortError' }));
@@ -131,6 +146,7 @@ export function getToFile(req: FileGet): Promise<FileGetResult> {
       const at = req.start + received;
       received += len;
       writing++;
+      inFlight.add(at);
       writePieces(fd!, buf, len, at, (e, n) => {
         writing--;
         if (owned) free.push(buf);
@@ -139,7 +155,12 @@ export function getToFile(req: FileGet): Promise<FileGetResult> {
           failure ??= e ?? Object.assign(new Error(`Short write into ${req.file}.`), { code: 'EIO', syscall: 'write' });
         } else {
           written += n;
-          req.onBytes?.(n);
+          inFlight.delete(at);
+          if (!hole) {
+            const reach = inFlight.size ? Math.min(...inFlight) : req.start + received;
+            if (reach > contiguous) req.onBytes?.(reach - contiguous);
+            contiguous = Math.max(contiguous, reach);
+          }
         }
         if (failure) return finish(failure);
         if (settled) return;
@@ -153,7 +174,7 @@ export function getToFile(req: FileGet): Promise<FileGetResult> {
 
     /** The head is complete: check it, then open the file and write what came with it. */
     const onHead = (text: string, rest: Buffer): boolean => {
-      const h = checkHead(text, req.start);
+      const h = checkHead(text, req.start, req.end);
       if (h instanceof Error) return (finish(h), false);
       if (h.kind !== 'body') return (finish(null, h), false);
       status = h.status;
@@ -167,7 +188,7 @@ export function getToFile(req: FileGet): Promise<FileGetResult> {
       inHand = first.length;
       paused = true;
       opening = true;
-      open(req.file, req.start > 0 ? 'r+' : 'w', (e, f) => {
+      open(req.file, req.start > 0 || req.end !== undefined ? 'r+' : 'w', (e, f) => {
         opening = false;
         inHand = 0;
         if (e) return finish(e);
@@ -417,9 +438,10 @@ function openGet(req: { host: string; port: number; path: string; headers: Recor
 
 /**
  * What an answer's head says: a body of `length` bytes to read, a status to report, or an
- * answer this path does not read (chunked, no length, a range not served as asked).
+ * answer this path does not read (chunked, no length, a range not served as asked: with `end`,
+ * exactly [start, end)).
  */
-function checkHead(text: string, start: number): { kind: 'body'; status: number; length: number } | { kind: 'status'; status: number } | { kind: 'unsupported'; reason: string } | Error {
+function checkHead(text: string, start: number, end?: number): { kind: 'body'; status: number; length: number } | { kind: 'status'; status: number } | { kind: 'unsupported'; reason: string } | Error {
   const [statusLine, ...lines] = text.split('\r\n');
   const m = /^HTTP\/1\.[01] (\d{3})/.exec(statusLine ?? '');
   if (!m) return new FileGetError('The server sent no HTTP answer.', 'UND_ERR_SOCKET');
@@ -432,7 +454,8 @@ function checkHead(text: string, start: number): { kind: 'body'; status: number;
   if (status !== 200 && status !== 206) return { kind: 'status', status };
   const length = headers.get('content-length');
   if (headers.has('transfer-encoding') || length === undefined || !/^\d+$/.test(length)) return { kind: 'unsupported', reason: 'no Content-Length' };
-  const range = /^bytes (\d+)-/.exec(headers.get('content-range') ?? '');
+  const range = /^bytes (\d+)-(\d+)/.exec(headers.get('content-range') ?? '');
   if (status === 206 ? Number(range?.[1]) !== start : start > 0) return { kind: 'unsupported', reason: 'the range was not served' };
+  if (end !== undefined && (status !== 206 || Number(range?.[2]) !== end - 1 || Number(length) !== end - start)) return { kind: 'unsupported', reason: 'the range was not served' };
   return { kind: 'body', status, length: Number(length) };
 }

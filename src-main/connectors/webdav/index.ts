@@ -14,13 +14,12 @@ import { ServiceError } from '../../errors';
 import { regularFile } from '../shared/fs-errors';
 import { isUnreachable } from '../shared/net-errors';
 import { baseName, joinPath, parentOf, ROOT, TEMP_NAME, tempName } from '../shared/paths';
-import type { Entry, Quota, ReadOptions, StorageConnector, StorageFeatures, WriteFileOptions, WriteOptions } from '../types';
+import type { Entry, Quota, ReadOptions, ReadToFileOptions, StorageConnector, StorageFeatures, WriteFileOptions, WriteOptions } from '../types';
 import { getStream, getToFile, type FileGetResult, type StreamGetResult } from './get-to-file';
 import { putFromFile } from './put-from-file';
 import type { WebDavOptions } from './options';
 import { parseMultistatus, type DavResponse } from './xml';
 
-type ReadToFileOptions = Parameters<NonNullable<StorageFeatures['readToFile']>>[2];
 /** Files from this size on are read off a socket of their own (`read` with a known size). */
 const SOCKET_READ_MIN = 8 * 1024 * 1024;
 
@@ -85,6 +84,7 @@ export class WebDavConnector implements StorageConnector {
       ...(this.plainHttp
         ? {
             readToFile: (path: string, file: string, opts?: ReadToFileOptions) => this.readToFile(path, file, opts),
+            readRangesToFile: true,
             writeFile: (path: string, file: string, opts?: WriteFileOptions) => this.writeFile(path, file, opts),
           }
         : {}),
@@ -314,11 +314,12 @@ export class WebDavConnector implements StorageConnector {
   /** GET straight from the socket into a local file (get-to-file.ts: no stream in between). */
   private async readToFile(path: string, file: string, opts: ReadToFileOptions = {}): Promise<number | null> {
     const start = opts.start ?? 0;
+    const { end } = opts;
     const headers: Record<string, string> = { authorization: this.auth };
-    if (start > 0) headers.range = `bytes=${start}-`;
+    if (start > 0 || end !== undefined) headers.range = `bytes=${start}-${end === undefined ? '' : end - 1}`;
     let r: FileGetResult;
     try {
-      r = await getToFile({ host: this.hostname, port: this.port, path: this.url(path), headers, start, file, signal: opts.signal, timeoutMs: 30_000, onBytes: opts.onBytes });
+      r = await getToFile({ host: this.hostname, port: this.port, path: this.url(path), headers, start, end, file, signal: opts.signal, timeoutMs: 30_000, onBytes: opts.onBytes });
     } catch (e) {
       // The local file's own failures (no room, no permission) are not the server's.
       if (['open', 'write', 'ftruncate', 'close'].includes((e as NodeJS.ErrnoException).syscall ?? '')) throw e;
