@@ -167,6 +167,8 @@ export class Downloader {
     const partial = partialPath(job.target_path);
     const { transferId, signal } = this.jobs.start(job);
     try {
+      // What the job kept shows from the start, also when this attempt fails before a byte.
+      this.deps.transfers.setDone(transferId, await keptOf(job));
       const lastSuccess = { at: Date.now() };
       // Progress while bytes flow counts as success: a long stream that breaks is retried.
       const alive = () =>
@@ -278,6 +280,7 @@ export class Downloader {
     let unsupported = false;
     /** The first range to fail: the others then fail from the stop it caused. */
     let cause = undefined as { error: unknown } | undefined;
+    let complete = false;
     try {
       const reads = all.filter(([, done, end]) => done < end).map(async (r) => {
         try {
@@ -289,12 +292,15 @@ export class Downloader {
         if (r[1] !== r[2]) stop.abort();
       });
       await Promise.all(reads);
+      complete = !unsupported && all.every(([, done, end]) => done === end);
       signal.throwIfAborted();
       if (cause && !unsupported) throw cause.error;
     } finally {
       clearInterval(saver);
       signal.removeEventListener('abort', onAbort);
-      await save().finally(() => file.close());
+      // Only an attempt that leaves bytes to fetch saves where its ranges got: a complete file
+      // needs no flush to disk here (a download read whole is not flushed either).
+      await (complete ? saving : save()).finally(() => file.close());
     }
     if (unsupported) {
       // The server did not serve a range as asked: the file is read whole instead.

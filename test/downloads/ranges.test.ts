@@ -230,6 +230,12 @@ describe('downloads read in ranges (spec 1, Files: Download)', () => {
       const ranges = rangesOf(app, job)!;
       expect(kept(ranges)).toBeGreaterThan(0);
       expect(kept(ranges)).toBeLessThan(data.length);
+      expect(state(app, id)!.bytesDone).toBe(kept(ranges));
+      // A retry while the server is still down fails again and still shows what the ranges kept.
+      app.transfers.retry(id);
+      await until(() => (state(app, id)?.state === 'failed' && state(app, id)?.finishedAt ? true : undefined), 30_000, 'the second failure');
+      expect(state(app, id)).toMatchObject({ state: 'failed', bytesDone: kept(ranges) });
+      expect(rangesOf(app, job)).toEqual(ranges);
 
       await apache.restart();
       const before = throttle.returned();
