@@ -5,7 +5,7 @@
  * one HTTP request, no parsing). Prints MB/s, entries/s and Tributary's speed ÷ each tool's
  * (>1 = Tributary faster).
  *   npm run bench webdav    (or node scripts/run-ts.mjs test/bench/webdav.bench.ts)
- *   BENCH_SIZE_MB (default 1024), BENCH_LIST_ENTRIES (default 100000), BENCH_READ_RUNS (default 2)
+ *   BENCH_SIZE_MB (default 1024), BENCH_LIST_ENTRIES (default 100000), BENCH_READ_RUNS (default 3)
  *   BENCH_WEBDAV_PART=list: only the listing, by Tributary reading the answer with its Multi-Status
  *   scanner, Tributary reading it with saxes alone (the parser before the scanner; entries are made
  *   as responses arrive either way), the bare answer
@@ -22,6 +22,12 @@
  * curl's side); rclone sends none (every property, its own choice).
  * Uploads and downloads alternate between the tools in each round, best of BENCH_READ_RUNS; each
  * round starts with another tool, so none is always the one run right after a big transfer.
+ * Before the timed rounds of uploads and of downloads into a file each tool makes one untimed
+ * step: the run's first 1 GiB written into the page cache cost 2.6-3.0 s of system CPU instead
+ * of 0.6-1.0 s whichever tool wrote it (rclone too, when put first; perf: the copy into new
+ * pages, the VM's first touch of that memory), and the rotation always put Tributary there.
+ * Every timed transfer step is printed in order with its wall time and client CPU, since the
+ * best of each column hides how far the rounds spread.
  * Listings come after every transfer: one untimed listing per tool first, then BENCH_LIST_RUNS
  * (default 5) rounds in turns, best of them, each listing after a `sync`. The warm-up takes out of
  * the timed rounds what only a first listing does (Tributary's sort of a folder it has not listed and
@@ -37,7 +43,8 @@
  * still writing gigabytes back, and a tool writing 1 GiB into that swung 3-7x between rounds
  * (the column followed the write-back, not the tools). The page cache is not dropped: the
  * served copies would then come off the disk (the disk measured, not the tools), and the machine
- * is shared. A listing's cache write, which the app does once the answer is sent (the next turn
+ * is shared; each served copy is read once, untimed, right before its download instead, since
+ * this machine's kernel reclaims the page cache by itself. A listing's cache write, which the app does once the answer is sent (the next turn
  * of the event loop), is done before the next step starts, untimed, so it does not fall on
  * another tool's step.
  */
@@ -61,8 +68,8 @@ import { rcloneObscure } from './peers';
 
 const SIZE_MB = Number(process.env.BENCH_SIZE_MB ?? 1024);
 const ENTRIES = Number(process.env.BENCH_LIST_ENTRIES ?? 100_000);
-/** Uploads, downloads and listings are timed best-of-N (BENCH_READ_RUNS, default 2), tools in turn. */
-const READ_RUNS = Number(process.env.BENCH_READ_RUNS ?? 2);
+/** Uploads, downloads and listings are timed best-of-N (BENCH_READ_RUNS, default 3), tools in turn. */
+const READ_RUNS = Number(process.env.BENCH_READ_RUNS ?? 3);
 const LIST_ONLY = process.env.BENCH_WEBDAV_PART === 'list';
 /** Timed listing rounds of the whole bench, after an untimed warm-up listing per tool (BENCH_LIST_RUNS, default 5). */
 const LIST_RUNS = Number(process.env.BENCH_LIST_RUNS ?? 5);
@@ -264,13 +271,22 @@ export async function main(): Promise<Row[]> {
     /** Each tool's least CPU per column (ms), beside its best time. */
     const cpu: Record<'up' | 'fromFile' | 'down' | 'file' | 'list', Timings> = { up: best(), fromFile: best(), down: best(), file: best(), list: best() };
     /** Runs one step per tool, starting with a different tool each round, keeping each one's best time and least CPU. */
+    const tools = { t: 'tributary', r: 'rclone', c: 'curl' } as const;
     const inTurn = async (round: number, fastest: Timings, column: keyof typeof cpu, steps: Record<keyof Timings, () => Promise<Step>>) => {
       const order = (['t', 'r', 'c'] as const).map((_, i, all) => all[(i + round) % all.length]!);
       for (const k of order) {
         const r = await steps[k]();
         fastest[k] = Math.min(fastest[k], r.s);
         cpu[column][k] = Math.min(cpu[column][k], r.cpuMs);
+        transferLog.push(`  ${String(round + 1).padEnd(3)} ${column.padEnd(5)} ${tools[k].padEnd(10)} ${r.s.toFixed(2)} s / ${r.cpuMs.toFixed(0)} ms`);
       }
+    };
+    /** Every timed transfer step in order: round, column, tool, wall, client CPU. */
+    const transferLog: string[] = [];
+
+    /** One untimed step per tool before the timed rounds of a column that writes into the page cache (see the top). */
+    const warmUp = async (steps: Record<keyof Timings, () => Promise<Step>>) => {
+      for (const k of ['t', 'r', 'c'] as const) await steps[k]();
     };
 
     // Uploads: each a new file (the earlier copy deleted on the server's disk), after a `sync`.
@@ -290,18 +306,20 @@ export async function main(): Promise<Row[]> {
       fromFile = Math.min(fromFile, step.s);
       cpu.fromFile.t = Math.min(cpu.fromFile.t, step.cpuMs);
     };
+    const upSteps: Record<keyof Timings, () => Promise<Step>> = {
+      t: () =>
+        upload('tributary.bin', () =>
+          timed(async () => {
+            fileId = (await app.storage.upload(acc.id, 'root', 'tributary.bin', createReadStream(file, { highWaterMark: 1 << 20 }), { size: bytes })).id;
+          }),
+        ),
+      r: () => upload('rclone.bin', () => exec('rclone', ['copyto', file, 'dav:rclone.bin'], env)),
+      c: () => upload('curl.bin', () => exec('curl', ['-sSf', '-u', auth, '-T', file, `${server.url}curl.bin`])),
+    };
+    await warmUp(upSteps);
     for (let round = 0; round < READ_RUNS; round++) {
       if (round % 2 === 0) await uploadFromFile();
-      await inTurn(round, up, 'up', {
-        t: () =>
-          upload('tributary.bin', () =>
-            timed(async () => {
-              fileId = (await app.storage.upload(acc.id, 'root', 'tributary.bin', createReadStream(file, { highWaterMark: 1 << 20 }), { size: bytes })).id;
-            }),
-          ),
-        r: () => upload('rclone.bin', () => exec('rclone', ['copyto', file, 'dav:rclone.bin'], env)),
-        c: () => upload('curl.bin', () => exec('curl', ['-sSf', '-u', auth, '-T', file, `${server.url}curl.bin`])),
-      });
+      await inTurn(round, up, 'up', upSteps);
       if (round % 2 === 1) await uploadFromFile();
     }
 
@@ -312,9 +330,15 @@ export async function main(): Promise<Row[]> {
     const down = { t: Infinity, r: Infinity, c: Infinity };
     const toFile = { t: Infinity, r: Infinity, c: Infinity };
     /** Times one download into a file, checks its size and removes it (the disk is not the subject). */
-    const intoFile = async (fn: (target: string) => Promise<Step>) => {
+    /**
+     * This machine's kernel reclaims the page cache within minutes even with most memory free:
+     * each download first reads the served copy once, untimed, so every tool's copy comes from
+     * the cache, not from a disk read that depended on how long ago that tool's upload was.
+     */
+    const cached = (name: string, step: () => Promise<Step>) => () => (spawnSync('dd', [`if=${join(server.root, name)}`, 'of=/dev/null', 'bs=1M'], { stdio: 'ignore' }), afterSync(step));
+    const intoFile = async (name: string, fn: (target: string) => Promise<Step>) => {
       const target = join(work, 'downloaded.bin');
-      const s = await afterSync(() => fn(target));
+      const s = await cached(name, () => fn(target))();
       if (statSync(target).size !== bytes) throw new Error(`a download into a file has ${statSync(target).size} bytes, not ${bytes}`);
       rmSync(target);
       return s;
@@ -360,17 +384,19 @@ export async function main(): Promise<Row[]> {
       listLog.push({ tool: k, round, step, apacheMs: apacheCpuMs(server.root) - a0, more });
       return step;
     };
+    const toFileSteps: Record<keyof Timings, () => Promise<Step>> = {
+      t: () => intoFile('tributary.bin', (target) => timed(() => app.downloads.download({ accountId: acc.id, fileId, targetPath: target }))),
+      r: () => intoFile('rclone.bin', (target) => exec('rclone', ['copyto', 'dav:rclone.bin', target], env)),
+      c: () => intoFile('curl.bin', (target) => exec('curl', ['-sSf', '-u', auth, '-o', target, `${server.url}curl.bin`])),
+    };
+    await warmUp(toFileSteps);
     for (let round = 0; round < READ_RUNS; round++) {
       await inTurn(round, down, 'down', {
-        t: () => afterSync(() => timed(async () => pipeline((await app.storage.download(acc.id, fileId)).stream, createWriteStream('/dev/null')))),
-        r: () => afterSync(() => exec('rclone', ['cat', 'dav:rclone.bin'], env)),
-        c: () => afterSync(() => exec('curl', ['-sSf', '-u', auth, '-o', '/dev/null', `${server.url}curl.bin`])),
+        t: cached('tributary.bin', () => timed(async () => pipeline((await app.storage.download(acc.id, fileId)).stream, createWriteStream('/dev/null')))),
+        r: cached('rclone.bin', () => exec('rclone', ['cat', 'dav:rclone.bin'], env)),
+        c: cached('curl.bin', () => exec('curl', ['-sSf', '-u', auth, '-o', '/dev/null', `${server.url}curl.bin`])),
       });
-      await inTurn(round, toFile, 'file', {
-        t: () => intoFile((target) => timed(() => app.downloads.download({ accountId: acc.id, fileId, targetPath: target }))),
-        r: () => intoFile((target) => exec('rclone', ['copyto', 'dav:rclone.bin', target], env)),
-        c: () => intoFile((target) => exec('curl', ['-sSf', '-u', auth, '-o', target, `${server.url}curl.bin`])),
-      });
+      await inTurn(round, toFile, 'file', toFileSteps);
     }
     // Listings, after every transfer: one untimed listing per tool first (Tributary's first listing
     // of the folder also sorts it and writes 100,000 cache rows; Apache's first walk of it reads
@@ -393,8 +419,9 @@ export async function main(): Promise<Row[]> {
     for (const [name, k] of [['tributary', 't'], ['rclone', 'r'], ['curl', 'c']] as const) {
       console.log(`${name.padEnd(10)} ${ms(cpu.up[k])} ${ms(k === 't' ? cpu.fromFile.t : cpu.up[k])} ${ms(cpu.down[k])} ${ms(cpu.file[k])} ${ms(cpu.list[k])}`);
     }
+    console.log(`\ntransfers in order (round column tool: wall s / client CPU ms):`);
+    for (const l of transferLog) console.log(l);
     console.log(`\nlistings in order (round: tool wall s / client CPU ms / Apache CPU ms):`);
-    const tools = { t: 'tributary', r: 'rclone', c: 'curl' } as const;
     for (const l of listLog) console.log(`  ${l.round.padEnd(8)} ${tools[l.tool as keyof Timings].padEnd(10)} ${l.step.s.toFixed(2)} / ${l.step.cpuMs.toFixed(0)} / ${l.apacheMs.toFixed(0)}${l.more}`);
     const timedRounds = (k: keyof Timings) => listLog.filter((l) => l.tool === k && l.round !== 'warm-up').map((l) => l.step.s);
     const perRound = timedRounds('c').map((c, i) => c / timedRounds('t')[i]!);
