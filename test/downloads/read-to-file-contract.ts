@@ -2,8 +2,10 @@
  * What every connector's `readToFile` (docs/connectors.md) must do, run against each real server
  * by its own test file: the whole file byte-identical over what the target held, every byte
  * counted; a partial file of `start` bytes gone on from with its prefix untouched (spec 1, Files:
- * "Download a file"); and the same errors as a streamed read (spec 1, Errors). The server holds
- * `/data.bin` (`data`), an empty `/empty.bin` and a folder `/folder`.
+ * "Download a file"); ranges [start, end) written into the existing file at their offsets, alone
+ * and several at once, where the connector has `readRangesToFile`; and the same errors as a
+ * streamed read (spec 1, Errors). The server holds `/data.bin` (`data`), an empty `/empty.bin`
+ * and a folder `/folder`.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -15,7 +17,10 @@ import type { ServiceError } from '../../src-main/errors';
 const MiB = 1024 * 1024;
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
-export function readToFileContract(ctx: () => { c: StorageConnector; work: string; data: Buffer }): void {
+type Ctx = () => { c: StorageConnector; work: string; data: Buffer };
+
+/** `ranges`: the connector has `readRangesToFile`, and `readRangesContract` runs too. */
+export function readToFileContract(ctx: Ctx, { ranges = false } = {}): void {
   it('writes the whole file byte-identical over what the file held, and counts every byte', async () => {
     const { c, work, data } = ctx();
     const target = join(work, 'whole.bin');
@@ -45,6 +50,8 @@ export function readToFileContract(ctx: () => { c: StorageConnector; work: strin
     expect(statSync(short).size).toBe(10);
   });
 
+  if (ranges) readRangesContract(ctx);
+
   it('an empty file gives an empty file; a missing one or a folder the same error as a streamed read (spec 1, Errors)', async () => {
     const { c, work } = ctx();
     const target = join(work, 'empty.bin');
@@ -60,5 +67,29 @@ export function readToFileContract(ctx: () => { c: StorageConnector; work: strin
       await expect(c.features.readToFile!(path, into)).rejects.toMatchObject({ code: streamed });
       expect(existsSync(into)).toBe(false);
     }
+  });
+}
+
+/** A connector with `readRangesToFile`: `readToFile` with an `end` (docs/connectors.md). */
+export function readRangesContract(ctx: Ctx): void {
+  it('a range [start, end) changes only its bytes of the file, and ranges read at once make the file', async () => {
+    const { c, work, data } = ctx();
+    expect(c.features.readRangesToFile).toBe(true);
+    const target = join(work, 'ranges.bin');
+    const marked = Buffer.alloc(data.length, 0xa5);
+    writeFileSync(target, marked);
+    for (const [start, end] of [[0, 1], [MiB + 1, 5 * MiB], [data.length - 1, data.length]] as const) {
+      let counted = 0;
+      expect(await c.features.readToFile!('/data.bin', target, { start, end, onBytes: (b) => (counted += b) })).toBe(end - start);
+      expect(counted).toBe(end - start);
+      data.copy(marked, start, start, end);
+      expect(sha(readFileSync(target))).toBe(sha(marked));
+    }
+    const together = join(work, 'together.bin');
+    writeFileSync(together, '');
+    const cuts = [0, 3 * MiB + 1, 6 * MiB, 9 * MiB + 7, data.length];
+    const reads = cuts.slice(1).map((end, i) => c.features.readToFile!('/data.bin', together, { start: cuts[i], end }));
+    expect(await Promise.all(reads)).toEqual(cuts.slice(1).map((end, i) => end - cuts[i]!));
+    expect(sha(readFileSync(together))).toBe(sha(data));
   });
 }

@@ -24,6 +24,7 @@ import { ServiceError } from '../../src-main/errors';
 import { startApache, webdavOptions, type ApacheServer } from '../servers/apache';
 import { scratchDir, until } from '../servers/util';
 import { startRest, type RestServer } from '../rest/harness';
+import { readRangesContract } from './read-to-file-contract';
 
 const MiB = 1024 * 1024;
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -80,26 +81,7 @@ describe('WebDAV readToFile against Apache (spec 1, Files: Download a file)', ()
     }
   });
 
-  it('a range [start, end) goes into the existing file at its offsets and nothing else of it changes; ranges read at once make the file', async () => {
-    const target = join(work, 'ranges.bin');
-    const marked = Buffer.alloc(data.length, 0xa5);
-    writeFileSync(target, marked);
-    for (const [start, end] of [[0, 1], [MiB + 1, 5 * MiB], [data.length - 1, data.length]] as const) {
-      let counted = 0;
-      expect(await dav.features.readToFile!('/data.bin', target, { start, end, onBytes: (b) => (counted += b) })).toBe(end - start);
-      expect(counted).toBe(end - start);
-      data.copy(marked, start, start, end);
-      expect(sha(readFileSync(target))).toBe(sha(marked));
-    }
-    expect(dav.features.readRangesToFile).toBe(true);
-
-    const together = join(work, 'together.bin');
-    writeFileSync(together, '');
-    const cuts = [0, 3 * MiB + 1, 6 * MiB, 9 * MiB + 7, data.length];
-    const reads = cuts.slice(1).map((end, i) => dav.features.readToFile!('/data.bin', together, { start: cuts[i], end }));
-    expect(await Promise.all(reads)).toEqual(cuts.slice(1).map((end, i) => end - cuts[i]!));
-    expect(sha(readFileSync(together))).toBe(sha(data));
-  });
+  readRangesContract(() => ({ c: dav, work, data }));
 
   it('a server that answers a range with the whole file: null, nothing written (the caller reads it whole)', async () => {
     const plain = createServer((_req, res) => {

@@ -8,7 +8,6 @@
  * name once every byte is in (posix-rename@openssh.com, which replaces atomically, where the
  * server offers it), so an interrupted upload never leaves a partial file under the final name.
  */
-import { createWriteStream } from 'node:fs';
 import { stat as statLocal } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -21,10 +20,10 @@ import type { ChunkWriter, Entry, NoReplace, PartReceipt, Permission, Permission
 import { mapError, unavailable } from './errors';
 import { call, SftpSessions, type Session } from './session';
 import type { SftpOptions } from './options';
+import { streamIntoFile } from '../shared/sinks';
 import { pipelinedRead, pipelinedReaddir, pipelinedWrite } from './streams';
 
 /** How often a download into a file reports the bytes written since the last report. */
-const PROGRESS_MS = 250;
 
 export class SftpConnector implements StorageConnector {
   readonly features: StorageFeatures;
@@ -155,21 +154,7 @@ export class SftpConnector implements StorageConnector {
     const start = opts.start ?? 0;
     if (start > 0 && (await statLocal(file).catch(() => null))?.size !== start) return null;
     opts.signal?.throwIfAborted();
-    const stream = await this.read(path, { start, signal: opts.signal });
-    const out = createWriteStream(file, { flags: start > 0 ? 'r+' : 'w', start });
-    let reported = 0;
-    const report = () => {
-      if (out.bytesWritten > reported) opts.onBytes?.(out.bytesWritten - reported);
-      reported = out.bytesWritten;
-    };
-    const progress = opts.onBytes ? setInterval(report, PROGRESS_MS) : undefined;
-    try {
-      await pipeline(stream, out);
-    } finally {
-      clearInterval(progress);
-    }
-    report();
-    return out.bytesWritten;
+    return streamIntoFile(await this.read(path, { start, signal: opts.signal }), file, { start, onBytes: opts.onBytes });
   }
 
   async write(path: string, body: Readable, opts: WriteOptions = {}): Promise<Entry> {

@@ -5,12 +5,14 @@
  * moves and copies are server-side copies of every key below the prefix. A connector supplies
  * the few object operations; this class turns them into the StorageConnector core.
  */
+import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { lookup as mimeLookup } from 'mime-types';
 import { ServiceError } from '../../errors';
-import type { Entry, ReadOptions, StorageConnector, StorageFeatures, WriteOptions } from '../types';
+import type { Entry, ReadOptions, ReadToFileOptions, StorageConnector, StorageFeatures, WriteOptions } from '../types';
 import { DEFAULT_PART, partSizeFor } from './parts';
 import { assertFree, baseName, isInside, ROOT } from './paths';
+import { streamIntoFile } from './sinks';
 
 /** An object below a prefix, as a flat listing gives it. */
 export interface StoredObject {
@@ -80,7 +82,23 @@ export abstract class ObjectStoreConnector implements StorageConnector {
       move: (from: string, to: string) => this.moveOrCopy(from, to, true),
       copy: (from: string, to: string) => this.moveOrCopy(from, to, false),
       partSizeFor: (size: number) => partSizeFor(size),
+      readToFile: (path: string, file: string, opts?: ReadToFileOptions) => this.readToFile(path, file, opts),
+      readRangesToFile: true,
     } satisfies Partial<StorageFeatures>;
+  }
+
+  /**
+   * `read` into a local file, a range of it with `end` (an object store serves ranges to any
+   * number of connections at once, which is how aws cli and rclone download big objects).
+   */
+  private async readToFile(path: string, file: string, opts: ReadToFileOptions = {}): Promise<number | null> {
+    const start = opts.start ?? 0;
+    // Going on to the end takes a partial file of `start` bytes; anything else is left to a streamed read.
+    if (start > 0 && opts.end === undefined && (await stat(file).catch(() => null))?.size !== start) return null;
+    opts.signal?.throwIfAborted();
+    // No range at all for a whole object: an empty one has no byte 0 to ask for.
+    const stream = await this.read(path, { start: start > 0 ? start : undefined, end: opts.end === undefined ? undefined : opts.end - 1, signal: opts.signal });
+    return streamIntoFile(stream, file, { start, ranged: opts.end !== undefined, onBytes: opts.onBytes });
   }
 
   // ---- keys ------------------------------------------------------------------------------
