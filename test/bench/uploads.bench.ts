@@ -6,6 +6,8 @@
  * median of 3 runs each, ratio printed as Tributary's speed ÷ the tool's (>1 = Tributary faster):
  *   - s3rver and moto: `aws s3 cp`, `rclone copyto` (multipart forced, --s3-no-head)
  *   - Azurite: the SDK's own BlockBlobClient.uploadFile
+ * and, on s3rver, one object downloaded into a file by Tributary's downloader (which also gives
+ * its peak memory), `aws s3 cp` and `rclone copyto`, in turns.
  * (The local folder against `cp` is test/bench/local.bench.ts.)
  * Tributary runs in a child process (as it would after a restart) so its peak RSS is its own.
  * On S3 each upload also prints the client's and the server's CPU time (both emulators are one
@@ -144,6 +146,8 @@ async function emptyBucket(s: S3Server): Promise<void> {
 
 interface Row {
   target: string;
+  /** What was timed: uploads unless said. */
+  column?: 'download to file';
   tool: string;
   runs: number[];
   /** Tributary's peak RSS above idle per run (MiB). */
@@ -152,11 +156,8 @@ interface Row {
   cpu?: { client?: number; server?: number; tail?: number }[];
 }
 
-async function benchS3(label: string, s: S3Server, file: string, work: string, rows: Row[], rss: number[], baseRss: number[]): Promise<void> {
-  const dataDir = join(work, `data-${label}`);
-  const trib: number[] = [];
-  const aws: number[] = [];
-  const rclone: number[] = [];
+/** The peers' environments for server `s`: aws cli with 8 MiB parts, 8 in flight; an environment-only rclone remote `B:`. */
+function peerEnvs(s: S3Server, work: string): { awsEnv: NodeJS.ProcessEnv; rcloneEnv: NodeJS.ProcessEnv } {
   const awsConfig = join(work, 'aws-config');
   writeFileSync(awsConfig, `[default]\nregion = us-east-1\ns3 =\n  max_concurrent_requests = ${CONCURRENCY}\n  multipart_threshold = 8MB\n  multipart_chunksize = 8MB\n`);
   const awsEnv = { ...process.env, AWS_CONFIG_FILE: awsConfig, AWS_ACCESS_KEY_ID: s.accessKeyId, AWS_SECRET_ACCESS_KEY: s.secretAccessKey, AWS_DEFAULT_REGION: 'us-east-1' };
@@ -172,6 +173,15 @@ async function benchS3(label: string, s: S3Server, file: string, work: string, r
     RCLONE_CONFIG_B_FORCE_PATH_STYLE: 'true',
   };
   delete rcloneEnv.AWS_CA_BUNDLE; // rclone 1.60 fails with LoadCustomCABundleError otherwise
+  return { awsEnv, rcloneEnv };
+}
+
+async function benchS3(label: string, s: S3Server, file: string, work: string, rows: Row[], rss: number[], baseRss: number[]): Promise<void> {
+  const dataDir = join(work, `data-${label}`);
+  const trib: number[] = [];
+  const aws: number[] = [];
+  const rclone: number[] = [];
+  const { awsEnv, rcloneEnv } = peerEnvs(s, work);
   const cpu: Record<string, { client?: number; server?: number; tail?: number }[]> = { tributary: [], 'aws s3 cp': [], 'rclone copyto': [] };
   /** Runs `fn`, recording the server's CPU over it beside what `fn` reports. */
   const withServerCpu = async <T extends { cpuMs?: number; tailMs?: number }>(tool: string, fn: () => Promise<T> | T): Promise<T> => {
@@ -226,16 +236,46 @@ export async function main(args: string[] = []): Promise<number> {
         const c = new S3Client({ endpoint: s3rver.endpoint, region: s3rver.region, forcePathStyle: true, credentials: { accessKeyId: s3rver.accessKeyId, secretAccessKey: s3rver.secretAccessKey } });
         try {
           await c.send(new PutObjectCommand({ Bucket: s3rver.bucket, Key: 'down.bin', Body: createReadStream(file), ContentLength: size }));
+          await c.send(new PutObjectCommand({ Bucket: s3rver.bucket, Key: 'empty.bin', Body: '', ContentLength: 0 }));
         } finally {
           c.destroy();
         }
+        // And its speed into a file against the peers' (each after a `sync`, the tools in turn,
+        // each round starting with another): aws cli in 8 MiB ranges, 8 at once; rclone in its
+        // multi-thread download (4 ranges above 250 MiB); Tributary in 4 ranges from 256 MiB.
+        // A peer's time includes starting its process (aws cli's Python: about half a second),
+        // which Tributary's, timed inside its process, does not: each peer's least time for an
+        // empty object, its start and one request, is taken off its times.
+        const { awsEnv, rcloneEnv } = peerEnvs(s3rver, work);
+        const target = join(work, 'down.bin');
+        const awsGet = (key: string) => timed('aws', ['--endpoint-url', s3rver.endpoint, 's3', 'cp', '--only-show-errors', `s3://${s3rver.bucket}/${key}`, target], awsEnv).ms;
+        const rcloneGet = (key: string) => timed('rclone', ['copyto', `B:${s3rver.bucket}/${key}`, target], rcloneEnv).ms;
+        const least = (get: (key: string) => number) => Math.min(...Array.from({ length: RUNS }, () => get('empty.bin')));
+        const fixed = { aws: least(awsGet), rclone: least(rcloneGet) };
+        console.log(`download into a file: each peer's start and one request, taken off its times: aws cli ${fmt(fixed.aws)}, rclone ${fmt(fixed.rclone)}`);
+        const steps: [string, () => Promise<number>][] = [
+          [
+            'tributary',
+            async () => {
+              const r = await tributary(join(work, 'data-s3rver'), 's3', s3rver.options, target, 'download:down.bin');
+              downAbove.push(r.maxRssMb - r.baseRssMb);
+              downMs.push(r.ms);
+              return r.ms;
+            },
+          ],
+          ['aws s3 cp', async () => awsGet('down.bin') - fixed.aws],
+          ['rclone copyto', async () => rcloneGet('down.bin') - fixed.rclone],
+        ];
+        const down: Record<string, number[]> = {};
         for (let i = 0; i < RUNS; i++) {
-          const target = join(work, `down-${i}.bin`);
-          const r = await tributary(join(work, 'data-s3rver'), 's3', s3rver.options, target, 'download:down.bin');
-          downAbove.push(r.maxRssMb - r.baseRssMb);
-          downMs.push(r.ms);
-          rmSync(target);
+          for (let k = 0; k < steps.length; k++) {
+            const [tool, step] = steps[(k + i) % steps.length]!;
+            spawnSync('sync');
+            (down[tool] ??= []).push(await step());
+            rmSync(target);
+          }
         }
+        rows.push(...Object.entries(down).map(([tool, runs]) => ({ target: 's3rver', column: 'download to file' as const, tool, runs })));
       } finally {
         await s3rver.stop();
       }
@@ -282,24 +322,28 @@ export async function main(args: string[] = []): Promise<number> {
     console.log('|---|---|---|---|---|---|---|');
     for (const row of rows) {
       const m = median(row.runs);
-      const ours = median(rows.find((r) => r.target === row.target && r.tool === 'tributary')!.runs);
+      const ours = median(rows.find((r) => r.target === row.target && r.column === row.column && r.tool === 'tributary')!.runs);
       const ratio = row.tool === 'tributary' ? '' : timeRatio(ours, m);
       const above = row.aboveIdle?.map((x) => x.toFixed(0)).join(', ') ?? '';
-      console.log(`| ${row.target} | ${row.tool} | ${fmt(m)} | ${row.runs.map(fmt).join(', ')} | ${(sizeMb / (m / 1000)).toFixed(0)} | ${ratio} | ${above} |`);
+      console.log(`| ${row.target}${row.column ? `, ${row.column}` : ''} | ${row.tool} | ${fmt(m)} | ${row.runs.map(fmt).join(', ')} | ${(sizeMb / (m / 1000)).toFixed(0)} | ${ratio} | ${above} |`);
     }
     console.log(`\n| target | tool | client CPU (s) | server CPU (s) | complete and check (s) |`);
     console.log('|---|---|---|---|---|');
     const secs = (xs: (number | undefined)[]) => (xs.every((x) => x !== undefined) ? xs.map((x) => (x! / 1000).toFixed(1)).join(', ') : '—');
     for (const row of rows.filter((r) => r.cpu)) {
-      console.log(`| ${row.target} | ${row.tool} | ${secs(row.cpu!.map((c) => c.client))} | ${secs(row.cpu!.map((c) => c.server))} | ${row.tool === 'tributary' ? secs(row.cpu!.map((c) => c.tail)) : ''} |`);
+      console.log(`| ${row.target}${row.column ? `, ${row.column}` : ''} | ${row.tool} | ${secs(row.cpu!.map((c) => c.client))} | ${secs(row.cpu!.map((c) => c.server))} | ${row.tool === 'tributary' ? secs(row.cpu!.map((c) => c.tail)) : ''} |`);
     }
     const ROW: Record<string, string> = { s3rver: 'S3 multipart (s3rver)', moto: 'S3 multipart (moto)', azurite: 'Azure (Azurite)' };
     const PEER: Record<string, string> = { 'aws s3 cp': 'aws cli', 'rclone copyto': 'rclone', 'SDK uploadFile': 'SDK uploadFile' };
-    const oursMs = (target: string) => median(rows.find((x) => x.target === target && x.tool === 'tributary')!.runs)!;
+    const oursMs = (r: Row) => median(rows.find((x) => x.target === r.target && x.column === r.column && x.tool === 'tributary')!.runs)!;
     // Times, so the speed ratio is the peer's time ÷ Tributary's.
     const cells: SummaryCell[] = rows
       .filter((r) => !r.tool.startsWith('tributary'))
-      .map((r) => ({ row: ROW[r.target] ?? r.target, column: 'upload', peer: PEER[r.tool] ?? r.tool, value: median(r.runs)! / oursMs(r.target) }));
+      .map((r) =>
+        r.column
+          ? { row: 'S3 (s3rver)', column: r.column, peer: PEER[r.tool] ?? r.tool, value: median(r.runs)! / oursMs(r) }
+          : { row: ROW[r.target] ?? r.target, column: 'upload', peer: PEER[r.tool] ?? r.tool, value: median(r.runs)! / oursMs(r) },
+      );
     const above = rss.map((peak, i) => peak - baseRss[i]!);
     cells.push({ row: 'memory', column: `uploader peak above idle, ${sizeMb} MiB (max of ${above.length})`, value: Math.max(...above), unit: 'MiB' });
     if (downAbove.length) cells.push({ row: 'memory', column: `downloader peak above idle, S3 (s3rver), ${sizeMb} MiB (max of ${downAbove.length})`, value: Math.max(...downAbove), unit: 'MiB' });
