@@ -7,8 +7,8 @@
  * the download starts over. A big file from a connector that reads ranges into a file
  * (`readRangesToFile`) is read as several ranges at once, as rclone's multi-thread downloads do;
  * how far each range got is saved with the job, so it continues too. Jobs are SQLite rows, so a
- * paused or interrupted download continues after a restart. Transient failures (a server away for a minute) are waited out with
- * backoff; pause keeps the partial file, cancel removes it.
+ * paused or interrupted download continues after a restart. Transient failures (a server away
+ * for a minute) are waited out with backoff; pause keeps the partial file, cancel removes it.
  */
 import { createWriteStream } from 'node:fs';
 import { copyFile, open, rename, rm, stat, truncate } from 'node:fs/promises';
@@ -115,7 +115,7 @@ export class Downloader {
       // Cancel removes the partial file; pause keeps it.
       discard: async (job) => {
         await rm(partialPath(job.target_path), { force: true });
-        this.saveRanges(job.id, null);
+        this.setRanges(job, null);
       },
       // Bytes counted but not yet written when the stream stopped are not kept: show what is.
       onPaused: async (job, transferId) => this.deps.transfers.setDone(transferId, await keptOf(job)),
@@ -244,9 +244,10 @@ export class Downloader {
   /**
    * Reads a big file as several ranges at once into the partial file, from a connector with
    * `readRangesToFile`, or continues the ranges a job has. Every range's written run is saved
-   * with the job (after an fdatasync, so a saved run is on disk) every RANGES_SAVE_MS and when
-   * the attempt ends; the next attempt continues each range from there. False when the file is
-   * not read that way (nothing was written, the ranges are dropped): the caller reads it whole.
+   * with the job (after an fdatasync, so a saved run is on disk) every RANGES_SAVE_MS and when an
+   * attempt ends with bytes left; the next attempt continues each range from there. False when
+   * the file is not read that way (the ranges are dropped, the partial file emptied): the caller
+   * reads it whole.
    */
   private async readInRanges(job: JobRow, partial: string, have: number, size: number | null, signal: AbortSignal, onBytes: (n: number) => void): Promise<boolean> {
     const loc = await this.deps.storage.locate(job.account_id, job.file_id).catch(() => null);
@@ -316,11 +317,7 @@ export class Downloader {
 
   private setRanges(job: JobRow, ranges: Range[] | null): void {
     job.ranges = ranges ? JSON.stringify(ranges) : null;
-    this.saveRanges(job.id, job.ranges);
-  }
-
-  private saveRanges(id: number, ranges: string | null): void {
-    this.deps.db.prepare('UPDATE download_jobs SET ranges = ?, updated = ? WHERE id = ?').run(ranges, nowIso(), id);
+    this.deps.db.prepare('UPDATE download_jobs SET ranges = ?, updated = ? WHERE id = ?').run(job.ranges, nowIso(), job.id);
   }
 
   /** One stat of the remote file; files served by a provider (mail attachments) have no ETag. */
