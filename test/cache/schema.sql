@@ -1,4 +1,4 @@
--- Generated from a fresh migration run (user_version 850); see test/cache/schema.test.ts.
+-- Generated from a fresh migration run (user_version 860); see test/cache/schema.test.ts.
 CREATE TABLE account_tokens (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
@@ -171,7 +171,8 @@ CREATE TABLE download_jobs (
   state TEXT NOT NULL CHECK (state IN ('running', 'paused', 'done', 'failed', 'cancelled')),
   error TEXT,
   created TEXT NOT NULL,
-  updated TEXT NOT NULL
+  updated TEXT NOT NULL,
+  ranges TEXT
 ) STRICT;
 
 CREATE TABLE entries (
