@@ -6,8 +6,7 @@
  * meanwhile fetched again, and a server that dies mid-transfer an error, never a short file.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,13 +30,6 @@ describe('downloads read in ranges (spec 1, Files: Download)', () => {
   let apache: ApacheServer;
   let throttle: Throttle;
   let work: string;
-
-  /** Puts a file on the server's disk behind its back (the upload is not what is tested). */
-  const serverFile = (name: string, bytes: Buffer) => {
-    const p = join(apache.root, name);
-    writeFileSync(p, bytes);
-    execFileSync('chown', ['www-data:www-data', p]);
-  };
 
   beforeAll(async () => {
     apache = await startApache();
@@ -82,8 +74,8 @@ describe('downloads read in ranges (spec 1, Files: Download)', () => {
     const { app, account, asked } = await appWith(join(work, 'whole'), false);
     try {
       const data = randomBytes(13 * MiB + 5);
-      serverFile('big.bin', data);
-      serverFile('small.bin', data.subarray(0, 4 * MiB - 1));
+      apache.place('big.bin', data);
+      apache.place('small.bin', data.subarray(0, 4 * MiB - 1));
       const target = join(work, 'big.bin');
       await app.downloads.download({ accountId: account, fileId: await fileId(app, account, 'big.bin'), targetPath: target });
       expect(sha(readFileSync(target))).toBe(sha(data));
@@ -111,7 +103,7 @@ describe('downloads read in ranges (spec 1, Files: Download)', () => {
     let app = first.app;
     const account = first.account;
     const data = randomBytes(40 * MiB + 3);
-    serverFile('paused.bin', data);
+    apache.place('paused.bin', data);
     const target = join(work, 'paused.bin');
     const job = await app.downloads.plan({ accountId: account, fileId: await fileId(app, account, 'paused.bin'), targetPath: target });
     const id = `download-${job}`;
@@ -122,7 +114,10 @@ describe('downloads read in ranges (spec 1, Files: Download)', () => {
     const ranges = rangesOf(app, job)!;
     expect(ranges).toHaveLength(4);
     // Every range got somewhere, none to its end (each passes the proxy at the same pace).
-    for (const [start, done, end] of ranges) expect(done).toBeGreaterThan(start), expect(done).toBeLessThan(end);
+    for (const [start, done, end] of ranges) {
+      expect(done).toBeGreaterThan(start);
+      expect(done).toBeLessThan(end);
+    }
     expect(state(app, id)).toMatchObject({ state: 'paused', bytesDone: kept(ranges) });
     expect(existsSync(target)).toBe(false);
     // What a range counts as done is in the file.
@@ -154,7 +149,7 @@ describe('downloads read in ranges (spec 1, Files: Download)', () => {
     const dataDir = join(work, 'killed-process');
     const { app: first, account } = await appWith(dataDir, true);
     const data = randomBytes(48 * MiB + 1);
-    serverFile('crash.bin', data);
+    apache.place('crash.bin', data);
     const target = join(work, 'crash.bin');
     const job = await first.downloads.plan({ accountId: account, fileId: await fileId(first, account, 'crash.bin'), targetPath: target });
     await first.close(); // the job is planned and running: the child's start continues it
@@ -193,7 +188,7 @@ describe('downloads read in ranges (spec 1, Files: Download)', () => {
   it('a file changed while paused is fetched again from the start, byte-identical to the new version', async () => {
     const { app, account } = await appWith(join(work, 'changed'), true);
     try {
-      serverFile('changes.bin', randomBytes(24 * MiB));
+      apache.place('changes.bin', randomBytes(24 * MiB));
       const target = join(work, 'changes.bin');
       const job = await app.downloads.plan({ accountId: account, fileId: await fileId(app, account, 'changes.bin'), targetPath: target });
       const id = `download-${job}`;
@@ -203,7 +198,7 @@ describe('downloads read in ranges (spec 1, Files: Download)', () => {
       await expect(run).rejects.toThrow(/Paused/);
       expect(rangesOf(app, job)).toHaveLength(4);
       const v2 = randomBytes(21 * MiB + 7); // another size, so other ranges
-      serverFile('changes.bin', v2);
+      apache.place('changes.bin', v2);
       app.transfers.resume(id);
       await until(() => (state(app, id)?.state === 'done' ? true : undefined), 30_000, 'the resumed download');
       expect(sha(readFileSync(target))).toBe(sha(v2));
@@ -217,7 +212,7 @@ describe('downloads read in ranges (spec 1, Files: Download)', () => {
     const { app, account } = await appWith(join(work, 'server-killed'), true);
     try {
       const data = randomBytes(32 * MiB + 9);
-      serverFile('dies.bin', data);
+      apache.place('dies.bin', data);
       const target = join(work, 'dies.bin');
       const job = await app.downloads.plan({ accountId: account, fileId: await fileId(app, account, 'dies.bin'), targetPath: target });
       const id = `download-${job}`;

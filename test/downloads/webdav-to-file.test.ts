@@ -5,13 +5,12 @@
  * error, never a short file taken for the whole one (spec 1, Errors: service_not_available).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { chownSync, createWriteStream, existsSync, readFileSync, rmSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
+import { createWriteStream, existsSync, readFileSync, rmSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { request } from 'undici';
 import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,19 +35,12 @@ describe('WebDAV readToFile against Apache (spec 1, Files: Download a file)', ()
   /** Several of the connector's 1 MiB buffers, and an odd length. */
   const data = randomBytes(12 * MiB + 5);
 
-  /** Puts a file on the server's disk behind its back (the upload is not what is tested). */
-  const serverFile = (name: string, bytes: Buffer) => {
-    const p = join(apache.root, name);
-    writeFileSync(p, bytes);
-    execFileSync('chown', ['www-data:www-data', p]);
-  };
-
   beforeAll(async () => {
     apache = await startApache();
     dav = new WebDavConnector(webdavSchema.parse(webdavOptions(apache)));
     work = scratchDir('dav-to-file');
-    serverFile('data.bin', data);
-    serverFile('empty.bin', Buffer.alloc(0));
+    apache.place('data.bin', data);
+    apache.place('empty.bin', Buffer.alloc(0));
   });
 
   afterAll(async () => {
@@ -124,7 +116,7 @@ describe('WebDAV readToFile against Apache (spec 1, Files: Download a file)', ()
 
   it('a server killed mid-transfer is service_not_available, with fewer bytes on disk than the file has', async () => {
     const big = randomBytes(48 * MiB);
-    serverFile('big.bin', big);
+    apache.place('big.bin', big);
     const target = join(work, 'killed.bin');
     let killing: Promise<void> | undefined;
     const run = dav.features.readToFile!('/big.bin', target, { onBytes: () => void (killing ??= apache.kill()) });
@@ -151,9 +143,7 @@ describe('WebDAV streamed reads of big files off their own socket (spec 1, Files
     apache = await startApache();
     dav = new WebDavConnector(webdavSchema.parse(webdavOptions(apache)));
     work = scratchDir('dav-streamed');
-    const p = join(apache.root, 'data.bin');
-    writeFileSync(p, data);
-    execFileSync('chown', ['www-data:www-data', p]);
+    apache.place('data.bin', data);
   });
 
   afterAll(async () => {
@@ -243,9 +233,7 @@ describe('WebDAV streamed reads of big files off their own socket (spec 1, Files
 
   it('a server killed mid-stream fails a pipeline into a file, never a short file taken for whole', async () => {
     const big = randomBytes(64 * MiB);
-    const p = join(apache.root, 'big-piped.bin');
-    writeFileSync(p, big);
-    execFileSync('chown', ['www-data:www-data', p]);
+    apache.place('big-piped.bin', big);
     const target = join(work, 'killed.bin');
     const { out } = recordingFile(target, () => void apache.kill());
     await expect(pipeline(await dav.read('/big-piped.bin', { size: big.length }), out)).rejects.toMatchObject({ code: 'UND_ERR_SOCKET' });
@@ -279,9 +267,7 @@ describe('WebDAV streamed reads of big files off their own socket (spec 1, Files
   it('a server killed mid-stream makes the stream fail, never end short', async () => {
     // Bigger than what the kernel's socket buffers hold, so the server is still sending when killed.
     const big = randomBytes(64 * MiB);
-    const p = join(apache.root, 'big.bin');
-    writeFileSync(p, big);
-    execFileSync('chown', ['www-data:www-data', p]);
+    apache.place('big.bin', big);
     const stream = await dav.read('/big.bin', { size: big.length });
     let got = 0;
     const read = (async () => {
@@ -304,9 +290,7 @@ describe('desktop downloads from WebDAV into a file (spec 1, Files: Download wit
     const app = await createApp({ dataDir: join(work, 'data'), defaultLocalFolder: false, downloads: { retry: { windowMs: 1000, maxDelayMs: 200 } } });
     try {
       const data = randomBytes(48 * MiB + 1);
-      const onServer = join(apache.root, 'big.bin');
-      writeFileSync(onServer, data);
-      chownSync(onServer, Number(execFileSync('id', ['-u', 'www-data']).toString()), Number(execFileSync('id', ['-g', 'www-data']).toString()));
+      apache.place('big.bin', data);
       const account = (await app.accounts.connect({ service: 'webdav', options: webdavOptions(apache) })).id;
       const file = (await app.storage.list(account, 'root')).items.find((i) => i.name === 'big.bin')!;
       const target = join(work, 'big.bin');

@@ -25,6 +25,8 @@ export interface ApacheServer {
   kill(): Promise<void>;
   /** Starts again after `kill()`, same port, same files. */
   restart(): Promise<void>;
+  /** Puts a file on the server's disk behind its back, owned by the server's user (tests whose subject is not the upload). */
+  place(name: string, bytes: Buffer): void;
 }
 
 const APACHE = '/usr/sbin/apache2';
@@ -129,6 +131,11 @@ DocumentRoot ${dav}
     },
     async restart() {
       await start();
+    },
+    place(name, bytes) {
+      const p = join(dav, name);
+      writeFileSync(p, bytes);
+      run('chown', ['www-data:www-data', p]);
     },
   };
 }
