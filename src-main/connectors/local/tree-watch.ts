@@ -65,6 +65,76 @@ export function watchTree(root: string, onEvent: (e: TreeEvent) => void, onError
   return using === 'folders' ? new FolderWatches(root, onEvent, onError, options) : chokidarTree(root, onEvent, onError, options);
 }
 
+/**
+ * What a watch knows of many names (a folder's children, or chokidar's paths): name → slot,
+ * each slot's kind, inode, size and times in typed arrays. An object of five fields per name,
+ * two of them boxed doubles, cost about 120 bytes more each; a `Known` is made when asked for.
+ */
+export class KnownNames {
+  private readonly slots = new Map<string, number>();
+  private folders = new Uint8Array(0);
+  /** ino, size, mtimeMs, ctimeMs of each slot. */
+  private numbers = new Float64Array(0);
+  private readonly free: number[] = [];
+  private used = 0;
+
+  get size(): number {
+    return this.slots.size;
+  }
+
+  keys(): IterableIterator<string> {
+    return this.slots.keys();
+  }
+
+  *[Symbol.iterator](): IterableIterator<[string, Known]> {
+    for (const name of this.slots.keys()) yield [name, this.get(name)!];
+  }
+
+  get(name: string): Known | undefined {
+    const i = this.slots.get(name);
+    if (i === undefined) return undefined;
+    const n = this.numbers;
+    return { kind: this.folders[i] ? 'folder' : 'file', ino: n[4 * i], size: n[4 * i + 1], mtimeMs: n[4 * i + 2], ctimeMs: n[4 * i + 3] };
+  }
+
+  set(name: string, k: Known): void {
+    let i = this.slots.get(name);
+    if (i === undefined) {
+      if (!this.free.length && this.used === this.folders.length) this.grow(Math.max(8, 2 * this.used));
+      i = this.free.pop() ?? this.used++;
+      this.slots.set(name, i);
+    }
+    this.folders[i] = k.kind === 'folder' ? 1 : 0;
+    const n = this.numbers;
+    n[4 * i] = k.ino;
+    n[4 * i + 1] = k.size;
+    n[4 * i + 2] = k.mtimeMs;
+    n[4 * i + 3] = k.ctimeMs;
+  }
+
+  delete(name: string): boolean {
+    const i = this.slots.get(name);
+    if (i === undefined) return false;
+    this.slots.delete(name);
+    this.free.push(i);
+    return true;
+  }
+
+  /** Makes room for `more` names beyond those known. */
+  reserve(more: number): void {
+    this.grow(this.used + Math.max(0, more - this.free.length));
+  }
+
+  private grow(capacity: number): void {
+    if (capacity <= this.folders.length) return;
+    const folders = new Uint8Array(capacity);
+    const numbers = new Float64Array(4 * capacity);
+    folders.set(this.folders.subarray(0, this.used));
+    numbers.set(this.numbers.subarray(0, 4 * this.used));
+    [this.folders, this.numbers] = [folders, numbers];
+  }
+}
+
 const knownOf = (st: Stats): Known => ({ kind: st.isDirectory() ? 'folder' : 'file', ino: st.ino, size: st.isDirectory() ? 0 : st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs });
 const gone = (e: unknown) => ['ENOENT', 'ENOTDIR', 'ELOOP'].includes((e as NodeJS.ErrnoException)?.code ?? '');
 const asError = (e: unknown) => (e instanceof Error ? e : new Error(String(e)));
@@ -85,7 +155,7 @@ async function look(abs: string): Promise<{ st: Stats; link: boolean } | undefin
 interface Folder {
   abs: string;
   fsw?: FSWatcher;
-  children: Map<string, Known>;
+  children: KnownNames;
   /** Names whose re-read is queued and not started: a burst of events costs one read. */
   queued: Set<string>;
   /** The folder's reads run one after another, in the order the events came. */
@@ -120,7 +190,7 @@ class FolderWatches implements TreeWatch {
 
   /** Watches `abs` (before reading it, so nothing is missed between) and reads it, below too. */
   private open(abs: string, report: boolean): Promise<void> {
-    const f: Folder = { abs, children: new Map(), queued: new Set(), tail: Promise.resolve(), closed: false };
+    const f: Folder = { abs, children: new KnownNames(), queued: new Set(), tail: Promise.resolve(), closed: false };
     this.folders.set(abs, f);
     try {
       f.fsw = fsWatch(abs, { persistent: this.options.persistent ?? true }, (_type, name) => this.event(f, name));
@@ -178,6 +248,8 @@ class FolderWatches implements TreeWatch {
         if (gone(e)) return f.abs === this.root ? this.checkRoot() : undefined;
         throw e;
       }
+      // Room for the new names at once: no copies of the arrays as they grow.
+      f.children.reserve(names.length - f.children.size);
       await this.settle(f, [...new Set([...names, ...f.children.keys()])], report, opened);
     } finally {
       this.release();
@@ -298,7 +370,7 @@ class FolderWatches implements TreeWatch {
 
 /** The same events through chokidar, which watches every file as well as every folder. */
 function chokidarTree(root: string, onEvent: (e: TreeEvent) => void, onError: (e: Error) => void, options: TreeWatchOptions): TreeWatch {
-  const known = new Map<string, Known>();
+  const known = new KnownNames();
   let ready = false;
   const w = chokidarWatch(root, { alwaysStat: true, persistent: options.persistent ?? true, ignored: options.ignored });
   const added = (type: 'add' | 'addDir') => (p: string, st?: Stats) => {
