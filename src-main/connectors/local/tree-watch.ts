@@ -250,7 +250,8 @@ class FolderWatches implements TreeWatch {
       }
       // Room for the new names at once: no copies of the arrays as they grow.
       f.children.reserve(names.length - f.children.size);
-      await this.settle(f, [...new Set([...names, ...f.children.keys()])], report, opened);
+      // A folder read for the first time knows no name the listing could lack: the listing as it is.
+      await this.settle(f, f.children.size ? [...new Set([...names, ...f.children.keys()])] : names, report, opened);
     } finally {
       this.release();
     }
