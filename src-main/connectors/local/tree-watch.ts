@@ -19,6 +19,7 @@ import { watch as fsWatch, type FSWatcher, type Stats } from 'node:fs';
 import { lstat, readdir, stat } from 'node:fs/promises';
 import { basename, join, sep } from 'node:path';
 import { watch as chokidarWatch } from 'chokidar';
+import { handMemoryBackSoon } from '../../memory';
 import { isSpecial } from './files';
 
 export interface Known {
@@ -59,6 +60,8 @@ export const ROOT_RECHECK_MS = 250;
 /** Names stat'ed at once while reading a folder. */
 const STAT_BATCH = 64;
 const READS_AT_ONCE = 4;
+/** A first read of the tree with at least this many names asks V8 to hand its garbage's memory back (memory.ts). */
+const LARGE_READ = 10_000;
 
 export function watchTree(root: string, onEvent: (e: TreeEvent) => void, onError: (e: Error) => void, options: TreeWatchOptions = {}): TreeWatch {
   const using = options.using ?? (process.platform === 'linux' ? 'folders' : 'chokidar');
@@ -176,6 +179,8 @@ class FolderWatches implements TreeWatch {
   private rootGone?: NodeJS.Timeout;
   private rootIno?: number;
   private reading = 0;
+  /** Names in the folders read for the first time so far. */
+  private namesRead = 0;
   private readonly waiting: (() => void)[] = [];
   private closed = false;
 
@@ -185,7 +190,9 @@ class FolderWatches implements TreeWatch {
     private readonly onError: (e: Error) => void,
     private readonly options: TreeWatchOptions,
   ) {
-    this.ready = this.open(root, false);
+    this.ready = this.open(root, false).then(() => {
+      if (this.namesRead >= LARGE_READ) handMemoryBackSoon();
+    });
   }
 
   async close(): Promise<void> {
@@ -255,6 +262,7 @@ class FolderWatches implements TreeWatch {
         if (gone(e)) return f.abs === this.root ? this.checkRoot() : undefined;
         throw e;
       }
+      if (!f.children.size) this.namesRead += names.length;
       // Room for the new names at once: no copies of the arrays as they grow.
       f.children.reserve(names.length - f.children.size);
       // A folder read for the first time knows no name the listing could lack: the listing as it is.
