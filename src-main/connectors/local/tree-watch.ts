@@ -16,7 +16,7 @@
  * once a folder of its name is back, reporting its contents as added.
  */
 import { watch as fsWatch, type FSWatcher, type Stats } from 'node:fs';
-import { lstat, readdir, stat } from 'node:fs/promises';
+import { lstat, opendir, stat } from 'node:fs/promises';
 import { basename, join, sep } from 'node:path';
 import { watch as chokidarWatch } from 'chokidar';
 import { handMemoryBackSoon } from '../../memory';
@@ -155,6 +155,16 @@ async function look(abs: string): Promise<{ st: Stats; link: boolean } | undefin
   }
 }
 
+/**
+ * A folder's names, read a batch at a time. `readdir` holds every entry in C memory at once
+ * (scandir); after 100,000 names the allocator kept about 6 MB of it once idle.
+ */
+async function namesIn(abs: string): Promise<string[]> {
+  const names: string[] = [];
+  for await (const entry of await opendir(abs, { bufferSize: 256 })) names.push(entry.name);
+  return names;
+}
+
 interface Folder {
   abs: string;
   /**
@@ -257,7 +267,7 @@ class FolderWatches implements TreeWatch {
       let names: string[];
       try {
         if (f.abs === this.root) this.rootIno = (await stat(f.abs)).ino;
-        names = await readdir(f.abs);
+        names = await namesIn(f.abs);
       } catch (e) {
         if (gone(e)) return f.abs === this.root ? this.checkRoot() : undefined;
         throw e;
