@@ -199,3 +199,24 @@ describe.runIf(process.platform === 'linux')('tree watch on Linux: one inotify w
     expect(inotifyWatches()).toBe(before);
   });
 });
+
+describe('tree watch through folders: paths as path.join gives them', () => {
+  it('a root named with a trailing separator and a `.` still reports and ignores by the joined path', async () => {
+    const root = scratchDir('tree-paths');
+    makeTree(root, 1, 2);
+    const asked: string[] = [];
+    const events: TreeEvent[] = [];
+    const w = watchTree(`${root}/./`, (e) => events.push(e), (e) => expect.fail(e.message), {
+      using: 'folders',
+      ignored: (p) => (asked.push(p), false),
+    });
+    open.push(w);
+    await w.ready;
+    expect(asked.sort()).toEqual([join(root, 'd0'), join(root, 'd0', 'f0.txt'), join(root, 'd0', 'f1.txt')]);
+    writeFileSync(join(root, 'd0', 'new.txt'), 'x');
+    await until(() => events.find((e) => e.type === 'add' && e.path === join(root, 'd0', 'new.txt')), 10_000, 'add d0/new.txt');
+    rmSync(join(root, 'd0'), { recursive: true });
+    await until(() => events.find((e) => e.type === 'unlinkDir' && e.path === join(root, 'd0')), 10_000, 'unlinkDir d0');
+    expect(events.map((e) => e.path).filter((p) => p.includes('/./') || p.includes('//'))).toEqual([]);
+  });
+});

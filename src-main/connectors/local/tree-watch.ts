@@ -16,9 +16,10 @@
  * once a folder of its name is back, reporting its contents as added.
  */
 import { watch as fsWatch, type FSWatcher, type Stats } from 'node:fs';
-import { lstat, readdir, stat } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { lstat, opendir, stat } from 'node:fs/promises';
+import { basename, join, sep } from 'node:path';
 import { watch as chokidarWatch } from 'chokidar';
+import { handMemoryBackSoon } from '../../memory';
 import { isSpecial } from './files';
 
 export interface Known {
@@ -59,10 +60,82 @@ export const ROOT_RECHECK_MS = 250;
 /** Names stat'ed at once while reading a folder. */
 const STAT_BATCH = 64;
 const READS_AT_ONCE = 4;
+/** A first read of the tree with at least this many names asks V8 to hand its garbage's memory back (memory.ts). */
+const LARGE_READ = 10_000;
 
 export function watchTree(root: string, onEvent: (e: TreeEvent) => void, onError: (e: Error) => void, options: TreeWatchOptions = {}): TreeWatch {
   const using = options.using ?? (process.platform === 'linux' ? 'folders' : 'chokidar');
   return using === 'folders' ? new FolderWatches(root, onEvent, onError, options) : chokidarTree(root, onEvent, onError, options);
+}
+
+/**
+ * What a watch knows of many names (a folder's children, or chokidar's paths): name → slot,
+ * each slot's kind, inode, size and times in typed arrays. An object of five fields per name,
+ * two of them boxed doubles, cost about 120 bytes more each; a `Known` is made when asked for.
+ */
+export class KnownNames {
+  private readonly slots = new Map<string, number>();
+  private folders = new Uint8Array(0);
+  /** ino, size, mtimeMs, ctimeMs of each slot. */
+  private numbers = new Float64Array(0);
+  private readonly free: number[] = [];
+  private used = 0;
+
+  get size(): number {
+    return this.slots.size;
+  }
+
+  keys(): IterableIterator<string> {
+    return this.slots.keys();
+  }
+
+  *[Symbol.iterator](): IterableIterator<[string, Known]> {
+    for (const name of this.slots.keys()) yield [name, this.get(name)!];
+  }
+
+  get(name: string): Known | undefined {
+    const i = this.slots.get(name);
+    if (i === undefined) return undefined;
+    const n = this.numbers;
+    return { kind: this.folders[i] ? 'folder' : 'file', ino: n[4 * i], size: n[4 * i + 1], mtimeMs: n[4 * i + 2], ctimeMs: n[4 * i + 3] };
+  }
+
+  set(name: string, k: Known): void {
+    let i = this.slots.get(name);
+    if (i === undefined) {
+      if (!this.free.length && this.used === this.folders.length) this.grow(Math.max(8, 2 * this.used));
+      i = this.free.pop() ?? this.used++;
+      this.slots.set(name, i);
+    }
+    this.folders[i] = k.kind === 'folder' ? 1 : 0;
+    const n = this.numbers;
+    n[4 * i] = k.ino;
+    n[4 * i + 1] = k.size;
+    n[4 * i + 2] = k.mtimeMs;
+    n[4 * i + 3] = k.ctimeMs;
+  }
+
+  delete(name: string): boolean {
+    const i = this.slots.get(name);
+    if (i === undefined) return false;
+    this.slots.delete(name);
+    this.free.push(i);
+    return true;
+  }
+
+  /** Makes room for `more` names beyond those known. */
+  reserve(more: number): void {
+    this.grow(this.used + Math.max(0, more - this.free.length));
+  }
+
+  private grow(capacity: number): void {
+    if (capacity <= this.folders.length) return;
+    const folders = new Uint8Array(capacity);
+    const numbers = new Float64Array(4 * capacity);
+    folders.set(this.folders.subarray(0, this.used));
+    numbers.set(this.numbers.subarray(0, 4 * this.used));
+    [this.folders, this.numbers] = [folders, numbers];
+  }
 }
 
 const knownOf = (st: Stats): Known => ({ kind: st.isDirectory() ? 'folder' : 'file', ino: st.ino, size: st.isDirectory() ? 0 : st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs });
@@ -82,10 +155,27 @@ async function look(abs: string): Promise<{ st: Stats; link: boolean } | undefin
   }
 }
 
+/**
+ * A folder's names, read a batch at a time. `readdir` holds every entry in C memory at once
+ * (scandir); after 100,000 names the allocator kept about 6 MB of it once idle.
+ */
+async function namesIn(abs: string): Promise<string[]> {
+  const names: string[] = [];
+  for await (const entry of await opendir(abs, { bufferSize: 256 })) names.push(entry.name);
+  return names;
+}
+
 interface Folder {
   abs: string;
+  /**
+   * `abs` with a separator at its end: a child's path is this and its name. `path.join`
+   * normalises the whole path each time: about 1.4 KB of garbage per name in a first read, a
+   * third of it. A name read from the folder or its watch is never `.` or `..` and has no
+   * separator, so the two give the same path.
+   */
+  prefix: string;
   fsw?: FSWatcher;
-  children: Map<string, Known>;
+  children: KnownNames;
   /** Names whose re-read is queued and not started: a burst of events costs one read. */
   queued: Set<string>;
   /** The folder's reads run one after another, in the order the events came. */
@@ -99,6 +189,8 @@ class FolderWatches implements TreeWatch {
   private rootGone?: NodeJS.Timeout;
   private rootIno?: number;
   private reading = 0;
+  /** Names in the folders read for the first time so far. */
+  private namesRead = 0;
   private readonly waiting: (() => void)[] = [];
   private closed = false;
 
@@ -108,7 +200,9 @@ class FolderWatches implements TreeWatch {
     private readonly onError: (e: Error) => void,
     private readonly options: TreeWatchOptions,
   ) {
-    this.ready = this.open(root, false);
+    this.ready = this.open(root, false).then(() => {
+      if (this.namesRead >= LARGE_READ) handMemoryBackSoon();
+    });
   }
 
   async close(): Promise<void> {
@@ -120,7 +214,7 @@ class FolderWatches implements TreeWatch {
 
   /** Watches `abs` (before reading it, so nothing is missed between) and reads it, below too. */
   private open(abs: string, report: boolean): Promise<void> {
-    const f: Folder = { abs, children: new Map(), queued: new Set(), tail: Promise.resolve(), closed: false };
+    const f: Folder = { abs, prefix: join(abs, sep), children: new KnownNames(), queued: new Set(), tail: Promise.resolve(), closed: false };
     this.folders.set(abs, f);
     try {
       f.fsw = fsWatch(abs, { persistent: this.options.persistent ?? true }, (_type, name) => this.event(f, name));
@@ -173,12 +267,16 @@ class FolderWatches implements TreeWatch {
       let names: string[];
       try {
         if (f.abs === this.root) this.rootIno = (await stat(f.abs)).ino;
-        names = await readdir(f.abs);
+        names = await namesIn(f.abs);
       } catch (e) {
         if (gone(e)) return f.abs === this.root ? this.checkRoot() : undefined;
         throw e;
       }
-      await this.settle(f, [...new Set([...names, ...f.children.keys()])], report, opened);
+      if (!f.children.size) this.namesRead += names.length;
+      // Room for the new names at once: no copies of the arrays as they grow.
+      f.children.reserve(names.length - f.children.size);
+      // A folder read for the first time knows no name the listing could lack: the listing as it is.
+      await this.settle(f, f.children.size ? [...new Set([...names, ...f.children.keys()])] : names, report, opened);
     } finally {
       this.release();
     }
@@ -211,7 +309,7 @@ class FolderWatches implements TreeWatch {
       const batch = names.slice(i, i + STAT_BATCH);
       const now = await Promise.all(
         batch.map((n) => {
-          const abs = join(f.abs, n);
+          const abs = f.prefix + n;
           // null: left as it was (ignored, or cannot be read: permissions, reported as an error).
           if (this.ignored(abs)) return null;
           return look(abs).catch((e) => (this.failed(f, e), null));
@@ -226,7 +324,7 @@ class FolderWatches implements TreeWatch {
   }
 
   private apply(f: Folder, name: string, now: { st: Stats; link: boolean } | undefined, report: boolean, opened: Promise<void>[]) {
-    const abs = join(f.abs, name);
+    const abs = f.prefix + name;
     const was = f.children.get(name);
     const kind = now && (now.st.isDirectory() ? 'folder' : 'file');
     if (was && (!now || was.kind !== kind || (kind === 'folder' && was.ino !== now.st.ino))) {
@@ -248,7 +346,7 @@ class FolderWatches implements TreeWatch {
 
   /** A name gone (or another thing now): everything below it is reported gone first. */
   private remove(f: Folder, name: string, was: Known) {
-    const abs = join(f.abs, name);
+    const abs = f.prefix + name;
     f.children.delete(name);
     const sub = this.folders.get(abs);
     if (sub) this.drop(sub);
@@ -298,7 +396,7 @@ class FolderWatches implements TreeWatch {
 
 /** The same events through chokidar, which watches every file as well as every folder. */
 function chokidarTree(root: string, onEvent: (e: TreeEvent) => void, onError: (e: Error) => void, options: TreeWatchOptions): TreeWatch {
-  const known = new Map<string, Known>();
+  const known = new KnownNames();
   let ready = false;
   const w = chokidarWatch(root, { alwaysStat: true, persistent: options.persistent ?? true, ignored: options.ignored });
   const added = (type: 'add' | 'addDir') => (p: string, st?: Stats) => {
