@@ -10,10 +10,12 @@
  * paused or interrupted download continues after a restart. Transient failures (a server away
  * for a minute) are waited out with backoff; pause keeps the partial file, cancel removes it.
  */
+import { execFile } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { copyFile, open, rename, rm, stat, truncate } from 'node:fs/promises';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { promisify } from 'node:util';
 import { nowIso, type Db } from '../cache/db';
 import { ServiceError } from '../errors';
 import { DurableJobs, type JobState } from '../services/durable-jobs';
@@ -87,6 +89,7 @@ export interface DownloaderOptions {
 }
 
 const PARALLEL = { cutoff: 256 * 1024 * 1024, ranges: 4 };
+const execFileAsync = promisify(execFile);
 const MiB = 1024 * 1024;
 
 /** What the downloader uses of the app. */
@@ -264,7 +267,13 @@ export class Downloader {
       if (have > 0 || !features?.readRangesToFile || size === null || size < cutoff || count < 2) return false;
       ranges = split(size, count);
       await (await open(partial, 'w')).close();
+      // Saved before the file has its full size: a partial file that size is never taken for a done one.
       this.setRanges(job, ranges);
+      await preallocate(partial, size).catch(async (e: unknown) => {
+        await truncate(partial, 0);
+        this.setRanges(job, null);
+        throw e;
+      });
     }
     const all = ranges;
     const file = await open(partial, 'r+');
@@ -342,4 +351,21 @@ function split(size: number, count: number): Range[] {
   const ranges: Range[] = [];
   for (let start = 0; start < size; start += step) ranges.push([start, start, Math.min(size, start + step)]);
   return ranges;
+}
+
+/**
+ * Reserves a file's blocks up front (util-linux `fallocate`: Node has no call for it), as rclone
+ * does for its multi-thread downloads: a download that cannot fit fails at once rather than
+ * gigabytes in, and writes into reserved blocks cost the kernel less (1 GiB in 512 KiB writes:
+ * 0.17 s of system CPU against 0.23-0.33 s into a new file, alternated). Where the tool or the
+ * file system cannot, the file grows as it is written, as before.
+ */
+async function preallocate(file: string, size: number): Promise<void> {
+  if (process.platform !== 'linux') return;
+  try {
+    await execFileAsync('fallocate', ['-l', String(size), file]);
+  } catch (e) {
+    const said = String((e as { stderr?: unknown }).stderr ?? '');
+    if (/No space left|quota exceeded/i.test(said)) throw new ServiceError('insufficient_storage', `Not enough disk space for ${size} bytes at "${file}".`, {}, { cause: e });
+  }
 }
