@@ -1,10 +1,11 @@
 /**
- * S3 and Azure Blob downloads into a file (connector feature `readToFile`, with ranges), against
- * s3rver, moto and Azurite: readToFile's contract (read-to-file-contract.ts), and the desktop
- * downloader reading a big object as 4 ranges at once, byte-identical (spec 1, Files: "Download").
+ * S3 and Azure Blob downloads into a file in ranges (connector feature `readToFile` with `end`),
+ * against s3rver, moto and Azurite: the ranges part of readToFile's contract
+ * (read-to-file-contract.ts), a whole read left to the caller's stream, and the desktop downloader
+ * reading a big object as 4 ranges at once, byte-identical (spec 1, Files: "Download").
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +15,7 @@ import { S3Connector } from '../../src-main/connectors/s3';
 import type { ReadToFileOptions, StorageConnector, StorageFeatures } from '../../src-main/connectors/types';
 import { startAzurite, type AzuriteServer } from '../servers/azurite';
 import { startMoto, startS3rver, type S3Server } from '../servers/s3';
-import { readToFileContract } from './read-to-file-contract';
+import { readRangesContract } from './read-to-file-contract';
 import { scratchDir } from '../servers/util';
 
 const MiB = 1024 * 1024;
@@ -47,7 +48,14 @@ for (const [name, server] of Object.entries(servers)) {
       await running?.stop();
     });
 
-    readToFileContract(() => ({ c, work, data }), { ranges: true });
+    readRangesContract(() => ({ c, work, data }));
+
+    it('a whole read, or one on to the end, is left to the caller\'s stream: null, nothing written', async () => {
+      const target = join(work, 'whole.bin');
+      expect(await c.features.readToFile!('/data.bin', target)).toBeNull();
+      expect(await c.features.readToFile!('/data.bin', target, { start: 5 })).toBeNull();
+      expect(existsSync(target)).toBe(false);
+    });
 
     it('the downloader reads a big object as 4 ranges at once, byte-identical', async () => {
       const app = await createApp({ dataDir: join(work, 'app'), defaultLocalFolder: false, downloads: { parallel: { cutoff: 4 * MiB, ranges: 4 } } });

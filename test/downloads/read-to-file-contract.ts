@@ -1,11 +1,11 @@
 /**
- * What every connector's `readToFile` (docs/connectors.md) must do, run against each real server
- * by its own test file: the whole file byte-identical over what the target held, every byte
- * counted; a partial file of `start` bytes gone on from with its prefix untouched (spec 1, Files:
- * "Download a file"); ranges [start, end) written into the existing file at their offsets, alone
- * and several at once, where the connector has `readRangesToFile`; and the same errors as a
- * streamed read (spec 1, Errors). The server holds `/data.bin` (`data`), an empty `/empty.bin`
- * and a folder `/folder`.
+ * What a connector's `readToFile` (docs/connectors.md) must do, run against each real server by
+ * its own test file. `readToFileContract`: the whole file byte-identical over what the target
+ * held, every byte counted; a partial file of `start` bytes gone on from with its prefix untouched
+ * (spec 1, Files: "Download a file"); the same errors as a streamed read (spec 1, Errors).
+ * `readRangesContract`, for connectors with `readRangesToFile`: ranges [start, end) written into
+ * the existing file at their offsets, alone and several at once. The server holds `/data.bin`
+ * (`data`), and for the first an empty `/empty.bin` and a folder `/folder`.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -19,8 +19,7 @@ const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 type Ctx = () => { c: StorageConnector; work: string; data: Buffer };
 
-/** `ranges`: the connector has `readRangesToFile`, and `readRangesContract` runs too. */
-export function readToFileContract(ctx: Ctx, { ranges = false } = {}): void {
+export function readToFileContract(ctx: Ctx): void {
   it('writes the whole file byte-identical over what the file held, and counts every byte', async () => {
     const { c, work, data } = ctx();
     const target = join(work, 'whole.bin');
@@ -49,8 +48,6 @@ export function readToFileContract(ctx: Ctx, { ranges = false } = {}): void {
     expect(await c.features.readToFile!('/data.bin', short, { start: 20 })).toBeNull();
     expect(statSync(short).size).toBe(10);
   });
-
-  if (ranges) readRangesContract(ctx);
 
   it('an empty file gives an empty file; a missing one or a folder the same error as a streamed read (spec 1, Errors)', async () => {
     const { c, work } = ctx();

@@ -5,7 +5,6 @@
  * moves and copies are server-side copies of every key below the prefix. A connector supplies
  * the few object operations; this class turns them into the StorageConnector core.
  */
-import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { lookup as mimeLookup } from 'mime-types';
 import { ServiceError } from '../../errors';
@@ -88,17 +87,16 @@ export abstract class ObjectStoreConnector implements StorageConnector {
   }
 
   /**
-   * `read` into a local file, a range of it with `end` (an object store serves ranges to any
-   * number of connections at once, which is how aws cli and rclone download big objects).
+   * A range [start, end) of the object into a local file (an object store serves ranges to any
+   * number of connections at once, which is how aws cli and rclone download big objects). Without
+   * `end`, null: the caller streams `read` as for any backend, chunk by chunk.
    */
   private async readToFile(path: string, file: string, opts: ReadToFileOptions = {}): Promise<number | null> {
+    if (opts.end === undefined) return null;
     const start = opts.start ?? 0;
-    // Going on to the end takes a partial file of `start` bytes; anything else is left to a streamed read.
-    if (start > 0 && opts.end === undefined && (await stat(file).catch(() => null))?.size !== start) return null;
     opts.signal?.throwIfAborted();
-    // No range at all for a whole object: an empty one has no byte 0 to ask for.
-    const stream = await this.read(path, { start: start > 0 ? start : undefined, end: opts.end === undefined ? undefined : opts.end - 1, signal: opts.signal });
-    return streamIntoFile(stream, file, { start, ranged: opts.end !== undefined, onBytes: opts.onBytes });
+    const stream = await this.read(path, { start, end: opts.end - 1, signal: opts.signal });
+    return streamIntoFile(stream, file, { start, ranged: true, onBytes: opts.onBytes });
   }
 
   // ---- keys ------------------------------------------------------------------------------
