@@ -20,6 +20,7 @@ import { nowIso, type Db } from '../cache/db';
 import { ServiceError } from '../errors';
 import { DurableJobs, type JobState } from '../services/durable-jobs';
 import { retryTransient, type RetryPolicy } from '../services/retry';
+import type { StorageFeatures } from '../connectors/types';
 import type { StorageService } from '../services/storage';
 import type { TransfersService } from '../services/transfers';
 
@@ -53,6 +54,12 @@ interface JobRow {
   error: string | null;
   /** JSON of `Range[]` while the download is read in ranges, else null. */
   ranges: string | null;
+}
+
+/** Where a connector serves the file: its path there and the connector's features. */
+interface Source {
+  path: string;
+  features: StorageFeatures;
 }
 
 /** One range of a download read in ranges: its start, how far its written run reaches, its end (exclusive). */
@@ -197,13 +204,16 @@ export class Downloader {
           expected = now.size;
           this.deps.transfers.setDone(transferId, have);
           if (!job.ranges && now.size !== null && have === now.size && have > 0) return;
-          if (have === 0 && (await this.copyLocal(job, partial))) return this.deps.transfers.setDone(transferId, (await stat(partial)).size);
+          const src = await this.source(job);
+          if (have === 0 && (await this.copyLocal(src, partial))) return this.deps.transfers.setDone(transferId, (await stat(partial)).size);
           const progress = (n: number) => {
             lastSuccess.at = Date.now();
             this.deps.transfers.progress(transferId, n);
           };
-          if (await this.readInRanges(job, partial, have, now.size, signal, progress)) return;
-          if ((await this.readToFile(job, partial, have, signal, progress)) !== null) return;
+          if (await this.readInRanges(job, src, partial, have, now.size, signal, progress)) return;
+          // Straight from the connection into the file where the connector can (null: it cannot for this answer).
+          const read = await src?.features.readToFile?.(src.path, partial, { start: have, signal, onBytes: progress });
+          if (read !== undefined && read !== null) return;
           const { stream } = await this.deps.storage.download(job.account_id, job.file_id, have > 0 ? { start: have } : undefined);
           await pipeline(stream, alive(), this.deps.transfers.meter(transferId), createWriteStream(partial, { flags: have > 0 ? 'r+' : 'w', start: have }), { signal });
         },
@@ -222,26 +232,22 @@ export class Downloader {
   }
 
   /**
-   * A file of a local folder account is copied by the file system (copy_file_range or a reflink
-   * on one disk) instead of streamed; false for every other account.
+   * The file's path and its connector's features, where a connector serves it (not a provider's
+   * file such as a mail attachment, nor one in the trash): what can read it without a stream.
    */
-  private async copyLocal(job: JobRow, partial: string): Promise<boolean> {
+  private async source(job: JobRow): Promise<Source | undefined> {
     const loc = await this.deps.storage.locate(job.account_id, job.file_id).catch(() => null);
-    const localFile = loc && !loc.trash ? loc.connector.features.localFile : undefined;
-    if (!localFile) return false;
-    await copyFile(await localFile(loc!.path), partial);
-    return true;
+    return loc && !loc.trash ? { path: loc.path, features: loc.connector.features } : undefined;
   }
 
   /**
-   * A connector that can write a file's bytes straight into a local file (`readToFile`, WebDAV
-   * over http) does so, with no stream in between; null when it cannot (then the caller streams).
+   * A file of a local folder account is copied by the file system (copy_file_range or a reflink
+   * on one disk) instead of streamed; false for every other account.
    */
-  private async readToFile(job: JobRow, partial: string, start: number, signal: AbortSignal, onBytes: (n: number) => void): Promise<number | null> {
-    const loc = await this.deps.storage.locate(job.account_id, job.file_id).catch(() => null);
-    const readToFile = loc && !loc.trash ? loc.connector.features.readToFile : undefined;
-    if (!readToFile) return null;
-    return readToFile(loc!.path, partial, { start, signal, onBytes });
+  private async copyLocal(src: Source | undefined, partial: string): Promise<boolean> {
+    if (!src?.features.localFile) return false;
+    await copyFile(await src.features.localFile(src.path), partial);
+    return true;
   }
 
   /**
@@ -252,9 +258,8 @@ export class Downloader {
    * the file is not read that way (the ranges are dropped, the partial file emptied): the caller
    * reads it whole.
    */
-  private async readInRanges(job: JobRow, partial: string, have: number, size: number | null, signal: AbortSignal, onBytes: (n: number) => void): Promise<boolean> {
-    const loc = await this.deps.storage.locate(job.account_id, job.file_id).catch(() => null);
-    const features = loc && !loc.trash ? loc.connector.features : undefined;
+  private async readInRanges(job: JobRow, src: Source | undefined, partial: string, have: number, size: number | null, signal: AbortSignal, onBytes: (n: number) => void): Promise<boolean> {
+    const features = src?.features;
     let ranges = rangesOf(job);
     const { cutoff, ranges: count } = this.options.parallel ?? PARALLEL;
     if (ranges && (!features?.readRangesToFile || !(await stat(partial).catch(() => null)))) {
@@ -294,7 +299,7 @@ export class Downloader {
     try {
       const reads = all.filter(([, done, end]) => done < end).map(async (r) => {
         try {
-          const n = await features!.readToFile!(loc!.path, partial, { start: r[1], end: r[2], signal: stop.signal, onBytes: (b) => ((r[1] += b), onBytes(b)) });
+          const n = await features!.readToFile!(src!.path, partial, { start: r[1], end: r[2], signal: stop.signal, onBytes: (b) => ((r[1] += b), onBytes(b)) });
           if (n === null) unsupported = true;
         } catch (error) {
           cause ??= { error };
