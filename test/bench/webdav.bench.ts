@@ -55,7 +55,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, createReadStream, createWriteStream, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
-import { PerformanceObserver } from 'node:perf_hooks';
+import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { pipeline } from 'node:stream/promises';
 import { createApp } from '../../src-main/app';
 import { startApache } from '../servers/apache';
@@ -89,16 +89,26 @@ interface Row {
 interface Step {
   s: number;
   cpuMs: number;
+  /** Tributary's steps: V8's full collections during the step (docs/measurements.md, "Streamed uploads and V8's full collections"). */
+  fullGcs?: number;
 }
+
+/** V8's full collections in this process so far. */
+let fullGcs = 0;
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) if (((e as { detail?: { kind?: number } }).detail)?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) fullGcs++;
+}).observe({ entryTypes: ['gc'] });
 
 /** A step of Tributary's, in this process: its CPU is this process's over the step. */
 async function timed(fn: () => unknown | Promise<unknown>): Promise<Step> {
   const cpu0 = process.cpuUsage();
+  const gcs0 = fullGcs;
   const t0 = process.hrtime.bigint();
   await fn();
   const s = Number(process.hrtime.bigint() - t0) / 1e9;
   const cpu = process.cpuUsage(cpu0);
-  return { s, cpuMs: (cpu.user + cpu.system) / 1000 };
+  await new Promise((r) => setImmediate(r)); // the collector's entries of the step are delivered
+  return { s, cpuMs: (cpu.user + cpu.system) / 1000, fullGcs: fullGcs - gcs0 };
 }
 
 /**
@@ -278,7 +288,7 @@ export async function main(): Promise<Row[]> {
         const r = await steps[k]();
         fastest[k] = Math.min(fastest[k], r.s);
         cpu[column][k] = Math.min(cpu[column][k], r.cpuMs);
-        transferLog.push(`  ${String(round + 1).padEnd(3)} ${column.padEnd(5)} ${tools[k].padEnd(10)} ${r.s.toFixed(2)} s / ${r.cpuMs.toFixed(0)} ms`);
+        transferLog.push(`  ${String(round + 1).padEnd(3)} ${column.padEnd(5)} ${tools[k].padEnd(10)} ${r.s.toFixed(2)} s / ${r.cpuMs.toFixed(0)} ms${r.fullGcs !== undefined ? `, ${r.fullGcs} full collections` : ''}`);
       }
     };
     /** Every timed transfer step in order: round, column, tool, wall, client CPU. */
@@ -305,6 +315,7 @@ export async function main(): Promise<Row[]> {
       );
       fromFile = Math.min(fromFile, step.s);
       cpu.fromFile.t = Math.min(cpu.fromFile.t, step.cpuMs);
+      return step;
     };
     const upSteps: Record<keyof Timings, () => Promise<Step>> = {
       t: () =>
@@ -317,10 +328,12 @@ export async function main(): Promise<Row[]> {
       c: () => upload('curl.bin', () => exec('curl', ['-sSf', '-u', auth, '-T', file, `${server.url}curl.bin`])),
     };
     await warmUp(upSteps);
+    const logFromFile = (round: number, r: Step) =>
+      transferLog.push(`  ${String(round + 1).padEnd(3)} ${'up'.padEnd(5)} ${'from file'.padEnd(10)} ${r.s.toFixed(2)} s / ${r.cpuMs.toFixed(0)} ms, ${r.fullGcs} full collections`);
     for (let round = 0; round < READ_RUNS; round++) {
-      if (round % 2 === 0) await uploadFromFile();
+      if (round % 2 === 0) logFromFile(round, await uploadFromFile());
       await inTurn(round, up, 'up', upSteps);
-      if (round % 2 === 1) await uploadFromFile();
+      if (round % 2 === 1) logFromFile(round, await uploadFromFile());
     }
 
     // Downloads and listings: the tools take turns within each round (best of READ_RUNS), so a
@@ -419,7 +432,7 @@ export async function main(): Promise<Row[]> {
     for (const [name, k] of [['tributary', 't'], ['rclone', 'r'], ['curl', 'c']] as const) {
       console.log(`${name.padEnd(10)} ${ms(cpu.up[k])} ${ms(k === 't' ? cpu.fromFile.t : cpu.up[k])} ${ms(cpu.down[k])} ${ms(cpu.file[k])} ${ms(cpu.list[k])}`);
     }
-    console.log(`\ntransfers in order (round column tool: wall s / client CPU ms):`);
+    console.log(`\ntransfers in order (round column tool: wall s / client CPU ms, and for Tributary V8's full collections):`);
     for (const l of transferLog) console.log(l);
     console.log(`\nlistings in order (round: tool wall s / client CPU ms / Apache CPU ms):`);
     for (const l of listLog) console.log(`  ${l.round.padEnd(8)} ${tools[l.tool as keyof Timings].padEnd(10)} ${l.step.s.toFixed(2)} / ${l.step.cpuMs.toFixed(0)} / ${l.apacheMs.toFixed(0)}${l.more}`);
