@@ -1,16 +1,20 @@
 /**
- * Asking V8 to hand memory back to the system once after a burst of work that leaves a long-lived
- * process idle, such as a tree watch's first read of a large folder.
+ * Asking V8 to hand memory back to the system once a burst of work has left a long-lived process
+ * idle: a tree watch's first read of a large folder, or the pages of a large folder being read
+ * (asked again by each page; a round asked for while one waits is that round).
  *
- * Why: that read makes about 300 MB of short-lived garbage over 100,000 files (a Stats with four
- * Dates and a promise per `lstat`). V8 doubles its young generation for it (16 → 32 MB) and shrinks
- * it only at a later young collection that sees little allocation since the one before; its
- * memory reducer, which would free the rest, waits until the allocation rate it measured falls
- * below its threshold. Idle, `serve` allocates so little that neither comes for 20 s to minutes:
- * 129–135 MB 15 s after the first listing with a 100,000-file folder, 98–101 MB with this (93–96
- * with the folder's names read a batch at a time as well; docs/measurements.md). Making less garbage did not do it: reading the names on a worker
- * thread left the main thread 32 MB of garbage, yet 138–144 MB, the worker's memory not all given
- * back. A plain full collection leaves the young generation as it is.
+ * Why: V8 collects by allocation, and an idle `serve` allocates almost nothing.
+ * - A watch's first read of 100,000 files makes about 300 MB of short-lived garbage (a Stats with
+ *   four Dates and a promise per `lstat`). V8 doubles its young generation for it (16 → 32 MB)
+ *   and shrinks it only at a later young collection that sees little allocation since the one
+ *   before; its memory reducer, which would free the rest, waits until the allocation rate it
+ *   measured falls below its threshold. Neither came for 20 s to minutes: 129–135 MB 15 s after
+ *   the first listing with a 100,000-file folder, 98–101 MB with this (93–96 with the names read a
+ *   batch at a time as well; docs/measurements.md). Reading the names on a worker thread left
+ *   138–144 MB, the worker's memory not all given back. A plain full collection leaves the young
+ *   generation as it is.
+ * - Every page of a folder of 100,000 entries read through left about 140 MB of garbage in the
+ *   heap, there for good once idle: 232 MB used 15 s after, 93 MB after one full collection.
  *
  * Node has no API for it; `gc` is exposed at run time in a context of its own.
  */

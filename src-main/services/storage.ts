@@ -15,6 +15,7 @@ import type { Entry, NoReplace, Permission, PermissionChanges, PermissionsFeatur
 import type { FolderPage, Resource } from '../contract';
 import { ServiceError } from '../errors';
 import { isSpecialId, type IdCodec } from '../ids';
+import { handMemoryBackSoon } from '../memory';
 import type { AccountsService } from './accounts';
 import type { EventBus } from './events';
 import type { FileProvider } from './file-provider';
@@ -48,6 +49,8 @@ const SNAPSHOT_MS = 5 * 60_000;
 const MAX_SNAPSHOTS = 16;
 /** Pages kept per snapshot (distinct page / page size pairs asked for). */
 const MAX_PAGES = 8;
+/** Entries from which reading a folder asks for the memory to be handed back afterwards (memory.ts). */
+const LARGE_LISTING = 10_000;
 
 /**
  * A folder as last listed: the upstream answer as it came (compared with the next one), sorted,
@@ -253,6 +256,8 @@ export class StorageService {
     const self = await selfP;
     if (self instanceof Error) throw self;
     const { children, pages } = snapshot;
+    // Reading a big folder page by page is a burst of garbage that V8 leaves in place once idle.
+    if (children.length >= LARGE_LISTING) handMemoryBackSoon();
     const pageKey = `${page}:${pageSize}`;
     let items = pages.get(pageKey);
     if (!items) {
