@@ -21,7 +21,9 @@
  * Tributary's own body (the same properties, so Apache does the same work, with no parsing on
  * curl's side); rclone sends none (every property, its own choice).
  * Uploads and downloads alternate between the tools in each round, best of BENCH_READ_RUNS; each
- * round starts with another tool, so none is always the one run right after a big transfer.
+ * round starts with another tool, so none is always the one run right after a big transfer. The
+ * upload from a file takes its turn among the uploads as a fourth tool (Apache's writes to its disk
+ * make some positions in a round slower than others, whoever holds them).
  * Before the timed rounds of uploads and of downloads into a file each tool makes one untimed
  * step: the run's first 1 GiB written into the page cache cost 2.6-3.0 s of system CPU instead
  * of 0.6-1.0 s whichever tool wrote it (rclone too, when put first; perf: the copy into new
@@ -282,13 +284,26 @@ export async function main(): Promise<Row[]> {
     const cpu: Record<'up' | 'fromFile' | 'down' | 'file' | 'list', Timings> = { up: best(), fromFile: best(), down: best(), file: best(), list: best() };
     /** Runs one step per tool, starting with a different tool each round, keeping each one's best time and least CPU. */
     const tools = { t: 'tributary', r: 'rclone', c: 'curl' } as const;
-    const inTurn = async (round: number, fastest: Timings, column: keyof typeof cpu, steps: Record<keyof Timings, () => Promise<Step>>) => {
-      const order = (['t', 'r', 'c'] as const).map((_, i, all) => all[(i + round) % all.length]!);
-      for (const k of order) {
+    /** Logs one timed step: round, column, tool, wall, client CPU and, for Tributary's, V8's full collections. */
+    const logStep = (round: number, column: string, tool: string, r: Step) =>
+      transferLog.push(`  ${String(round + 1).padEnd(3)} ${column.padEnd(5)} ${tool.padEnd(10)} ${r.s.toFixed(2)} s / ${r.cpuMs.toFixed(0)} ms${r.fullGcs !== undefined ? `, ${r.fullGcs} full collections` : ''}`);
+    /**
+     * Runs one step per tool, starting with a different tool each round, keeping each one's best
+     * time and least CPU; `fromFile`, when given, takes its turn among them as a fourth tool
+     * (it keeps its own figures).
+     */
+    const inTurn = async (round: number, fastest: Timings, column: keyof typeof cpu, steps: Record<keyof Timings, () => Promise<Step>>, fromFileTurn?: () => Promise<Step>) => {
+      const order: (keyof Timings | 'f')[] = fromFileTurn ? ['f', 't', 'r', 'c'] : ['t', 'r', 'c'];
+      for (let i = 0; i < order.length; i++) {
+        const k = order[(i + round) % order.length]!;
+        if (k === 'f') {
+          logStep(round, column, 'from file', await fromFileTurn!());
+          continue;
+        }
         const r = await steps[k]();
         fastest[k] = Math.min(fastest[k], r.s);
         cpu[column][k] = Math.min(cpu[column][k], r.cpuMs);
-        transferLog.push(`  ${String(round + 1).padEnd(3)} ${column.padEnd(5)} ${tools[k].padEnd(10)} ${r.s.toFixed(2)} s / ${r.cpuMs.toFixed(0)} ms${r.fullGcs !== undefined ? `, ${r.fullGcs} full collections` : ''}`);
+        logStep(round, column, tools[k], r);
       }
     };
     /** Every timed transfer step in order: round, column, tool, wall, client CPU. */
@@ -308,11 +323,11 @@ export async function main(): Promise<Row[]> {
       await flushed();
       return send();
     };
-    /** The desktop uploader, whose file the connector reads itself (writeFile): first in even rounds, last in odd ones. */
+    /** The desktop uploader, whose file the connector reads itself (writeFile): a fourth tool in the uploads' turns. */
+    const fromFileStep = () =>
+      upload('from-file.bin', () => timed(() => app.uploads.uploader.upload({ accountId: acc.id, parentId: 'root', localPath: file, name: 'from-file.bin', overwrite: true })));
     const uploadFromFile = async () => {
-      const step = await upload('from-file.bin', () =>
-        timed(() => app.uploads.uploader.upload({ accountId: acc.id, parentId: 'root', localPath: file, name: 'from-file.bin', overwrite: true })),
-      );
+      const step = await fromFileStep();
       fromFile = Math.min(fromFile, step.s);
       cpu.fromFile.t = Math.min(cpu.fromFile.t, step.cpuMs);
       return step;
@@ -328,13 +343,8 @@ export async function main(): Promise<Row[]> {
       c: () => upload('curl.bin', () => exec('curl', ['-sSf', '-u', auth, '-T', file, `${server.url}curl.bin`])),
     };
     await warmUp(upSteps);
-    const logFromFile = (round: number, r: Step) =>
-      transferLog.push(`  ${String(round + 1).padEnd(3)} ${'up'.padEnd(5)} ${'from file'.padEnd(10)} ${r.s.toFixed(2)} s / ${r.cpuMs.toFixed(0)} ms, ${r.fullGcs} full collections`);
-    for (let round = 0; round < READ_RUNS; round++) {
-      if (round % 2 === 0) logFromFile(round, await uploadFromFile());
-      await inTurn(round, up, 'up', upSteps);
-      if (round % 2 === 1) logFromFile(round, await uploadFromFile());
-    }
+    await fromFileStep();
+    for (let round = 0; round < READ_RUNS; round++) await inTurn(round, up, 'up', upSteps, uploadFromFile);
 
     // Downloads and listings: the tools take turns within each round (best of READ_RUNS), so a
     // change in the machine's load falls on all of them rather than on one.
