@@ -1,7 +1,7 @@
 /**
  * Asking V8 to hand memory back to the system once a burst of work has left a long-lived process
  * idle: a tree watch's first read of a large folder, or the pages of a large folder being read
- * (asked again by each page; a round asked for while one waits is that round).
+ * (each page asks; an ask while a round waits to run joins that round).
  *
  * Why: V8 collects by allocation, and an idle `serve` allocates almost nothing.
  * - A watch's first read of 100,000 files makes about 300 MB of short-lived garbage (a Stats with

@@ -289,7 +289,7 @@ export async function main(): Promise<Row[]> {
       transferLog.push(`  ${String(round + 1).padEnd(3)} ${column.padEnd(5)} ${tool.padEnd(10)} ${r.s.toFixed(2)} s / ${r.cpuMs.toFixed(0)} ms${r.fullGcs !== undefined ? `, ${r.fullGcs} full collections` : ''}`);
     /**
      * Runs one step per tool, starting with a different tool each round, keeping each one's best
-     * time and least CPU; `fromFile`, when given, takes its turn among them as a fourth tool
+     * time and least CPU; `fromFileTurn`, when given, takes its turn among them as a fourth tool
      * (it keeps its own figures).
      */
     const inTurn = async (round: number, fastest: Timings, column: keyof typeof cpu, steps: Record<keyof Timings, () => Promise<Step>>, fromFileTurn?: () => Promise<Step>) => {
