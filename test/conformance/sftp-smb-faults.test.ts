@@ -11,12 +11,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
 import { SftpConnector } from '../../src-main/connectors/sftp';
 import { SmbConnector } from '../../src-main/connectors/smb';
+import { Smbclient } from '../../src-main/connectors/smb/smbclient';
 import type { SmbOptions } from '../../src-main/connectors/smb/options';
 import type { StorageConnector } from '../../src-main/connectors/types';
 import { ServiceError } from '../../src-main/errors';
 import { expectCode } from './storage-suite';
 import { smbOptionsFor, startSamba, type Samba } from '../servers/samba';
 import { startSshd, type Sshd } from '../servers/sshd';
+import { startThrottle } from '../servers/throttle';
 import { scratchDir } from '../servers/util';
 
 /** An endless-ish body: 1 MiB chunks; `onChunk(n)` runs before chunk n is handed over. */
@@ -184,6 +186,27 @@ describe('smb faults', () => {
     await server.restart();
     await expectCode(c.stat('/killed-upload.bin'), 'not_found');
     expect((await c.list('/')).map((e) => e.name)).not.toContain('killed-upload.bin');
+  });
+
+  it('a vague failure stays upstream_error while the server answers, and is service_not_available once it is gone, behind a hop too', async () => {
+    // A hop that takes connections whatever is behind it (a proxy, a tunnel): the test's throttle.
+    const hop = await startThrottle(server.port, 64 << 20);
+    try {
+      const vague = () => new ServiceError('upstream_error', 'Writing "/x.bin": cli_push returned NT_STATUS_INVALID_PARAMETER');
+      for (const port of [server.port, hop.port]) {
+        expect((await new Smbclient(opts({ port })).settle(vague(), 'Writing "/x.bin"')).code).toBe('upstream_error');
+        // An answer that refuses the login is still an answer.
+        expect((await new Smbclient(opts({ port, password: 'wrong' })).settle(vague(), 'Writing "/x.bin"')).code).toBe('upstream_error');
+      }
+      await server.kill();
+      for (const port of [server.port, hop.port]) {
+        const err = await new Smbclient(opts({ port })).settle(vague(), 'Writing "/x.bin"');
+        expect(err).toMatchObject({ code: 'service_not_available', message: 'Writing "/x.bin": the SMB server is not reachable (cli_push returned NT_STATUS_INVALID_PARAMETER).' });
+      }
+    } finally {
+      await hop.stop();
+      await server.restart();
+    }
   });
 
   it('server killed mid-download → the stream fails with service_not_available', async () => {

@@ -21,6 +21,8 @@ const MAX_PROCESSES = 6;
 const MAX_SESSIONS = 3;
 /** A read whose session prints nothing for this long is given up and its session ended. */
 const READ_QUIET_MS = 60_000;
+/** How long the check that a server still answers waits for it (settle). */
+const PROBE_MS = 5000;
 /**
  * The line that ends a successful `ls` (and `du`): the share's size and free blocks. Anchored at
  * both ends, so that an entry named like it (its line ends with a date) is not taken for it.
@@ -173,14 +175,46 @@ export class Smbclient {
    */
   async settle(err: ServiceError, what: string): Promise<ServiceError> {
     if (err.code !== 'upstream_error') return err;
-    const alive = await new Promise<boolean>((resolve) => {
-      const socket = connect({ host: this.o.host, port: this.o.port, timeout: 2000 });
+    if (await this.answers()) return err;
+    const detail = err.message.startsWith(`${what}: `) ? err.message.slice(what.length + 2) : err.message;
+    return unavailable(what, detail);
+  }
+
+  /**
+   * Whether an SMB server answers at the account's address. A port that takes connections is not
+   * enough (a proxy or a tunnel in between takes them with the server gone), so a refused port
+   * settles it at once and an open one is asked by an smbclient that logs in and leaves: a server
+   * that answers at all, even to refuse the login, is there.
+   */
+  private async answers(): Promise<boolean> {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = connect({ host: this.o.host, port: this.o.port, timeout: PROBE_MS });
       const done = (ok: boolean) => (socket.destroy(), resolve(ok));
       socket.once('connect', () => done(true));
       socket.once('error', () => done(false));
       socket.once('timeout', () => done(false));
     });
-    return alive ? err : unavailable(what, err.message);
+    if (!open) return false;
+    return new Promise<boolean>((resolve) => {
+      let child: ReturnType<Smbclient['spawn']>;
+      try {
+        child = this.spawn(['-c', 'exit']);
+      } catch {
+        return resolve(true); // no smbclient to ask with: the open port is all there is to go by
+      }
+      let output = '';
+      const timer = setTimeout(() => child.kill('SIGKILL'), PROBE_MS);
+      child.stdout!.setEncoding('utf8').on('data', (d: string) => (output += d));
+      child.stderr!.setEncoding('utf8').on('data', (d: string) => (output += d));
+      child.stdin!.on('error', () => {});
+      child.stdin!.end();
+      child.once('error', () => resolve(true));
+      child.once('close', (code, signal) => {
+        clearTimeout(timer);
+        if (signal) return resolve(false);
+        resolve(code === 0 || statusError(output, '')?.code !== 'service_not_available');
+      });
+    });
   }
 
   /** Runs commands and throws the first NT_STATUS failure they reported, mapped. */
