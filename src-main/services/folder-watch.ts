@@ -31,6 +31,8 @@ interface Lease {
 interface AccountWatch {
   connector: StorageConnector;
   watcher: Promise<Watcher | null>;
+  /** Whether the watch reports changes yet: until then its folders are polled like any other. */
+  ready: boolean;
 }
 
 export interface FolderWatchDeps {
@@ -78,10 +80,16 @@ export class FolderWatch {
             () => void this.unwatchAccount(account),
           )
           .catch(() => null);
-        this.watches.set(account, { connector, watcher });
-        // A watch that could not start leaves the account to the poll.
+        const entry: AccountWatch = { connector, watcher, ready: false };
+        this.watches.set(account, entry);
         void watcher.then((w) => {
-          if (!w && this.watches.get(account)?.watcher === watcher) this.watches.delete(account);
+          if (this.watches.get(account) !== entry) return;
+          // A watch that could not start leaves the account to the poll.
+          if (!w) return void this.watches.delete(account);
+          // What changed between a folder's listing and the watch's start was reported by no
+          // one: the open folders are listed once more now.
+          entry.ready = true;
+          this.pollAccount(account);
         });
       }
     }
@@ -89,7 +97,7 @@ export class FolderWatch {
 
   /** The folders kept live now, and how: pushed by the backend or polled. */
   open(): { account: number; path: string; by: 'watch' | 'poll' }[] {
-    return [...this.leases.values()].map((l) => ({ account: l.account, path: l.path, by: this.watches.has(l.account) ? 'watch' : 'poll' }));
+    return [...this.leases.values()].map((l) => ({ account: l.account, path: l.path, by: this.watched(l.account) ? 'watch' : 'poll' }));
   }
 
   async close(): Promise<void> {
@@ -119,8 +127,13 @@ export class FolderWatch {
     }
     const every = this.pollSeconds() * 1000;
     for (const lease of this.leases.values()) {
-      if (!this.watches.has(lease.account) && now - lease.polledAt >= every) void this.poll(lease);
+      if (!this.watched(lease.account) && now - lease.polledAt >= every) void this.poll(lease);
     }
+  }
+
+  /** Whether the account's changes are pushed by a watch that has started. */
+  private watched(account: number): boolean {
+    return this.watches.get(account)?.ready === true;
   }
 
   private pollAccount(account: number): void {

@@ -1,7 +1,8 @@
 // Live folders in the main process (services/folder-watch.ts) over real backends: an open
 // folder of Apache WebDAV is polled and a change outside Tributary publishes files.changed for
 // exactly that folder (with the cache updated); a follower's record checks it at once; the local
-// folder is watched instead of polled; a lease that is not renewed ends.
+// folder is watched instead of polled, and listed once more when its watch starts; a lease that
+// is not renewed ends.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -57,12 +58,27 @@ describe('open folders are kept current (spec 1, List a folder)', () => {
     await expect.poll(() => seen(dav, 'root'), { timeout: 10_000 }).toBe(true);
   });
 
+  it('the local folder: what changed between its listing and the start of the watch shows once the watch has started', async () => {
+    // A FolderWatch of its own, so that no watch of the account runs before this one.
+    const watch = new FolderWatch(app);
+    try {
+      await app.storage.list(local, 'root');
+      writeFileSync(join(home, 'before the watch.txt'), 'w');
+      changed.length = 0;
+      await watch.watch(local, '/');
+      await expect.poll(() => watch.open(), { timeout: 10_000 }).toContainEqual({ account: local, path: '/', by: 'watch' });
+      await expect.poll(() => seen(local, 'root'), { timeout: 10_000 }).toBe(true);
+      expect(app.storage.listCached(local, 'root')!.items.map((i) => i.name)).toContain('before the watch.txt');
+    } finally {
+      await watch.close();
+    }
+  });
+
   it('the local folder is watched, not polled: a file written on disk shows at once', async () => {
     await app.storage.list(local, 'root');
     await app.folderWatch.watch(local, '/');
-    expect(app.folderWatch.open()).toContainEqual({ account: local, path: '/', by: 'watch' });
-    // The watcher reports once it has read the tree.
-    await new Promise((r) => setTimeout(r, 500));
+    // Polled until the watcher has read the tree, watched from then on.
+    await expect.poll(() => app.folderWatch.open(), { timeout: 10_000 }).toContainEqual({ account: local, path: '/', by: 'watch' });
     changed.length = 0;
     writeFileSync(join(home, 'on disk.txt'), 'z');
     await expect.poll(() => seen(local, 'root'), { timeout: 10_000 }).toBe(true);
