@@ -15,7 +15,7 @@ import type { Entry, NoReplace, Permission, PermissionChanges, PermissionsFeatur
 import type { FolderPage, Resource } from '../contract';
 import { ServiceError } from '../errors';
 import { isSpecialId, type IdCodec } from '../ids';
-import { handMemoryBackSoon } from '../memory';
+import { handMemoryBackSoon, withStreamingHeadroom } from '../memory';
 import type { AccountsService } from './accounts';
 import type { EventBus } from './events';
 import type { FileProvider } from './file-provider';
@@ -405,7 +405,7 @@ export class StorageService {
     }
     const parent = await this.locate(accountId, parentId);
     return this.create(accountId, parent, name, options.conflict ?? 'rename', (path, replaces, noReplace) =>
-      this.writeSafely(parent.connector, path, body, { size: options.size, replaces, noReplace }),
+      withStreamingHeadroom(() => this.writeSafely(parent.connector, path, body, { size: options.size, replaces, noReplace })),
     );
   }
 

@@ -24,6 +24,7 @@ import { nowIso, type Db } from '../cache/db';
 import type { SettingsStore } from '../cache/queries/settings';
 import type { Resource } from '../contract';
 import { ServiceError } from '../errors';
+import { withStreamingHeadroom } from '../memory';
 import { md5OfWholeFile } from '../connectors/shared/md5';
 import { MULTIPART_MIN_SIZE, UploadLostError, type MultipartService, type MultipartSession } from './multipart';
 
@@ -204,7 +205,8 @@ export class Uploader {
         throw new ServiceError('conflict', `"${job.local_path}" changed since the upload started; start it again.`);
       }
       const { resource, verified } =
-        (await this.runCopy(job, transferId, signal)) ?? ((await this.inParts(job)) ? await this.runMultipart(job, transferId, signal) : await this.runPlain(job, transferId, signal));
+        (await this.runCopy(job, transferId, signal)) ??
+        (await withStreamingHeadroom(async () => ((await this.inParts(job)) ? this.runMultipart(job, transferId, signal) : this.runPlain(job, transferId, signal))));
       this.jobs.done(id, transferId, { result_id: resource.id, verified }, resource.name);
       return resource;
     } catch (e) {

@@ -9,7 +9,7 @@ import { createApp } from '../../src-main/app';
 import { handMemoryBackSoon } from '../../src-main/memory';
 import { scratchDir } from '../servers/util';
 
-vi.mock('../../src-main/memory', () => ({ handMemoryBackSoon: vi.fn() }));
+vi.mock('../../src-main/memory', () => ({ handMemoryBackSoon: vi.fn(), withStreamingHeadroom: <T>(transfer: () => Promise<T>) => transfer() }));
 
 let app: Awaited<ReturnType<typeof createApp>>;
 let accountId: number;
