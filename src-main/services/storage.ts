@@ -358,21 +358,24 @@ export class StorageService {
 
   /**
    * Writes so that a failure never leaves a partial file under the final name: backends that
-   * cannot promise that get a hidden temporary name and a rename once every byte is in.
+   * cannot promise that get a hidden temporary name and a rename once every byte is in. The body
+   * streams with room for its chunks in the heap's limit (memory.ts).
    */
-  private async writeSafely(c: StorageConnector, path: string, body: Readable, opts: { size?: number; replaces?: Entry; noReplace?: NoReplace; signal?: AbortSignal }): Promise<Entry> {
-    if (c.features.atomicWrites || !c.features.move) {
-      return c.write(path, body, { size: opts.size, mimeType: mimeLookup(baseName(path)) || undefined, noReplace: opts.noReplace, signal: opts.signal });
-    }
-    const temp = joinPath(parentOf(path), tempName());
-    try {
-      await c.write(temp, body, { size: opts.size, signal: opts.signal });
-    } catch (e) {
-      await c.remove(temp, { recursive: false }).catch(() => {});
-      throw e;
-    }
-    if (opts.replaces) await c.remove(path, { recursive: false });
-    return c.features.move(temp, path);
+  private writeSafely(c: StorageConnector, path: string, body: Readable, opts: { size?: number; replaces?: Entry; noReplace?: NoReplace; signal?: AbortSignal }): Promise<Entry> {
+    return withStreamingHeadroom(async () => {
+      if (c.features.atomicWrites || !c.features.move) {
+        return c.write(path, body, { size: opts.size, mimeType: mimeLookup(baseName(path)) || undefined, noReplace: opts.noReplace, signal: opts.signal });
+      }
+      const temp = joinPath(parentOf(path), tempName());
+      try {
+        await c.write(temp, body, { size: opts.size, signal: opts.signal });
+      } catch (e) {
+        await c.remove(temp, { recursive: false }).catch(() => {});
+        throw e;
+      }
+      if (opts.replaces) await c.remove(path, { recursive: false });
+      return c.features.move(temp, path);
+    });
   }
 
   async mkdir(accountId: number, parentId: string, rawName: string, options: { conflictIfExists?: boolean } = {}): Promise<Resource> {
@@ -405,7 +408,7 @@ export class StorageService {
     }
     const parent = await this.locate(accountId, parentId);
     return this.create(accountId, parent, name, options.conflict ?? 'rename', (path, replaces, noReplace) =>
-      withStreamingHeadroom(() => this.writeSafely(parent.connector, path, body, { size: options.size, replaces, noReplace })),
+      this.writeSafely(parent.connector, path, body, { size: options.size, replaces, noReplace }),
     );
   }
 

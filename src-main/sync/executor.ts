@@ -18,6 +18,7 @@ import type { Entry, StorageConnector } from '../connectors/types';
 import { ServiceError, toServiceError } from '../errors';
 import { otherSide, type Op, type Side, type SideEntry, type SyncedEntry, type SyncedTree, type Tree } from './model';
 import { localEntry, md5Of, remoteAbs, remoteEntry, type Ignored } from './scan';
+import { withStreamingHeadroom } from '../memory';
 import type { SyncStore } from './store';
 
 export interface ExecutorSides {
@@ -324,7 +325,7 @@ export class Executor {
             },
           }),
         );
-        written = await target.write(this.abs(op.side, op.path), body, options);
+        written = await withStreamingHeadroom(() => target.write(this.abs(op.side, op.path), body, options));
         hash = `md5:${h.digest('hex')}`;
       }
       // Tributary's own remote write is as racy as a version seen: a same-size change by someone

@@ -2,16 +2,20 @@
  * Streamed uploads run with room for their Buffers in V8's old-generation limit
  * (src-main/memory.ts, withStreamingHeadroom; the figures are in its comment): the growth is set
  * when the first transfer starts and given back to V8 when the last one ends, failed ones too.
- * Uploads through StorageService (the REST route, spec 1 "Upload a file") and the desktop uploader
- * stream inside it. The memory account is the reference backend.
+ * Uploads through StorageService (the REST route, spec 1 "Upload a file"), copies across accounts,
+ * the desktop uploader and the sync engine's transfers stream inside it. The memory account is
+ * the reference backend.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createApp } from '../../src-main/app';
+import { MemoryConnector } from '../../src-main/connectors/memory';
+import type { StorageConnector } from '../../src-main/connectors/types';
 import { withStreamingHeadroom } from '../../src-main/memory';
+import { pairEngine, syncDb } from '../sync/scenario';
 import { scratchDir } from '../servers/util';
 
 vi.mock('node:v8', async (original) => ({ ...(await original<typeof import('node:v8')>()), setFlagsFromString: vi.fn() }));
@@ -67,6 +71,39 @@ describe('room in the heap while transfers stream', () => {
     writeFileSync(local, Buffer.alloc(64 * 1024, 2));
     const resource = await app.uploads.uploader.upload({ accountId, parentId: 'root', localPath: local, name: 'uploaded.bin', overwrite: false });
     expect(resource).toMatchObject({ name: 'uploaded.bin', size: 64 * 1024 });
+    expect(growth()).toEqual([SET, RESET]);
+  });
+
+  it('a copy to another account (spec 1, Copy: account) streams with the room set', async () => {
+    const other = (await app.accounts.connect({ service: 'memory', options: { store: 'streaming-headroom-other' } })).id;
+    const source = await app.storage.upload(accountId, 'root', 'to copy.bin', Readable.from([Buffer.alloc(2048, 3)]), { size: 2048 });
+    const connector = await app.accounts.storage(other);
+    const write = connector.write.bind(connector);
+    const seenAtWrite: string[][] = [];
+    connector.write = (path, body, opts) => (seenAtWrite.push(growth()), write(path, body, opts));
+    vi.mocked(setFlagsFromString).mockClear();
+    const copy = await app.storage.copy(accountId, source.id, { parentId: 'root', account: other });
+    expect(copy).toMatchObject({ name: 'to copy.bin', size: 2048 });
+    expect(seenAtWrite).toEqual([[SET]]);
+    expect(growth()).toEqual([SET, RESET]);
+  });
+
+  it("the sync engine's transfer of a new local file to the remote side streams with the room set", async () => {
+    const local = join(work, 'synced');
+    mkdirSync(local);
+    writeFileSync(join(local, 'new.txt'), 'a new file');
+    const remote = new MemoryConnector('streaming-headroom-sync');
+    const seenAtWrite: string[][] = [];
+    const watched: StorageConnector = Object.assign(Object.create(remote) as StorageConnector, {
+      write: (path: string, body: Readable, opts: Parameters<StorageConnector['write']>[2]) => (seenAtWrite.push(growth()), remote.write(path, body, opts)),
+    });
+    const { engine, pair } = await pairEngine(syncDb(), watched, local, '/', join(work, 'sync-trash'));
+    try {
+      await engine.run(pair.id);
+    } finally {
+      await engine.close();
+    }
+    expect(seenAtWrite).toEqual([[SET]]);
     expect(growth()).toEqual([SET, RESET]);
   });
 });
