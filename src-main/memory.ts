@@ -69,9 +69,9 @@ export function handMemoryBackSoon(): void {
  * Old-generation growth while a streamed transfer runs (V8's `--heap-growing-percent`; 0 is V8's
  * own choice). V8 counts the memory of Buffers allocated since its last full collection against
  * the old generation's limit, and after an idle spell it sets that limit at about 1.3 times the
- * heap. A stream of fresh chunks then starts a full collection at nearly every young one: 29–39
- * per GiB, 1.7–2.8 s of CPU against 0.2–1.0 s, in a process that had sat idle 12 s before a 1 GiB
- * WebDAV upload (docs/measurements.md). With the limit at twice the heap it ran 0–1.
+ * heap. A stream of fresh chunks then starts a full collection at nearly every young one: 35–38
+ * for a 1 GiB WebDAV upload after 12 s idle, 2.4–2.7 s of CPU; with the limit at twice the heap,
+ * 0–1 and 0.5–0.8 s (docs/measurements.md).
  */
 const STREAMING_GROWTH_PERCENT = 100;
 let streams = 0;
