@@ -317,7 +317,8 @@ export class Executor {
         hash = source.hash!;
       } else {
         const h = createHash('md5');
-        const body = (await this.conn(from).read(this.abs(from, op.src))).pipe(
+        const source = await this.conn(from).read(this.abs(from, op.src));
+        const body = source.pipe(
           new Transform({
             transform(chunk: Buffer, _enc, done) {
               h.update(chunk);
@@ -325,7 +326,13 @@ export class Executor {
             },
           }),
         );
-        written = await withStreamingHeadroom(() => target.write(this.abs(op.side, op.path), body, options));
+        try {
+          written = await withStreamingHeadroom(() => target.write(this.abs(op.side, op.path), body, options));
+        } finally {
+          // A write that failed part-way leaves the source unread, and `pipe` does not end it:
+          // its file or connection is let go now rather than whenever the collector finds it.
+          source.destroy();
+        }
         hash = `md5:${h.digest('hex')}`;
       }
       // Tributary's own remote write is as racy as a version seen: a same-size change by someone
