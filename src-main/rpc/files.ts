@@ -82,9 +82,7 @@ export function filesHandlers(deps: FilesDeps, platform: Platform): Pick<Handler
         if (resource) transfers.setDone(transfer.id, resource.size ?? info.size);
         else {
           const source = createReadStream(path, { signal });
-          const metered = source.pipe(transfers.meter(transfer.id));
-          source.once('error', (e) => metered.destroy(e));
-          resource = await storage.upload(account, parent, basename(path), metered, { conflict, size: info.size });
+          resource = await storage.upload(account, parent, basename(path), transfers.metered(transfer.id, source), { conflict, size: info.size });
         }
         transfers.finish(transfer.id, undefined, resource.name);
         return resource;

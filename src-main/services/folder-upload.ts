@@ -68,9 +68,7 @@ export async function uploadLocalFolder(deps: { storage: StorageService; transfe
         continue;
       }
       const source = createReadStream(f.abs, { signal });
-      const metered = source.pipe(transfers.meter(transfer.id));
-      source.once('error', (e) => metered.destroy(e));
-      await storage.upload(account, ids.get(f.folder)!, f.name, metered, { conflict: 'rename', size: f.size });
+      await storage.upload(account, ids.get(f.folder)!, f.name, transfers.metered(transfer.id, source), { conflict: 'rename', size: f.size });
     }
     transfers.finish(transfer.id, undefined, top.name);
     return top;

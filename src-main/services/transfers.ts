@@ -10,7 +10,7 @@
  * a small web upload) offer cancel only.
  */
 import { randomUUID } from 'node:crypto';
-import { Transform, type TransformCallback } from 'node:stream';
+import { pipeline, Transform, type Readable, type TransformCallback } from 'node:stream';
 import type { Transfer } from '../contract';
 import { SpeedWindow, transferActions } from '../contract/transfers';
 import { ServiceError } from '../errors';
@@ -86,6 +86,15 @@ export class TransfersService {
   }
 
   /** A pass-through stream that counts bytes into the transfer's progress. */
+  /**
+   * `source` counted into transfer `id` as it is read. Failures travel both ways: a source that
+   * fails fails what the consumer reads, and a consumer that stops early ends the source, so a
+   * file being read is closed at once (`pipe` alone would leave it open).
+   */
+  metered(id: string, source: Readable): Readable {
+    return pipeline(source, this.meter(id), () => {});
+  }
+
   meter(id: string): Transform {
     return new Transform({
       transform: (chunk: Buffer, _enc: BufferEncoding, done: TransformCallback) => {

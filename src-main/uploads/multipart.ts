@@ -19,7 +19,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Readable, Transform } from 'node:stream';
+import { pipeline as piped, Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { nowIso, type Db } from '../cache/db';
 import { baseName, checkName, joinPath, ROOT } from '../connectors/shared/paths';
@@ -375,8 +375,8 @@ export class MultipartService {
           for (const p of parts) yield* createReadStream(join(dir, `${p.partNumber}.part`), { highWaterMark: 1 << 20 });
         })(),
       );
-      const body = options.meter ? spooled.pipe(options.meter) : spooled;
-      if (options.meter) spooled.once('error', (e) => options.meter!.destroy(e));
+      // Failures travel both ways (an upload that stops early closes the spooled parts).
+      const body = options.meter ? piped(spooled, options.meter, () => {}) : spooled;
       // The upload reserves (and publishes) the session's name itself.
       this.deps.storage.names.drop(claimOwner(id), false);
       resource = await this.deps.storage.upload(accountId, this.deps.storage.idOf(accountId, row.parent_path), baseName(row.path), body, {

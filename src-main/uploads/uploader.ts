@@ -268,7 +268,7 @@ export class Uploader {
     const resource = await this.retry(
       'Upload',
       async () => {
-        const body = createReadStream(job.local_path, { highWaterMark: 1 << 20 }).pipe(this.deps.transfers.meter(transferId));
+        const body = this.deps.transfers.metered(transferId, createReadStream(job.local_path, { highWaterMark: 1 << 20 }));
         return this.deps.storage.upload(job.account_id, job.parent_id, job.name, this.throttled(body), { conflict: job.overwrite ? 'overwrite' : 'rename', size: job.size });
       },
       signal,

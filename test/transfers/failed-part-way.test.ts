@@ -1,0 +1,80 @@
+/**
+ * A transfer whose write fails part-way lets go of what it was reading at once: the local file it
+ * read is closed when the transfer ends, not whenever the garbage collector finds its handle (a
+ * plain descriptor would stay open for good). Covered: a sync transfer (docs/sync.md, Remote
+ * changes: a failed run is tried again on its own) and the desktop uploader's streamed upload
+ * (spec 1, Upload a file). The memory connector is the reference backend; its write here takes
+ * one chunk and then fails, as a server that dies would.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createApp } from '../../src-main/app';
+import { MemoryConnector } from '../../src-main/connectors/memory';
+import type { StorageConnector } from '../../src-main/connectors/types';
+import { ServiceError } from '../../src-main/errors';
+import { scratchDir, until } from '../servers/util';
+import { pairEngine, syncDb } from '../sync/scenario';
+
+/** The open descriptors of this process that point at `file`. */
+const openOn = (file: string) =>
+  readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`) === file;
+    } catch {
+      return false;
+    }
+  });
+
+/** Takes one chunk of the body, then fails. */
+async function failingWrite(_path: string, body: Readable): Promise<never> {
+  for await (const _chunk of body) break;
+  throw new ServiceError('forbidden', 'The server refused the rest.');
+}
+
+/** Closing takes a trip through the I/O pool: a moment (milliseconds), while a handle left to the collector stayed open for seconds here. */
+async function closedSoon(file: string): Promise<void> {
+  await until(() => openOn(file).length === 0 || undefined, 500, 'the local file closed').catch(() => {});
+  expect(openOn(file)).toEqual([]);
+}
+
+describe('a transfer that fails part-way', () => {
+  it("the desktop uploader's streamed upload closes the local file when it fails", async () => {
+    const work = scratchDir('upload-failure');
+    const app = await createApp({ dataDir: join(work, 'data'), defaultLocalFolder: false });
+    try {
+      const accountId = (await app.accounts.connect({ service: 'memory', options: { store: 'upload-failure' } })).id;
+      (await app.accounts.storage(accountId)).write = failingWrite;
+      // Under the multipart threshold, so that the file is streamed in one request.
+      const file = join(work, 'four MiB.bin');
+      writeFileSync(file, randomBytes(4 << 20));
+      await expect(app.uploads.uploader.upload({ accountId, parentId: 'root', localPath: file, name: 'up.bin', overwrite: false })).rejects.toMatchObject({ code: 'forbidden' });
+      await closedSoon(file);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('a sync transfer closes the local file it was reading when the run ends', async () => {
+    const work = scratchDir('sync-transfer-failure');
+    const local = join(work, 'local');
+    mkdirSync(local);
+    const file = join(local, 'big.bin');
+    writeFileSync(file, randomBytes(8 << 20));
+    const remote = new MemoryConnector('sync-transfer-failure');
+    let attempts = 0;
+    const failing: StorageConnector = Object.assign(Object.create(remote) as StorageConnector, {
+      write: (path: string, body: Readable) => (attempts++, failingWrite(path, body)),
+    });
+    const { engine, pair } = await pairEngine(syncDb(), failing, local, '/', join(work, 'trash'));
+    try {
+      await engine.run(pair.id).catch(() => {});
+      expect(attempts).toBeGreaterThan(0);
+      await closedSoon(file);
+    } finally {
+      await engine.close();
+    }
+  });
+});
