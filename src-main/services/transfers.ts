@@ -85,7 +85,6 @@ export class TransfersService {
     this.push(entry, true);
   }
 
-  /** A pass-through stream that counts bytes into the transfer's progress. */
   /**
    * `source` counted into transfer `id` as it is read. Failures travel both ways: a source that
    * fails fails what the consumer reads, and a consumer that stops early ends the source, so a
@@ -95,6 +94,7 @@ export class TransfersService {
     return pipeline(source, this.meter(id), () => {});
   }
 
+  /** A pass-through stream that counts bytes into the transfer's progress. */
   meter(id: string): Transform {
     return new Transform({
       transform: (chunk: Buffer, _enc: BufferEncoding, done: TransformCallback) => {

@@ -16,9 +16,9 @@ import { Transform } from 'node:stream';
 import { joinPath, parentOf, tempName } from '../connectors/shared/paths';
 import type { Entry, StorageConnector } from '../connectors/types';
 import { ServiceError, toServiceError } from '../errors';
+import { withStreamingHeadroom } from '../memory';
 import { otherSide, type Op, type Side, type SideEntry, type SyncedEntry, type SyncedTree, type Tree } from './model';
 import { localEntry, md5Of, remoteAbs, remoteEntry, type Ignored } from './scan';
-import { withStreamingHeadroom } from '../memory';
 import type { SyncStore } from './store';
 
 export interface ExecutorSides {
