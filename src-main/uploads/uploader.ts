@@ -206,7 +206,8 @@ export class Uploader {
       }
       const { resource, verified } =
         (await this.runCopy(job, transferId, signal)) ??
-        (await withStreamingHeadroom(async () => ((await this.inParts(job)) ? this.runMultipart(job, transferId, signal) : this.runPlain(job, transferId, signal))));
+        // A plain upload gets the heap's room from StorageService's write; the parts need it here.
+        ((await this.inParts(job)) ? await withStreamingHeadroom(() => this.runMultipart(job, transferId, signal)) : await this.runPlain(job, transferId, signal));
       this.jobs.done(id, transferId, { result_id: resource.id, verified }, resource.name);
       return resource;
     } catch (e) {

@@ -153,19 +153,22 @@ export class Smbclient {
    */
   commands(lines: string[], how: Ask = {}): Promise<Run> {
     if (this.useSessions) return this.ask(lines, how);
-    return this.slot(
-      () =>
-        new Promise<Run>((resolve, reject) => {
-          const child = this.spawn([]);
-          let output = '';
-          child.stdout!.setEncoding('utf8').on('data', (d: string) => (output += d));
-          child.stderr!.setEncoding('utf8').on('data', (d: string) => (output += d));
-          child.once('error', (e) => reject(spawnError(this.o.smbclient, e)));
-          child.once('close', (code) => resolve({ output, code }));
-          child.stdin!.on('error', () => {});
-          child.stdin!.end(lines.join('\n') + '\n');
-        }),
-    );
+    return this.slot(() => this.run([], lines.join('\n') + '\n'));
+  }
+
+  /** One smbclient process with `extra` arguments and `input` on stdin; killed after `timeoutMs` (its code is then null). */
+  private run(extra: string[], input: string, timeoutMs?: number): Promise<Run> {
+    return new Promise<Run>((resolve, reject) => {
+      const child = this.spawn(extra);
+      let output = '';
+      const timer = timeoutMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+      child.stdout!.setEncoding('utf8').on('data', (d: string) => (output += d));
+      child.stderr!.setEncoding('utf8').on('data', (d: string) => (output += d));
+      child.once('error', (e) => reject(spawnError(this.o.smbclient, e)));
+      child.once('close', (code) => (clearTimeout(timer), resolve({ output, code })));
+      child.stdin!.on('error', () => {});
+      child.stdin!.end(input);
+    });
   }
 
   /**
@@ -195,26 +198,10 @@ export class Smbclient {
       socket.once('timeout', () => done(false));
     });
     if (!open) return false;
-    return new Promise<boolean>((resolve) => {
-      let child: ReturnType<Smbclient['spawn']>;
-      try {
-        child = this.spawn(['-c', 'exit']);
-      } catch {
-        return resolve(true); // no smbclient to ask with: the open port is all there is to go by
-      }
-      let output = '';
-      const timer = setTimeout(() => child.kill('SIGKILL'), PROBE_MS);
-      child.stdout!.setEncoding('utf8').on('data', (d: string) => (output += d));
-      child.stderr!.setEncoding('utf8').on('data', (d: string) => (output += d));
-      child.stdin!.on('error', () => {});
-      child.stdin!.end();
-      child.once('error', () => resolve(true));
-      child.once('close', (code, signal) => {
-        clearTimeout(timer);
-        if (signal) return resolve(false);
-        resolve(code === 0 || statusError(output, '')?.code !== 'service_not_available');
-      });
-    });
+    const r = await this.run(['-c', 'exit'], '', PROBE_MS).catch(() => undefined);
+    if (!r) return true; // no smbclient to ask with: the open port is all there is to go by
+    // Killed (code null): no answer within PROBE_MS.
+    return r.code === 0 || (r.code !== null && statusError(r.output, '')?.code !== 'service_not_available');
   }
 
   /** Runs commands and throws the first NT_STATUS failure they reported, mapped. */
