@@ -82,7 +82,7 @@ export function filesHandlers(deps: FilesDeps, platform: Platform): Pick<Handler
         if (resource) transfers.setDone(transfer.id, resource.size ?? info.size);
         else {
           const source = createReadStream(path, { signal });
-          resource = await storage.upload(account, parent, basename(path), transfers.metered(transfer.id, source), { conflict, size: info.size });
+          resource = await transfers.sendMetered(transfer.id, source, (body) => storage.upload(account, parent, basename(path), body, { conflict, size: info.size }));
         }
         transfers.finish(transfer.id, undefined, resource.name);
         return resource;

@@ -68,7 +68,7 @@ export async function uploadLocalFolder(deps: { storage: StorageService; transfe
         continue;
       }
       const source = createReadStream(f.abs, { signal });
-      await storage.upload(account, ids.get(f.folder)!, f.name, transfers.metered(transfer.id, source), { conflict: 'rename', size: f.size });
+      await transfers.sendMetered(transfer.id, source, (body) => storage.upload(account, ids.get(f.folder)!, f.name, body, { conflict: 'rename', size: f.size }));
     }
     transfers.finish(transfer.id, undefined, top.name);
     return top;

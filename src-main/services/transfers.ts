@@ -86,12 +86,21 @@ export class TransfersService {
   }
 
   /**
-   * `source` counted into transfer `id` as it is read. Failures travel both ways: a source that
-   * fails fails what the consumer reads, and a consumer that stops early ends the source, so a
-   * file being read is closed at once (`pipe` alone would leave it open).
+   * Sends `source` (a file this process opened) through `write`, counted into transfer `id` as
+   * it is read. Failures travel both ways: a source that fails fails what the consumer reads, and
+   * a consumer that stops early ends the source, so the file is closed at once (`pipe` alone
+   * would leave it open). A write that fails before reading at all (a refused name, a folder
+   * that is gone) closes it too: unlike a request body, which is drained so that the client gets
+   * the answer, nobody else would.
    */
-  metered(id: string, source: Readable): Readable {
-    return pipeline(source, this.meter(id), () => {});
+  async sendMetered<T>(id: string, source: Readable, write: (body: Readable) => Promise<T>): Promise<T> {
+    const body = pipeline(source, this.meter(id), () => {});
+    try {
+      return await write(body);
+    } catch (e) {
+      body.destroy();
+      throw e;
+    }
   }
 
   /** A pass-through stream that counts bytes into the transfer's progress. */

@@ -268,10 +268,10 @@ export class Uploader {
     const lastSuccess = { at: Date.now() };
     const resource = await this.retry(
       'Upload',
-      async () => {
-        const body = this.deps.transfers.metered(transferId, createReadStream(job.local_path, { highWaterMark: 1 << 20 }));
-        return this.deps.storage.upload(job.account_id, job.parent_id, job.name, this.throttled(body), { conflict: job.overwrite ? 'overwrite' : 'rename', size: job.size });
-      },
+      () =>
+        this.deps.transfers.sendMetered(transferId, createReadStream(job.local_path, { highWaterMark: 1 << 20 }), (body) =>
+          this.deps.storage.upload(job.account_id, job.parent_id, job.name, this.throttled(body), { conflict: job.overwrite ? 'overwrite' : 'rename', size: job.size }),
+        ),
       signal,
       lastSuccess,
     );

@@ -1,13 +1,16 @@
 /**
- * A transfer whose write fails part-way lets go of what it was reading at once: the local file it
- * read is closed when the transfer ends, not whenever the garbage collector finds its handle (a
- * plain descriptor would stay open for good). Covered: a sync transfer (docs/sync.md, Remote
- * changes: a failed run is tried again on its own) and the desktop uploader's streamed upload
- * (spec 1, Upload a file). The memory connector is the reference backend; its write here takes
- * one chunk and then fails, as a server that dies would.
+ * A transfer whose write fails part-way, or is refused before it reads a byte, lets go of what it
+ * was reading at once: the local file it read is closed when the transfer ends, not whenever the
+ * garbage collector finds its handle (a plain descriptor would stay open for good). Covered: a
+ * sync transfer (docs/sync.md, Remote changes: a failed run is tried again on its own), the
+ * desktop uploader's streamed upload and a dropped folder's upload (spec 1, Upload a file). The
+ * memory connector is the reference backend; its write here takes one chunk and then fails, as a
+ * server that dies would, or refuses the request without reading it, as a server over its quota
+ * would.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
@@ -17,6 +20,7 @@ import type { StorageConnector } from '../../src-main/connectors/types';
 import { ServiceError } from '../../src-main/errors';
 import { scratchDir, until } from '../servers/util';
 import { pairEngine, syncDb } from '../sync/scenario';
+import { uploadLocalFolder } from '../../src-main/services/folder-upload';
 
 /** The open descriptors of this process that point at `file`. */
 const openOn = (file: string) =>
@@ -32,6 +36,12 @@ const openOn = (file: string) =>
 async function failingWrite(_path: string, body: Readable): Promise<never> {
   for await (const _chunk of body) break;
   throw new ServiceError('forbidden', 'The server refused the rest.');
+}
+
+/** Refuses the request once its body is ready, without reading any of it. */
+async function refusedWrite(_path: string, body: Readable): Promise<never> {
+  await once(body, 'readable');
+  throw new ServiceError('forbidden', 'The server is over its quota.');
 }
 
 /** Closing takes a trip through the I/O pool: a moment (milliseconds), while a handle left to the collector stayed open for seconds here. */
@@ -51,6 +61,39 @@ describe('a transfer that fails part-way', () => {
       const file = join(work, 'four MiB.bin');
       writeFileSync(file, randomBytes(4 << 20));
       await expect(app.uploads.uploader.upload({ accountId, parentId: 'root', localPath: file, name: 'up.bin', overwrite: false })).rejects.toMatchObject({ code: 'forbidden' });
+      await closedSoon(file);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("the desktop uploader's streamed upload closes the local file when the server refuses it unread", async () => {
+    const work = scratchDir('upload-refused');
+    const app = await createApp({ dataDir: join(work, 'data'), defaultLocalFolder: false });
+    try {
+      const accountId = (await app.accounts.connect({ service: 'memory', options: { store: 'upload-refused' } })).id;
+      (await app.accounts.storage(accountId)).write = refusedWrite;
+      // Larger than what the stream reads ahead, under the multipart threshold.
+      const file = join(work, 'four MiB.bin');
+      writeFileSync(file, randomBytes(4 << 20));
+      await expect(app.uploads.uploader.upload({ accountId, parentId: 'root', localPath: file, name: 'up.bin', overwrite: false })).rejects.toMatchObject({ code: 'forbidden' });
+      await closedSoon(file);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("a dropped folder's upload closes the file the server refused unread", async () => {
+    const work = scratchDir('folder-upload-refused');
+    const app = await createApp({ dataDir: join(work, 'data'), defaultLocalFolder: false });
+    try {
+      const accountId = (await app.accounts.connect({ service: 'memory', options: { store: 'folder-upload-refused' } })).id;
+      (await app.accounts.storage(accountId)).write = refusedWrite;
+      const dropped = join(work, 'dropped');
+      mkdirSync(dropped);
+      const file = join(dropped, 'report.bin');
+      writeFileSync(file, randomBytes(4 << 20));
+      await expect(uploadLocalFolder(app, accountId, 'root', dropped)).rejects.toMatchObject({ code: 'forbidden' });
       await closedSoon(file);
     } finally {
       await app.close();
