@@ -3,7 +3,7 @@
 // ListMultipartUploads) and Azure (Azurite) with native parts, a local folder with offset writes,
 // and the reference backend (memory) through the spooled server-side assembly.
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { ListMultipartUploadsCommand, S3Client } from '@aws-sdk/client-s3';
@@ -187,6 +187,27 @@ describe('multipart sessions: size, restarts, staleness', () => {
     await mp.putPart(acc.s3, s.id, 2, body(data.subarray(s.part_size)));
     const file = await mp.complete(acc.s3, s.id);
     expect(sha(await bytesOf(app, acc.s3, file.id))).toBe(sha(data));
+  });
+
+  it('a local session holds no open file between its parts (a session can wait for days, or outlive the app)', async () => {
+    const size = 11 * MiB;
+    const data = randomBytes(size);
+    const s = await mp.init(acc.local, { parentId: 'root', name: 'between-parts.bin', size });
+    await mp.putPart(acc.local, s.id, 1, body(data.subarray(0, s.part_size)));
+    const [temp] = readdirSync(localFolder).filter((n) => /^\.tributary-.*\.upload$/.test(n));
+    expect(temp).toBeDefined();
+    const target = realpathSync(join(localFolder, temp!));
+    const holding = readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`) === target;
+      } catch {
+        return false;
+      }
+    });
+    expect(holding).toEqual([]);
+    for (let n = 2; (n - 1) * s.part_size < size; n++) await mp.putPart(acc.local, s.id, n, body(data.subarray((n - 1) * s.part_size, n * s.part_size)));
+    const file = await mp.complete(acc.local, s.id);
+    expect(sha(await bytesOf(app, acc.local, file.id))).toBe(sha(data));
   });
 
   it('sessions of another account are not found', async () => {
