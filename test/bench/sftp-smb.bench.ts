@@ -6,17 +6,16 @@
  * `smbclient`). For SMB it also times the npm library route that was not chosen (v9u-smb2, in a
  * child node with --openssl-legacy-provider), to keep the choice in docs/sftp-smb.md honest.
  *   npm run bench sftp-smb    (or node scripts/run-ts.mjs test/bench/sftp-smb.bench.ts)
- *   BENCH_SIZE_MB (default 1024), BENCH_LIST_ENTRIES (default 100000), BENCH_LIST_RUNS (default 3:
- *   listings are best of that many runs per tool; SMB's listings run in turns, one per tool per
- *   round), BENCH_TRANSFER_RUNS (default 1: SMB's uploads and downloads run in turns, one per
- *   tool per round, best of that many), BENCH_ONLY (sftp or smb: that backend alone)
+ *   BENCH_SIZE_MB (default 1024), BENCH_LIST_ENTRIES (default 100000), BENCH_LIST_RUNS (default
+ *   3: listings run in turns, one per tool per round, best of that many), BENCH_TRANSFER_RUNS
+ *   (default 1: uploads and downloads likewise), BENCH_ONLY (sftp or smb: that backend alone)
  * Every tool writes its download to /dev/null (Tributary pipes its stream into a file stream
  * there, as the REST answer's route does into a socket); for SMB, "to file" also times a
  * download into a file on disk (Tributary's downloader, `smbclient get`, `rclone copyto`), in
  * turns like the listings, and "from file" an upload of the file on disk (Tributary's uploader,
  * which has smbclient `put` read the file, against `smbclient put` and `rclone copyto`), in
- * TRANSFER_RUNS turns, each round's ratios printed. Prints MB/s, entries/s and Tributary's speed ÷ each tool's (>1 =
- * Tributary faster). For SMB, "smbclient through a pipe" times smbclient's own put from and get
+ * TRANSFER_RUNS turns, each round's ratios printed. Prints MB/s, entries/s and Tributary's speed
+ * ÷ each tool's (>1 = Tributary faster). For SMB, "smbclient through a pipe" times smbclient's own put from and get
  * into a pipe: the ceiling of Tributary's streamed upload and download, which pass through one.
  */
 import { spawnSync } from 'node:child_process';
@@ -38,7 +37,7 @@ const SIZE_MB = Number(process.env.BENCH_SIZE_MB ?? 1024);
 const ENTRIES = Number(process.env.BENCH_LIST_ENTRIES ?? 100_000);
 /** Listings are timed best-of-N (BENCH_LIST_RUNS, default 3): one listing is short and the load varies. */
 const LIST_RUNS = Number(process.env.BENCH_LIST_RUNS ?? 3);
-/** SMB uploads and downloads: rounds of one transfer per tool, best of each (BENCH_TRANSFER_RUNS, default 1). */
+/** Uploads and downloads: rounds of one transfer per tool, best of each (BENCH_TRANSFER_RUNS, default 1). */
 const TRANSFER_RUNS = Number(process.env.BENCH_TRANSFER_RUNS ?? 1);
 
 /** The best of LIST_RUNS timings. */
@@ -95,20 +94,6 @@ function makeListing(dir: string): void {
   chmodSync(dir, 0o777);
 }
 
-async function tributary(app: App, acc: number, src: string, bytes: number, listFolderName: string | null): Promise<Row> {
-  const MB = bytes / 1e6;
-  let id = '';
-  const up = await timed(async () => {
-    id = (await app.storage.upload(acc, 'root', 'tributary.bin', createReadStream(src, { highWaterMark: 1 << 20 }), { size: bytes, conflict: 'overwrite' })).id;
-  });
-  const down = await timed(async () => {
-    const { stream } = await app.storage.download(acc, id);
-    await pipeline(stream, createWriteStream('/dev/null'));
-  });
-  const list = listFolderName === null ? null : await best(await tributaryListing(app, acc, listFolderName));
-  return { tool: 'Tributary', uploadMBs: MB / up, downloadMBs: MB / down, listEntriesPerS: list === null ? null : ENTRIES / list };
-}
-
 /** Times one page-1 listing of the folder named `name` in the account's root, as REST asks it. */
 async function tributaryListing(app: App, acc: number, name: string): Promise<() => Promise<number>> {
   const folder = (await app.storage.list(acc, 'root', 1, 1000)).items.find((i) => i.name === name)!;
@@ -120,15 +105,6 @@ async function tributaryListing(app: App, acc: number, name: string): Promise<()
     if (total !== ENTRIES) throw new Error(`Tributary listed ${total} entries, not ${ENTRIES}`);
     return s;
   };
-}
-
-/** rclone with an environment-only remote; `file` and `folder` are remote paths (folder null: no listing). */
-async function rclone(env: NodeJS.ProcessEnv, src: string, bytes: number, file: string, folder: string | null): Promise<Row> {
-  const MB = bytes / 1e6;
-  const up = spawnTimed('rclone', ['copyto', src, file], env);
-  const down = spawnTimed('rclone', ['cat', file], env, true);
-  const list = folder === null ? null : await best(rcloneListing(env, folder));
-  return { tool: 'rclone', uploadMBs: MB / up, downloadMBs: MB / down, listEntriesPerS: list === null ? null : ENTRIES / list };
 }
 
 /** Times one `rclone lsf` of `folder`. */
@@ -205,7 +181,6 @@ async function benchSftp(work: string, src: string, bytes: number): Promise<Row[
       service: 'sftp',
       options: { host: server.host, port: server.port, username: server.username, password: server.password, root: server.dataDir },
     });
-    const rows = [await tributary(app, acc.id, src, bytes, 'many')];
     const env = {
       ...process.env,
       RCLONE_CONFIG_BSFTP_TYPE: 'sftp',
@@ -218,17 +193,47 @@ async function benchSftp(work: string, src: string, bytes: number): Promise<Row[
       RCLONE_CONFIG_BSFTP_DISABLE_HASHCHECK: 'true',
       RCLONE_CONFIG_DIR: work,
     };
-    rows.push(await rclone(env, src, bytes, `bsftp:${server.dataDir}/rclone.bin`, `bsftp:${server.dataDir}/many`));
     const key = join(work, 'sftp-key');
     writeFileSync(key, server.rootPrivateKey, { mode: 0o600 });
     const ssh = ['-q', '-P', String(server.port), '-i', key, '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-b', '-', `root@${server.host}`];
     const MB = bytes / 1e6;
-    const up = spawnTimed('sftp', ssh, process.env, true, undefined, `put ${src} ${server.dataDir}/cli.bin\n`);
-    const down = spawnTimed('sftp', ssh, process.env, true, undefined, `get ${server.dataDir}/cli.bin /dev/null\n`);
-    let lines = 0;
-    const list = await best(() => spawnTimed('sftp', ssh, process.env, false, (out) => (lines = out.split('\n').filter((l) => l.includes('entry-')).length), `ls -1 ${server.dataDir}/many\n`));
-    if (lines !== ENTRIES) throw new Error(`sftp listed ${lines} entries, not ${ENTRIES}`);
-    rows.push({ tool: 'OpenSSH sftp -b', uploadMBs: MB / up, downloadMBs: MB / down, listEntriesPerS: ENTRIES / list });
+    // Uploads, then downloads, in turns (TRANSFER_RUNS rounds, best of each).
+    let id = '';
+    const transfers = await inTurns(
+      {
+        'up Tributary': () =>
+          timed(async () => {
+            id = (await app.storage.upload(acc.id, 'root', 'tributary.bin', createReadStream(src, { highWaterMark: 1 << 20 }), { size: bytes, conflict: 'overwrite' })).id;
+          }),
+        // --ignore-times: from the second round on the target is already the same file.
+        'up rclone': () => spawnTimed('rclone', ['copyto', '--ignore-times', src, `bsftp:${server.dataDir}/rclone.bin`], env),
+        'up OpenSSH sftp -b': () => spawnTimed('sftp', ssh, process.env, true, undefined, `put ${src} ${server.dataDir}/cli.bin\n`),
+        'down Tributary': () =>
+          timed(async () => {
+            const { stream } = await app.storage.download(acc.id, id);
+            await pipeline(stream, createWriteStream('/dev/null'));
+          }),
+        'down rclone': () => spawnTimed('rclone', ['cat', `bsftp:${server.dataDir}/rclone.bin`], env, true),
+        'down OpenSSH sftp -b': () => spawnTimed('sftp', ssh, process.env, true, undefined, `get ${server.dataDir}/cli.bin /dev/null\n`),
+      },
+      TRANSFER_RUNS,
+    );
+    const listings = await inTurns({
+      Tributary: await tributaryListing(app, acc.id, 'many'),
+      rclone: rcloneListing(env, `bsftp:${server.dataDir}/many`),
+      'OpenSSH sftp -b': () => {
+        let lines = 0;
+        const s = spawnTimed('sftp', ssh, process.env, false, (out) => (lines = out.split('\n').filter((l) => l.includes('entry-')).length), `ls -1 ${server.dataDir}/many\n`);
+        if (lines !== ENTRIES) throw new Error(`sftp listed ${lines} entries, not ${ENTRIES}`);
+        return s;
+      },
+    });
+    const rows: Row[] = ['Tributary', 'rclone', 'OpenSSH sftp -b'].map((tool) => ({
+      tool,
+      uploadMBs: MB / transfers[`up ${tool}`]!,
+      downloadMBs: MB / transfers[`down ${tool}`]!,
+      listEntriesPerS: ENTRIES / listings[tool]!,
+    }));
     rows.push(await ssh2Listing(server, `${server.dataDir}/many`));
     return rows;
   } finally {
