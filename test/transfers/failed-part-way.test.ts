@@ -9,18 +9,18 @@
  * would.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
+import { mkdirSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createApp } from '../../src-main/app';
+import { createApp, type App } from '../../src-main/app';
 import { MemoryConnector } from '../../src-main/connectors/memory';
 import type { StorageConnector } from '../../src-main/connectors/types';
 import { ServiceError } from '../../src-main/errors';
+import { uploadLocalFolder } from '../../src-main/services/folder-upload';
 import { scratchDir, until } from '../servers/util';
 import { pairEngine, syncDb } from '../sync/scenario';
-import { uploadLocalFolder } from '../../src-main/services/folder-upload';
 
 /** The open descriptors of this process that point at `file`. */
 const openOn = (file: string) =>
@@ -51,53 +51,42 @@ async function closedSoon(file: string): Promise<void> {
 }
 
 describe('a transfer that fails part-way', () => {
-  it("the desktop uploader's streamed upload closes the local file when it fails", async () => {
-    const work = scratchDir('upload-failure');
+  /** An app with a memory account whose writes end as `write` does; `use` runs with it. */
+  async function withFailingAccount(name: string, write: StorageConnector['write'], use: (app: App, accountId: number, work: string) => Promise<void>): Promise<void> {
+    const work = scratchDir(name);
     const app = await createApp({ dataDir: join(work, 'data'), defaultLocalFolder: false });
     try {
-      const accountId = (await app.accounts.connect({ service: 'memory', options: { store: 'upload-failure' } })).id;
-      (await app.accounts.storage(accountId)).write = failingWrite;
-      // Under the multipart threshold, so that the file is streamed in one request.
-      const file = join(work, 'four MiB.bin');
-      writeFileSync(file, randomBytes(4 << 20));
-      await expect(app.uploads.uploader.upload({ accountId, parentId: 'root', localPath: file, name: 'up.bin', overwrite: false })).rejects.toMatchObject({ code: 'forbidden' });
-      await closedSoon(file);
+      const accountId = (await app.accounts.connect({ service: 'memory', options: { store: name } })).id;
+      (await app.accounts.storage(accountId)).write = write;
+      await use(app, accountId, work);
     } finally {
       await app.close();
     }
-  });
+  }
 
-  it("the desktop uploader's streamed upload closes the local file when the server refuses it unread", async () => {
-    const work = scratchDir('upload-refused');
-    const app = await createApp({ dataDir: join(work, 'data'), defaultLocalFolder: false });
-    try {
-      const accountId = (await app.accounts.connect({ service: 'memory', options: { store: 'upload-refused' } })).id;
-      (await app.accounts.storage(accountId)).write = refusedWrite;
-      // Larger than what the stream reads ahead, under the multipart threshold.
+  it.each([
+    ['fails part-way', 'upload-failure', failingWrite],
+    ['is refused unread', 'upload-refused', refusedWrite],
+  ])("the desktop uploader's streamed upload closes the local file when the write %s", async (_case, name, write) => {
+    await withFailingAccount(name, write, async (app, accountId, work) => {
+      // Larger than what the stream reads ahead, under the multipart threshold, so that the
+      // file is streamed in one request.
       const file = join(work, 'four MiB.bin');
       writeFileSync(file, randomBytes(4 << 20));
       await expect(app.uploads.uploader.upload({ accountId, parentId: 'root', localPath: file, name: 'up.bin', overwrite: false })).rejects.toMatchObject({ code: 'forbidden' });
       await closedSoon(file);
-    } finally {
-      await app.close();
-    }
+    });
   });
 
   it("a dropped folder's upload closes the file the server refused unread", async () => {
-    const work = scratchDir('folder-upload-refused');
-    const app = await createApp({ dataDir: join(work, 'data'), defaultLocalFolder: false });
-    try {
-      const accountId = (await app.accounts.connect({ service: 'memory', options: { store: 'folder-upload-refused' } })).id;
-      (await app.accounts.storage(accountId)).write = refusedWrite;
+    await withFailingAccount('folder-upload-refused', refusedWrite, async (app, accountId, work) => {
       const dropped = join(work, 'dropped');
       mkdirSync(dropped);
       const file = join(dropped, 'report.bin');
       writeFileSync(file, randomBytes(4 << 20));
       await expect(uploadLocalFolder(app, accountId, 'root', dropped)).rejects.toMatchObject({ code: 'forbidden' });
       await closedSoon(file);
-    } finally {
-      await app.close();
-    }
+    });
   });
 
   it('a sync transfer closes the local file it was reading when the run ends', async () => {
