@@ -10,13 +10,13 @@
  *   3: listings run in turns, one per tool per round, best of that many), BENCH_TRANSFER_RUNS
  *   (default 1: uploads and downloads likewise), BENCH_ONLY (sftp or smb: that backend alone)
  * Every upload writes a new file, as Tributary's always does (`newFile`). Every tool writes its
- * download to /dev/null (Tributary pipes its stream into a file stream
- * there, as the REST answer's route does into a socket); for SMB, "to file" also times a
- * download into a file on disk (Tributary's downloader, `smbclient get`, `rclone copyto`), in
- * turns like the listings, and "from file" an upload of the file on disk (Tributary's uploader,
- * which has smbclient `put` read the file, against `smbclient put` and `rclone copyto`), in
- * TRANSFER_RUNS turns, each round's ratios printed. Prints MB/s, entries/s and Tributary's speed
- * ÷ each tool's (>1 = Tributary faster). For SMB, "smbclient through a pipe" times smbclient's own put from and get
+ * download to /dev/null (Tributary pipes its stream into a file stream there, as the REST
+ * answer's route does into a socket); for SMB, "to file" also times a download into a file on
+ * disk (Tributary's downloader, `smbclient get`, `rclone copyto`), in turns like the listings,
+ * and "from file" an upload of the file on disk (Tributary's uploader, which has smbclient `put`
+ * read the file, against `smbclient put` and `rclone copyto`), in TRANSFER_RUNS turns, each
+ * round's ratios printed. Prints MB/s, entries/s and Tributary's speed ÷ each tool's (>1 =
+ * Tributary faster). For SMB, "smbclient through a pipe" times smbclient's own put from and get
  * into a pipe: the ceiling of Tributary's streamed upload and download, which pass through one.
  */
 import { spawnSync } from 'node:child_process';
