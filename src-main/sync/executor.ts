@@ -12,7 +12,7 @@
  * made from fresh scans, does again or no longer needs.
  */
 import { createHash } from 'node:crypto';
-import { Transform } from 'node:stream';
+import { pipeline, Transform } from 'node:stream';
 import { joinPath, parentOf, tempName } from '../connectors/shared/paths';
 import type { Entry, StorageConnector } from '../connectors/types';
 import { ServiceError, toServiceError } from '../errors';
@@ -318,19 +318,23 @@ export class Executor {
       } else {
         const h = createHash('md5');
         const source = await this.conn(from).read(this.abs(from, op.src));
-        const body = source.pipe(
+        // A pipeline, not `pipe`: a source that fails part-way (a dropped connection) fails the
+        // write, where `pipe` left the writer waiting for bytes for good.
+        const body = pipeline(
+          source,
           new Transform({
             transform(chunk: Buffer, _enc, done) {
               h.update(chunk);
               done(null, chunk);
             },
           }),
+          () => {},
         );
         try {
           written = await withStreamingHeadroom(() => target.write(this.abs(op.side, op.path), body, options));
         } finally {
-          // A write that failed part-way leaves the source unread, and `pipe` does not end it:
-          // its file or connection is let go now rather than whenever the collector finds it.
+          // A write that failed part-way leaves the source unread: its file or connection is let
+          // go now rather than whenever the collector finds it.
           source.destroy();
         }
         hash = `md5:${h.digest('hex')}`;

@@ -6,13 +6,14 @@
  * desktop uploader's streamed upload and a dropped folder's upload (spec 1, Upload a file). The
  * memory connector is the reference backend; its write here takes one chunk and then fails, as a
  * server that dies would, or refuses the request without reading it, as a server over its quota
- * would.
+ * would. A sync transfer whose source drops part-way fails its run rather than waiting for bytes
+ * that never come.
  */
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdirSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
 import { MemoryConnector } from '../../src-main/connectors/memory';
@@ -87,6 +88,37 @@ describe('a transfer that fails part-way', () => {
       await expect(uploadLocalFolder(app, accountId, 'root', dropped)).rejects.toMatchObject({ code: 'forbidden' });
       await closedSoon(file);
     });
+  });
+
+  it('a sync transfer whose source fails part-way ends the run, and leaves no file behind', async () => {
+    const work = scratchDir('sync-source-failure');
+    const local = join(work, 'local');
+    mkdirSync(local);
+    const remote = new MemoryConnector('sync-source-failure');
+    await remote.write('/big.bin', Readable.from([randomBytes(4 << 20)]));
+    // The server drops the connection after the first chunk.
+    const dropping: StorageConnector = Object.assign(Object.create(remote) as StorageConnector, {
+      read: async () =>
+        new Readable({
+          read() {
+            if (this.readableLength === 0 && !this.destroyed) {
+              this.push(randomBytes(1 << 16));
+              setImmediate(() => this.destroy(new ServiceError('upstream_error', 'The connection was reset.')));
+            }
+          },
+        }),
+    });
+    const { engine, pair } = await pairEngine(syncDb(), dropping, local, '/', join(work, 'trash'));
+    try {
+      const ended = engine.run(pair.id).then(
+        () => 'ended',
+        () => 'ended',
+      );
+      expect(await Promise.race([ended, new Promise((r) => setTimeout(() => r('still waiting'), 10_000))])).toBe('ended');
+      expect(readdirSync(local)).toEqual([]);
+    } finally {
+      await engine.close();
+    }
   });
 
   it('a sync transfer closes the local file it was reading when the run ends', async () => {
