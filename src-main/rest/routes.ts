@@ -4,7 +4,7 @@
  * (activity.ts), declared once and served in v0, v1 and v2: handlers call
  * the services and hand service objects to the version mappers in shapes/storage.ts.
  */
-import { Readable, Transform } from 'node:stream';
+import { finished, Readable, Transform } from 'node:stream';
 import type { Response } from 'undici';
 import type { Account, Resource } from '../contract';
 import { connectorDefinition, credentialsOf } from '../connectors/registry';
@@ -397,26 +397,7 @@ export const MAX_FORM_UPLOAD_BYTES = 64 << 20;
  * binary form streams any size.
  */
 async function formUpload(ctx: Ctx, account: number, overwrite: boolean): Promise<Resource> {
-  let size = 0;
-  const capped = bodyStream(ctx.req).pipe(
-    new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        size += chunk.length;
-        if (size > MAX_FORM_UPLOAD_BYTES) done(new ServiceError('payload_too_large', `A form upload is at most ${MAX_FORM_UPLOAD_BYTES} bytes; send larger files as binary with X-Service-Metadata.`));
-        else done(null, chunk);
-      },
-    }),
-  );
-  let form: Awaited<ReturnType<Response['formData']>>;
-  try {
-    const { Response } = await undici();
-    form = await new Response(Readable.toWeb(capped) as ReadableStream, { headers: { 'content-type': String(ctx.req.headers['content-type']) } }).formData();
-  } catch (e) {
-    const cause = (e as { cause?: unknown }).cause;
-    if (e instanceof ServiceError) throw e;
-    if (cause instanceof ServiceError) throw cause;
-    throw new ServiceError('bad_request', 'The request body is not a valid multipart form.');
-  }
+  const form = await readForm(bodyStream(ctx.req), String(ctx.req.headers['content-type']));
   const file = form.get('file');
   const metadata = form.get('metadata');
   if (file === null || typeof file === 'string') throw new ServiceError('bad_request', 'A form upload needs a `file` part with the bytes.');
@@ -424,6 +405,36 @@ async function formUpload(ctx: Ctx, account: number, overwrite: boolean): Promis
   const { parentId, name } = parseMetadata(metadata, 'The `metadata` part', file.name || undefined);
   const body = Readable.fromWeb(file.stream() as import('node:stream/web').ReadableStream);
   return ctx.app.storage.upload(account, parentId, name, body, { conflict: overwrite ? 'overwrite' : 'rename', size: file.size });
+}
+
+/**
+ * A multipart form read whole (at most MAX_FORM_UPLOAD_BYTES). A body that fails or closes
+ * before its end fails the read: the parser would otherwise wait for the rest for good, holding
+ * what came. Only the failure is passed on, not a pipeline: a form refused as too large must not
+ * destroy the request, whose socket still carries the answer.
+ */
+export async function readForm(source: Readable, contentType: string): Promise<Awaited<ReturnType<Response['formData']>>> {
+  let size = 0;
+  const capped = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      size += chunk.length;
+      if (size > MAX_FORM_UPLOAD_BYTES) done(new ServiceError('payload_too_large', `A form upload is at most ${MAX_FORM_UPLOAD_BYTES} bytes; send larger files as binary with X-Service-Metadata.`));
+      else done(null, chunk);
+    },
+  });
+  finished(source, (e) => {
+    if (e) capped.destroy(new ServiceError('bad_request', 'The form\'s body ended before its end.', {}, { cause: e }));
+  });
+  source.pipe(capped);
+  try {
+    const { Response } = await undici();
+    return await new Response(Readable.toWeb(capped) as ReadableStream, { headers: { 'content-type': contentType } }).formData();
+  } catch (e) {
+    const cause = (e as { cause?: unknown }).cause;
+    if (e instanceof ServiceError) throw e;
+    if (cause instanceof ServiceError) throw cause;
+    throw new ServiceError('bad_request', 'The request body is not a valid multipart form.');
+  }
 }
 
 const FORM_DATA = /^\s*multipart\/form-data\s*;/i;

@@ -5,10 +5,12 @@
  * are uploaded as binary content instead of a multipart form POST", so v1/v2 refuse the form.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { FormData, Response } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_FORM_UPLOAD_BYTES, readForm } from '../../src-main/rest/routes';
 import { importLocal, isErrorBody, startRest, type RestServer } from './harness';
 
 let s: RestServer;
@@ -71,5 +73,28 @@ describe('spec 1 Upload a file: the deprecated v0 multipart form', () => {
       expect(r.status).toBe(415);
       expect(r.json.error_code).toBe('unsupported_media_type');
     }
+  });
+
+  // A client that goes away mid-form: the read ends with an error rather than waiting for the
+  // rest of the body for good (holding what came, up to the cap, for the life of the process).
+  it.each([
+    ['fails', (r: Readable) => r.destroy(new Error('connection reset'))],
+    ['closes without an error', (r: Readable) => r.destroy()],
+  ])('a form body that %s part-way fails the read with 400', async (_how, end) => {
+    const f = await form({ metadata: JSON.stringify({ parent_id: 'root', name: 'cut.bin' }), file: { bytes: randomBytes(200_000), filename: 'cut.bin' } });
+    const body = new Readable({ read() {} });
+    body.push(f.raw.subarray(0, 50_000));
+    const read = readForm(body, f.type);
+    setImmediate(() => end(body));
+    await expect(read).rejects.toMatchObject({ code: 'bad_request' });
+  }, 10_000);
+
+  it('a form over the cap is 413 payload_too_large, answered on the same request, and nothing is written', async () => {
+    const f = await form({ metadata: JSON.stringify({ parent_id: 'root', name: 'huge.bin' }), file: { bytes: Buffer.alloc(MAX_FORM_UPLOAD_BYTES + 1), filename: 'huge.bin' } });
+    const res = await s.call('POST', `/v0/accounts/${acc.id}/files`, { raw: f.raw, headers: { 'content-type': f.type } });
+    expect(res.status).toBe(413);
+    expect(isErrorBody(res.json, 413)).toBe(true);
+    expect(res.json.error_code).toBe('payload_too_large');
+    expect(existsSync(join(acc.folder, 'huge.bin'))).toBe(false);
   });
 });
