@@ -32,7 +32,7 @@ import { Client, type SFTPWrapper } from 'ssh2';
 import { startSshd, type Sshd } from '../servers/sshd';
 import { hasBinary, scratchDir } from '../servers/util';
 import { RATIO_LABEL, ratioCells, speedRatio, summary } from './ratio';
-import { rcloneObscure } from './peers';
+import { rcloneRemote } from './peers';
 
 const SIZE_MB = Number(process.env.BENCH_SIZE_MB ?? 1024);
 const ENTRIES = Number(process.env.BENCH_LIST_ENTRIES ?? 100_000);
@@ -54,6 +54,11 @@ const newFile = (dir: string, file: string, fn: () => number | Promise<number>) 
   spawnSync('sync');
   return fn();
 };
+
+/** A row per tool from its `up <tool>` and `down <tool>` seconds (listings filled in after). */
+function transferRows(tools: string[], seconds: Record<string, number>, MB: number): Row[] {
+  return tools.map((tool) => ({ tool, uploadMBs: MB / seconds[`up ${tool}`]!, downloadMBs: MB / seconds[`down ${tool}`]!, listEntriesPerS: null }));
+}
 
 /** The best of LIST_RUNS timings. */
 async function best(fn: () => number | Promise<number>): Promise<number> {
@@ -123,11 +128,17 @@ async function tributaryListing(app: App, acc: number, name: string): Promise<()
 }
 
 /** Times one `rclone lsf` of `folder`. */
-function rcloneListing(env: NodeJS.ProcessEnv, folder: string): () => number {
+const rcloneListing = (env: NodeJS.ProcessEnv, folder: string) => cliListing('rclone', ['lsf', folder], undefined, env);
+
+/**
+ * Times one listing by a command-line tool (`input`: its commands on stdin) and checks that it
+ * printed all ENTRIES entries (fixture names start `entry-`; other lines are the tool's own).
+ */
+function cliListing(cmd: string, args: string[], input?: string, env: NodeJS.ProcessEnv = process.env): () => number {
   return () => {
     let lines = 0;
-    const s = spawnTimed('rclone', ['lsf', folder], env, false, (out) => (lines = out.split('\n').filter(Boolean).length));
-    if (lines !== ENTRIES) throw new Error(`rclone listed ${lines} entries, not ${ENTRIES}`);
+    const s = spawnTimed(cmd, args, env, false, (out) => (lines = out.split('\n').filter((l) => l.includes('entry-')).length), input);
+    if (lines !== ENTRIES) throw new Error(`${cmd} listed ${lines} entries, not ${ENTRIES}`);
     return s;
   };
 }
@@ -196,18 +207,8 @@ async function benchSftp(work: string, src: string, bytes: number): Promise<Row[
       service: 'sftp',
       options: { host: server.host, port: server.port, username: server.username, password: server.password, root: server.dataDir },
     });
-    const env = {
-      ...process.env,
-      RCLONE_CONFIG_BSFTP_TYPE: 'sftp',
-      RCLONE_CONFIG_BSFTP_HOST: server.host,
-      RCLONE_CONFIG_BSFTP_PORT: String(server.port),
-      RCLONE_CONFIG_BSFTP_USER: server.username,
-      RCLONE_CONFIG_BSFTP_PASS: rcloneObscure(server.password),
-      // internal-sftp runs no shell: no remote md5sum, no shell probing.
-      RCLONE_CONFIG_BSFTP_SHELL_TYPE: 'none',
-      RCLONE_CONFIG_BSFTP_DISABLE_HASHCHECK: 'true',
-      RCLONE_CONFIG_DIR: work,
-    };
+    // internal-sftp runs no shell: no remote md5sum, no shell probing.
+    const env = rcloneRemote('bsftp', { type: 'sftp', host: server.host, port: String(server.port), user: server.username, pass: server.password, shell_type: 'none', disable_hashcheck: 'true' }, work);
     const key = join(work, 'sftp-key');
     writeFileSync(key, server.rootPrivateKey, { mode: 0o600 });
     const ssh = ['-q', '-P', String(server.port), '-i', key, '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-b', '-', `root@${server.host}`];
@@ -236,19 +237,10 @@ async function benchSftp(work: string, src: string, bytes: number): Promise<Row[
     const listings = await inTurns({
       Tributary: await tributaryListing(app, acc.id, 'many'),
       rclone: rcloneListing(env, `bsftp:${server.dataDir}/many`),
-      'OpenSSH sftp -b': () => {
-        let lines = 0;
-        const s = spawnTimed('sftp', ssh, process.env, false, (out) => (lines = out.split('\n').filter((l) => l.includes('entry-')).length), `ls -1 ${server.dataDir}/many\n`);
-        if (lines !== ENTRIES) throw new Error(`sftp listed ${lines} entries, not ${ENTRIES}`);
-        return s;
-      },
+      'OpenSSH sftp -b': cliListing('sftp', ssh, `ls -1 ${server.dataDir}/many\n`),
     });
-    const rows: Row[] = ['Tributary', 'rclone', 'OpenSSH sftp -b'].map((tool) => ({
-      tool,
-      uploadMBs: MB / transfers[`up ${tool}`]!,
-      downloadMBs: MB / transfers[`down ${tool}`]!,
-      listEntriesPerS: ENTRIES / listings[tool]!,
-    }));
+    const rows = transferRows(['Tributary', 'rclone', 'OpenSSH sftp -b'], transfers, MB);
+    for (const row of rows) row.listEntriesPerS = ENTRIES / listings[row.tool]!;
     rows.push(await ssh2Listing(server, `${server.dataDir}/many`));
     return rows;
   } finally {
@@ -291,16 +283,7 @@ async function benchSmb(work: string, src: string, bytes: number): Promise<Row[]
       service: 'smb',
       options: { host: server.host, port: server.port, share: server.share, workgroup: server.workgroup, username: server.username, password: server.password },
     });
-    const env = {
-      ...process.env,
-      RCLONE_CONFIG_BSMB_TYPE: 'smb',
-      RCLONE_CONFIG_BSMB_HOST: server.host,
-      RCLONE_CONFIG_BSMB_PORT: String(server.port),
-      RCLONE_CONFIG_BSMB_USER: server.username,
-      RCLONE_CONFIG_BSMB_PASS: rcloneObscure(server.password),
-      RCLONE_CONFIG_BSMB_DOMAIN: server.workgroup,
-      RCLONE_CONFIG_DIR: work,
-    };
+    const env = rcloneRemote('bsmb', { type: 'smb', host: server.host, port: String(server.port), user: server.username, pass: server.password, domain: server.workgroup }, work);
     const MB = bytes / 1e6;
     const cli = ['-s', '/dev/null', '-p', String(server.port), `//${server.host}/${server.share}`, '-U', `${server.username}%${server.password}`];
     const fresh = (file: string, fn: () => number | Promise<number>) => newFile(server.shareDir, file, fn);
@@ -338,13 +321,8 @@ async function benchSmb(work: string, src: string, bytes: number): Promise<Row[]
       },
       TRANSFER_RUNS,
     );
-    const rows: Row[] = ['Tributary', 'rclone', 'smbclient', 'smbclient through a pipe'].map((tool) => ({
-      tool,
-      uploadMBs: MB / transfers[`up ${tool}`]!,
-      downloadMBs: MB / transfers[`down ${tool}`]!,
-      listEntriesPerS: null,
-      ...(tool.includes('pipe') ? { reference: true, note: 'the ceiling of a streamed route' } : {}),
-    }));
+    const rows = transferRows(['Tributary', 'rclone', 'smbclient', 'smbclient through a pipe'], transfers, MB);
+    Object.assign(rows[3]!, { reference: true, note: 'the ceiling of a streamed route' });
     rows.push({
       tool: 'Tributary into a consumer that keeps its chunks',
       uploadMBs: null,
@@ -393,12 +371,7 @@ async function benchSmb(work: string, src: string, bytes: number): Promise<Row[]
     const lists = await inTurns({
       Tributary: await tributaryListing(app, acc.id, 'many'),
       rclone: rcloneListing(env, `bsmb:${server.share}/many`),
-      smbclient: () => {
-        let lines = 0;
-        const s = spawnTimed('smbclient', [...cli, '-c', 'ls many/*'], process.env, false, (out) => (lines = out.split('\n').filter((l) => l.includes('entry-')).length));
-        if (lines !== ENTRIES) throw new Error(`smbclient listed ${lines} entries, not ${ENTRIES}`);
-        return s;
-      },
+      smbclient: cliListing('smbclient', [...cli, '-c', 'ls many/*']),
     });
     for (const row of rows) row.listEntriesPerS = lists[row.tool] ? ENTRIES / lists[row.tool]! : null;
     rows.push(library(server.port, server.share, src, bytes));
