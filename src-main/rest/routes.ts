@@ -4,7 +4,7 @@
  * (activity.ts), declared once and served in v0, v1 and v2: handlers call
  * the services and hand service objects to the version mappers in shapes/storage.ts.
  */
-import { finished, Readable, Transform } from 'node:stream';
+import { finished, pipeline, Readable, Transform } from 'node:stream';
 import type { Response } from 'undici';
 import type { Account, Resource } from '../contract';
 import { connectorDefinition, credentialsOf } from '../connectors/registry';
@@ -594,16 +594,27 @@ const fileRoutes: Route[] = [
         throw new ServiceError('invalid_parameters', 'Thumbnails exist for images only.');
       }
       let image: Buffer;
+      // A read that fails or stops part-way is the backend's failure, not the image's (sharp
+      // decodes only once its input has ended).
+      let readFailed: unknown;
+      let readEnded = false;
+      stream.once('error', (e) => (readFailed ??= e));
+      stream.once('end', () => (readEnded = true));
       try {
         // libvips (about 10 MB in memory) is loaded with the first thumbnail asked for.
         const { default: sharp } = await import('sharp');
-        const pipeline = sharp({ limitInputPixels: 100_000_000, failOn: 'error' }).rotate().resize(size, size, { fit: 'inside', withoutEnlargement: true });
-        const out = format === 'jpeg' ? pipeline.jpeg({ quality: 80 }) : pipeline.png();
-        stream.on('error', (e) => out.destroy(e));
-        stream.pipe(out);
-        image = await out.toBuffer();
+        const resize = sharp({ limitInputPixels: 100_000_000, failOn: 'error' }).rotate().resize(size, size, { fit: 'inside', withoutEnlargement: true });
+        const out = format === 'jpeg' ? resize.jpeg({ quality: 80 }) : resize.png();
+        image = await new Promise<Buffer>((resolve, reject) => {
+          // pipeline: a source that fails or closes early ends the wait (sharp's toBuffer
+          // waits for the end of its input) without an unhandled error on sharp's stream.
+          pipeline(stream, out, (e) => e && reject(e));
+          out.toBuffer().then(resolve, reject);
+        });
       } catch (e) {
         if (e instanceof ServiceError) throw e;
+        if (readFailed) throw readFailed instanceof ServiceError ? readFailed : new ServiceError('upstream_error', `Reading "${resource.name}" failed: ${(readFailed as Error).message}`);
+        if (!readEnded) throw new ServiceError('upstream_error', `Reading "${resource.name}" stopped before its end.`);
         throw new ServiceError('invalid_parameters', `This image cannot be read: ${(e as Error).message}`);
       }
       ctx.reply.code(200).header('content-type', `image/${format}`).header('content-length', String(image.length));
