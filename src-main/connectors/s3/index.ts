@@ -566,8 +566,12 @@ function notReplaced(e: unknown, path: string): unknown {
   return e;
 }
 
-/** Bytes start..end (inclusive) of a stream that holds the whole object. */
-function sliceStream(body: Readable, start: number, end?: number): Readable {
+/**
+ * Bytes start..end (inclusive) of a stream that holds the whole object. The answer's body is
+ * let go whenever the slice ends, also when its reader goes away before the end (pipe() alone
+ * would leave the response, and its socket, open).
+ */
+export function sliceStream(body: Readable, start: number, end?: number): Readable {
   let pos = 0;
   const last = end ?? Infinity;
   const out = new Transform({
@@ -585,6 +589,7 @@ function sliceStream(body: Readable, start: number, end?: number): Readable {
     },
   });
   body.on('error', (e) => out.destroy(e));
+  out.once('close', () => body.destroy());
   return body.pipe(out);
 }
 
