@@ -4,7 +4,7 @@
  * processes that die with the test run, and a check that a system binary is installed.
  */
 import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readlinkSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -125,5 +125,16 @@ export function runTsChild(
       if (killed || code === 0) resolve({ out, killed });
       else reject(new Error(`child exited ${code}: ${err}`));
     });
+  });
+}
+
+/** This process's file descriptors open on `path` (Linux's /proc): a file read or written and not let go. */
+export function openOn(path: string): string[] {
+  return readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`) === path;
+    } catch {
+      return false; // closed meanwhile
+    }
   });
 }

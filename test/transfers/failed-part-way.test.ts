@@ -11,7 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdirSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
@@ -20,18 +20,8 @@ import { MemoryConnector } from '../../src-main/connectors/memory';
 import type { StorageConnector } from '../../src-main/connectors/types';
 import { ServiceError } from '../../src-main/errors';
 import { uploadLocalFolder } from '../../src-main/services/folder-upload';
-import { scratchDir, until } from '../servers/util';
+import { openOn, scratchDir, until } from '../servers/util';
 import { pairEngine, syncDb } from '../sync/scenario';
-
-/** The open descriptors of this process that point at `file`. */
-const openOn = (file: string) =>
-  readdirSync('/proc/self/fd').filter((fd) => {
-    try {
-      return readlinkSync(`/proc/self/fd/${fd}`) === file;
-    } catch {
-      return false;
-    }
-  });
 
 /** Takes one chunk of the body, then fails. */
 async function failingWrite(_path: string, body: Readable): Promise<never> {

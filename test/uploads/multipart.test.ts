@@ -3,7 +3,7 @@
 // ListMultipartUploads) and Azure (Azurite) with native parts, a local folder with offset writes,
 // and the reference backend (memory) through the spooled server-side assembly.
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { ListMultipartUploadsCommand, S3Client } from '@aws-sdk/client-s3';
@@ -16,7 +16,7 @@ import { MultipartService } from '../../src-main/uploads/multipart';
 import { expectCode } from '../conformance/storage-suite';
 import { startAzurite, type AzuriteServer } from '../servers/azurite';
 import { startMoto, type S3Server } from '../servers/s3';
-import { scratchDir } from '../servers/util';
+import { openOn, scratchDir } from '../servers/util';
 
 const MiB = 1024 * 1024;
 
@@ -197,14 +197,7 @@ describe('multipart sessions: size, restarts, staleness', () => {
     const [temp] = readdirSync(localFolder).filter((n) => /^\.tributary-.*\.upload$/.test(n));
     expect(temp).toBeDefined();
     const target = realpathSync(join(localFolder, temp!));
-    const holding = readdirSync('/proc/self/fd').filter((fd) => {
-      try {
-        return readlinkSync(`/proc/self/fd/${fd}`) === target;
-      } catch {
-        return false;
-      }
-    });
-    expect(holding).toEqual([]);
+    expect(openOn(target)).toEqual([]);
     for (let n = 2; (n - 1) * s.part_size < size; n++) await mp.putPart(acc.local, s.id, n, body(data.subarray((n - 1) * s.part_size, n * s.part_size)));
     const file = await mp.complete(acc.local, s.id);
     expect(sha(await bytesOf(app, acc.local, file.id))).toBe(sha(data));
