@@ -78,11 +78,11 @@ export function filesHandlers(deps: FilesDeps, platform: Platform): Pick<Handler
       const { transfer, signal } = transfers.start({ direction: 'upload', name: basename(path), account, target: parent, bytesTotal: info.size });
       try {
         // Into a local folder the file system copies; elsewhere the file is streamed.
-        let resource = await storage.uploadFile(account, parent, basename(path), path, { conflict });
+        let resource = await storage.uploadFile(account, parent, basename(path), path, { conflict, signal });
         if (resource) transfers.setDone(transfer.id, resource.size ?? info.size);
         else {
           const source = createReadStream(path, { signal });
-          resource = await transfers.sendMetered(transfer.id, source, (body) => storage.upload(account, parent, basename(path), body, { conflict, size: info.size }));
+          resource = await transfers.sendMetered(transfer.id, source, (body) => storage.upload(account, parent, basename(path), body, { conflict, size: info.size, signal }));
         }
         transfers.finish(transfer.id, undefined, resource.name);
         return resource;

@@ -63,12 +63,12 @@ export async function uploadLocalFolder(deps: { storage: StorageService; transfe
     for (const f of tree.files) {
       signal.throwIfAborted();
       // Into a local folder the file system copies; elsewhere the file is streamed.
-      if (await storage.uploadFile(account, ids.get(f.folder)!, f.name, f.abs, { conflict: 'rename' })) {
+      if (await storage.uploadFile(account, ids.get(f.folder)!, f.name, f.abs, { conflict: 'rename', signal })) {
         transfers.progress(transfer.id, f.size);
         continue;
       }
       const source = createReadStream(f.abs, { signal });
-      await transfers.sendMetered(transfer.id, source, (body) => storage.upload(account, ids.get(f.folder)!, f.name, body, { conflict: 'rename', size: f.size }));
+      await transfers.sendMetered(transfer.id, source, (body) => storage.upload(account, ids.get(f.folder)!, f.name, body, { conflict: 'rename', size: f.size, signal }));
     }
     transfers.finish(transfer.id, undefined, top.name);
     return top;

@@ -393,12 +393,13 @@ export class StorageService {
     return this.toResource(accountId, entry);
   }
 
+  /** A new file from a streamed body; `signal` stops the write, which then publishes nothing. */
   async upload(
     accountId: number,
     parentId: string,
     rawName: string,
     body: Readable,
-    options: { conflict?: ConflictMode; size?: number } = {},
+    options: { conflict?: ConflictMode; size?: number; signal?: AbortSignal } = {},
   ): Promise<Resource> {
     const name = checkName(rawName);
     const area = this.providers.find((p) => p.area === parentId);
@@ -408,7 +409,7 @@ export class StorageService {
     }
     const parent = await this.locate(accountId, parentId);
     return this.create(accountId, parent, name, options.conflict ?? 'rename', (path, replaces, noReplace) =>
-      this.writeSafely(parent.connector, path, body, { size: options.size, replaces, noReplace }),
+      this.writeSafely(parent.connector, path, body, { size: options.size, replaces, noReplace, signal: options.signal }),
     );
   }
 

@@ -91,15 +91,22 @@ export class TransfersService {
    * a consumer that stops early ends the source, so the file is closed at once (`pipe` alone
    * would leave it open). A write that fails before reading at all (a refused name, a folder
    * that is gone) closes it too: unlike a request body, which is drained so that the client gets
-   * the answer, nobody else would.
+   * the answer, nobody else would. Pausing or cancelling the transfer fails the body with that
+   * reason, so a write that waits on it (a paced body, a server that stopped reading) ends too.
    */
   async sendMetered<T>(id: string, source: Readable, write: (body: Readable) => Promise<T>): Promise<T> {
     const body = pipeline(source, this.meter(id), () => {});
+    const signal = this.entries.get(id)?.controller?.signal;
+    const stop = () => body.destroy(signal!.reason);
+    if (signal?.aborted) stop();
+    else signal?.addEventListener('abort', stop, { once: true });
     try {
       return await write(body);
     } catch (e) {
       body.destroy();
-      throw e;
+      throw signal?.aborted ? signal.reason : e;
+    } finally {
+      signal?.removeEventListener('abort', stop);
     }
   }
 

@@ -270,7 +270,7 @@ export class Uploader {
       'Upload',
       () =>
         this.deps.transfers.sendMetered(transferId, createReadStream(job.local_path, { highWaterMark: 1 << 20 }), (body) =>
-          this.deps.storage.upload(job.account_id, job.parent_id, job.name, this.throttled(body), { conflict: job.overwrite ? 'overwrite' : 'rename', size: job.size }),
+          this.deps.storage.upload(job.account_id, job.parent_id, job.name, this.throttled(body), { conflict: job.overwrite ? 'overwrite' : 'rename', size: job.size, signal }),
         ),
       signal,
       lastSuccess,
