@@ -50,14 +50,29 @@ export async function zipOf(storage: StorageService, account: number, ids: strin
   const { ZipArchive } = (await import('archiver')) as unknown as { ZipArchive: new (options?: ArchiverOptions) => Archiver };
   // Fast compression: most large files (media, archives) are compressed already.
   const archive = new ZipArchive({ zlib: { level: 1 } });
-  // The reader of the archive went away (a cancelled download): stop waiting for entries.
+  // The archive closed: its reader went away (a cancelled download) or it failed. Stop waiting
+  // for entries and release the one being read, which archiver never destroys (an open file, an
+  // smbclient held on its FIFO, an SFTP handle, a socket).
   const gone = new AbortController();
-  archive.once('close', () => gone.abort());
+  let current: Readable | undefined;
+  archive.once('close', () => {
+    gone.abort();
+    current?.destroy();
+  });
   void (async () => {
     try {
       for (const p of plan) {
         if (p.kind === 'folder') archive.append(Buffer.alloc(0), { name: p.name, type: 'directory' } as never);
-        else archive.append(await p.open(), { name: p.name, date: p.modified ?? undefined });
+        else {
+          const source = await p.open();
+          // Opened while the archive went away: nothing will read it.
+          if (gone.signal.aborted) {
+            source.destroy();
+            return;
+          }
+          current = source;
+          archive.append(source, { name: p.name, date: p.modified ?? undefined });
+        }
         // One backend read at a time: the next starts when this entry is written.
         await once(archive, 'entry', { signal: gone.signal });
       }
