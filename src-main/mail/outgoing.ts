@@ -39,6 +39,15 @@ export interface SendAttachment {
   mimeType?: string;
 }
 
+/**
+ * Closes the files opened as a message's attachments (the REST and RPC send paths) once the send
+ * is over: read ones are closed already, but a send refused before it read them (a bad
+ * recipient, an account not ready, a failed read of an earlier file) leaves the rest open.
+ */
+export function closeAll(files: SendAttachment[]): void {
+  for (const f of files) if (!Buffer.isBuffer(f.content)) f.content.destroy();
+}
+
 export interface OutgoingDeps {
   db: Db;
   store: MailStore;

@@ -6,7 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { MailPage } from '../contract/mail';
-import type { SendAttachment, SendInput } from '../mail/outgoing';
+import { closeAll, type SendAttachment, type SendInput } from '../mail/outgoing';
 import { toV1Folder, toV1Label, toV1List, toV1Message, toV1MessageList, type V1Context } from './shapes/mail';
 import { connectorDefinition } from '../connectors/registry';
 import { ServiceError } from '../errors';
@@ -91,10 +91,6 @@ async function attachments(ctx: Ctx, account: number, value: unknown): Promise<S
     throw e;
   }
   return files;
-}
-
-function closeAll(files: SendAttachment[]): void {
-  for (const f of files) if (!Buffer.isBuffer(f.content)) f.content.destroy();
 }
 
 /**
