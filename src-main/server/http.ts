@@ -225,10 +225,12 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
   server.server.on('upgrade', (request, socket, head) => {
     // Node takes its own error listener off an upgraded socket: a reset must not be uncaught.
     socket.on('error', () => socket.destroy());
-    const url = new URL(request.url ?? '/', 'http://localhost');
     const refuse = (status: number, text: string) => {
       socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
     };
+    // A target URL() cannot parse ("//[", a port over 65535) would throw out of this listener.
+    const url = URL.canParse(request.url ?? '/', 'http://localhost') ? new URL(request.url ?? '/', 'http://localhost') : undefined;
+    if (!url) return refuse(400, 'Bad Request');
     if (url.pathname !== '/ws') return refuse(404, 'Not Found');
     if (!isAllowedHost(request.headers.host, hosts) || !isSameOrigin(request.headers.origin, request.headers.host)) return refuse(403, 'Forbidden');
     const given = url.searchParams.get('token');

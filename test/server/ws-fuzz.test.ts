@@ -224,4 +224,28 @@ describe('WebSocket fuzz (the contract over /ws)', () => {
     );
     ws.terminate();
   });
+
+  // The request target of an upgrade is the client's text: one URL() cannot parse is refused
+  // with 400 before any other check, as one for another path is with 404.
+  it.each([
+    ['//[', 400],
+    ['http://127.0.0.1:99999/ws', 400],
+    ['/ws?token=%zz', 401],
+    ['/elsewhere', 404],
+  ])('an upgrade to %s is answered %i, and the server lives on', async (target, status) => {
+    const head = await new Promise<string>((resolve, reject) => {
+      const s = connect(http.port, '127.0.0.1', () => {
+        s.write(
+          `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1:${http.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+            `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+        );
+      });
+      let got = '';
+      s.on('data', (d) => (got += d.toString('latin1')));
+      s.on('close', () => resolve(got));
+      s.on('error', reject);
+    });
+    expect(head.split('\r\n')[0]).toBe(`HTTP/1.1 ${status} ${{ 400: 'Bad Request', 401: 'Unauthorized', 404: 'Not Found' }[status]}`);
+    await stillServes();
+  });
 });
