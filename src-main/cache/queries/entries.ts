@@ -13,6 +13,7 @@
  * lookup and that comparison. Every read or other write here first writes what is pending, so
  * callers always see their own listings.
  */
+import { knownDate } from '../../connectors/shared/dates';
 import { parentOf } from '../../connectors/shared/paths';
 import type { Entry } from '../../connectors/types';
 import { nowIso, statement, type Db } from '../db';
@@ -98,9 +99,18 @@ export class EntriesTable {
 
   /**
    * One listing: only new, changed and vanished rows are touched, at most `rows` of them in this
-   * transaction. Returns what is left to write.
+   * transaction. Returns what is left to write. Runs from a timer: the comparison (which reads
+   * rows) fails as a write does, never out of it, or the process would end.
    */
   private write(p: Pending, rows: number): Pending | undefined {
+    let rest: Pending | undefined;
+    this.bestEffort(p.accountId, p.parent, () => {
+      rest = this.writeSome(p, rows);
+    });
+    return rest;
+  }
+
+  private writeSome(p: Pending, rows: number): Pending | undefined {
     const { accountId, parent, entries, seen } = p;
     const key = folderKey(accountId, parent);
     const wasStale = this.stale.get(accountId)?.has(parent) ?? false;
@@ -119,32 +129,24 @@ export class EntriesTable {
     const { changed, gone, done } = rest;
     const upTo = Math.min(changed.length, done + rows);
     const last = upTo === changed.length;
-    let failed = false;
-    this.bestEffort(accountId, parent, () => {
-      try {
-        this.db.transaction(() => {
-          // Listings below a folder marked stale were not dropped when it was marked.
-          if (wasStale) this.dropListings(accountId, parent);
-          // Rows are updated in place, so a version Tributary already knew keeps its `learned_at`.
-          const ins = this.insertStatement();
-          for (let i = done; i < upTo; i++) ins.run(toParams(accountId, parent, changed[i]!, seen));
-          if (!last) return;
-          const del = this.db.prepare('DELETE FROM entries WHERE account_id = ? AND path = ?');
-          for (const path of gone) del.run(accountId, path);
-          this.db
-            .prepare('INSERT INTO folder_listings (account_id, path, listed_at) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET listed_at = excluded.listed_at')
-            .run(accountId, parent, seen);
-        })();
-      } catch (e) {
-        failed = true;
-        throw e;
-      }
+    this.db.transaction(() => {
+      // Listings below a folder marked stale were not dropped when it was marked.
+      if (wasStale) this.dropListings(accountId, parent);
+      // Rows are updated in place, so a version Tributary already knew keeps its `learned_at`.
+      const ins = this.insertStatement();
+      for (let i = done; i < upTo; i++) ins.run(toParams(accountId, parent, changed[i]!, seen));
       if (!last) return;
-      this.stale.get(accountId)?.delete(parent);
-      this.written.set(key, entries);
-      if (this.written.size > MAX_WRITTEN) this.written.delete(this.written.keys().next().value!);
-    });
-    return last || failed ? undefined : { ...p, rest: { changed, gone, done: upTo } };
+      const del = this.db.prepare('DELETE FROM entries WHERE account_id = ? AND path = ?');
+      for (const path of gone) del.run(accountId, path);
+      this.db
+        .prepare('INSERT INTO folder_listings (account_id, path, listed_at) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET listed_at = excluded.listed_at')
+        .run(accountId, parent, seen);
+    })();
+    if (!last) return { ...p, rest: { changed, gone, done: upTo } };
+    this.stale.get(accountId)?.delete(parent);
+    this.written.set(key, entries);
+    if (this.written.size > MAX_WRITTEN) this.written.delete(this.written.keys().next().value!);
+    return undefined;
   }
 
   /** The entries of `entries` whose rows differ from `known`'s (the rows last written), and the paths gone; null: none. */
@@ -306,8 +308,9 @@ function toParams(accountId: number, parent: string, e: Entry, seen: string) {
     name: e.name,
     kind: e.kind,
     size: e.size,
-    modified: e.modified?.toISOString() ?? null,
-    created: e.created?.toISOString() ?? null,
+    // A connector that let an Invalid Date through: stored as unknown, not thrown on.
+    modified: knownDate(e.modified)?.toISOString() ?? null,
+    created: knownDate(e.created)?.toISOString() ?? null,
     etag: e.etag ?? null,
     mime_type: e.mimeType ?? null,
     seen_at: seen,
@@ -324,8 +327,8 @@ const sameRow = (old: Entry, e: Entry) =>
   old.name === e.name &&
   old.kind === e.kind &&
   old.size === e.size &&
-  (old.modified?.getTime() ?? null) === (e.modified?.getTime() ?? null) &&
-  (old.created?.getTime() ?? null) === (e.created?.getTime() ?? null) &&
+  (knownDate(old.modified)?.getTime() ?? null) === (knownDate(e.modified)?.getTime() ?? null) &&
+  (knownDate(old.created)?.getTime() ?? null) === (knownDate(e.created)?.getTime() ?? null) &&
   (old.etag ?? null) === (e.etag ?? null) &&
   (old.mimeType ?? null) === (e.mimeType ?? null);
 const folderKey = (accountId: number, folder: string) => `${accountId}:${folder}`;

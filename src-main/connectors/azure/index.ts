@@ -16,6 +16,7 @@ import {
 } from '@azure/storage-blob';
 import { ServiceError } from '../../errors';
 import type { AzureOptions } from './options';
+import { knownDate } from '../shared/dates';
 import { openFilePart } from '../shared/file-part';
 import { md5Of, md5OfFilePart } from '../shared/md5';
 import { isUnreachable } from '../shared/net-errors';
@@ -115,8 +116,9 @@ export class AzureConnector extends ObjectStoreConnector {
       name: baseName(path),
       kind: 'file',
       size: p.size ?? 0,
-      modified: p.modified ?? null,
-      created: p.created ?? null,
+      // Any Azure-compatible server can be the endpoint: a malformed date there is none here.
+      modified: knownDate(p.modified),
+      created: knownDate(p.created),
       etag,
       mimeType: p.mimeType,
       hashes: md5 ? { md5 } : {},

@@ -9,6 +9,7 @@ import type { Readable } from 'node:stream';
 import { lookup as mimeLookup } from 'mime-types';
 import { ServiceError } from '../../errors';
 import type { Entry, ReadOptions, ReadToFileOptions, StorageConnector, StorageFeatures, WriteOptions } from '../types';
+import { knownDate } from './dates';
 import { DEFAULT_PART, partSizeFor } from './parts';
 import { assertFree, baseName, isInside, ROOT } from './paths';
 import { streamIntoFile } from './sinks';
@@ -115,7 +116,8 @@ export abstract class ObjectStoreConnector implements StorageConnector {
   }
 
   protected folderEntry(path: string, modified: Date | null = null): Entry {
-    return { path, name: baseName(path), kind: 'folder', size: null, modified, created: null, raw: this.folderRaw(this.dirKey(path)) };
+    // A marker's date comes from the SDK as it parsed it, possibly an Invalid Date.
+    return { path, name: baseName(path), kind: 'folder', size: null, modified: knownDate(modified), created: null, raw: this.folderRaw(this.dirKey(path)) };
   }
 
   protected async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
