@@ -11,6 +11,8 @@ import type { Clock } from './types';
 import { systemClock } from './types';
 
 export const BACKOFF = { firstMs: 1000, maxMs: 15 * 60_000, giveUpAfterMs: 24 * 3600_000 };
+/** A timer's run that failed as a whole (the database) is tried again after this long. */
+export const PUMP_RETRY_MS = 60_000;
 /** `next_attempt_at` of a row with nothing to send (delivered, or given up until new activity). */
 export const NEVER = Number.MAX_SAFE_INTEGER;
 
@@ -140,7 +142,19 @@ export class DeliveryQueue<Q extends QueueRowBase> {
     this.timer = null;
     const next = this.db.prepare(`SELECT MIN(next_attempt_at) AS t FROM ${this.table} WHERE next_attempt_at < ${NEVER}`).get() as { t: number | null };
     if (next.t === null) return;
-    this.timer = this.timers.setTimeout(() => void this.runDue(), Math.max(0, next.t - this.clock()));
+    this.timer = this.timers.setTimeout(() => this.runDueOnTimer(), Math.max(0, next.t - this.clock()));
+  }
+
+  /**
+   * A timer's run. Deliveries' own failures are rows backing off; a failure of the queue itself
+   * (its database: a full disk, an I/O error) is logged and the run tried again later, since out
+   * of a timer it would end the process.
+   */
+  private runDueOnTimer(): void {
+    this.runDue().catch((e: unknown) => {
+      console.warn(`[deliveries] ${this.table} could not run: ${(e as Error)?.message ?? e}; trying again in ${PUMP_RETRY_MS / 1000} s`);
+      if (!this.closed) this.timer = this.timers.setTimeout(() => this.runDueOnTimer(), PUMP_RETRY_MS);
+    });
   }
 
   /** Stops the timer and waits for a delivery under way. */
