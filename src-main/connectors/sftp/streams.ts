@@ -62,17 +62,29 @@ export function pipelinedRead(sftp: RawSftp, handle: Buffer, start: number, end:
     released = undefined;
     wake?.();
   };
-  const request = (offset: number, length: number, buf: Buffer): Req => ({
-    offset,
-    length,
-    buf,
-    done: new Promise<Buffer>((resolve, reject) => {
+  const request = (offset: number, length: number, buf: Buffer): Req => {
+    const done = new Promise<Buffer>((resolve, reject) => {
       sftp.read(handle, buf, 0, length, offset, (err: any, n: number) => {
-        if (err && err.code !== SFTP.EOF) reject(err);
-        else resolve(buf.subarray(0, err ? 0 : n));
+        if (err && err.code !== SFTP.EOF) {
+          reject(err);
+          fail(err);
+        } else resolve(buf.subarray(0, err ? 0 : n));
       });
-    }),
-  });
+    });
+    // Only the head of the queue is awaited: a later request failing meanwhile (the reader
+    // paused, or its answer came with the head's) would be an unhandled rejection otherwise.
+    done.catch(() => {});
+    return { offset, length, buf, done };
+  };
+  /**
+   * A failed read fails the download at once, also while the reader is paused. After the end
+   * (reads dropped past a file that got shorter), nothing is left to fail.
+   */
+  const fail = (err: unknown) => {
+    if (stream.destroyed || ended) return;
+    closeHandle();
+    stream.destroy(mapErr(err));
+  };
   const fill = () => {
     while (queue.length < READS_IN_FLIGHT && next < end) {
       const length = Math.min(READ_CHUNK, end - next);
@@ -118,7 +130,6 @@ export function pipelinedRead(sftp: RawSftp, handle: Buffer, start: number, end:
         queue.shift();
         if (data.length === 0) {
           // The file got shorter than it was: end where it ends now.
-          for (const r of queue) r.done.catch(() => {});
           queue.length = 0;
           next = end;
           continue;
@@ -161,7 +172,6 @@ export function pipelinedRead(sftp: RawSftp, handle: Buffer, start: number, end:
         if (!sink) void run();
       },
       destroy(err, cb) {
-        for (const r of queue) r.done.catch(() => {});
         closeHandle();
         released?.();
         cb(err);
