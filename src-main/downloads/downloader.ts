@@ -286,10 +286,22 @@ export class Downloader {
     const stop = new AbortController();
     const onAbort = () => stop.abort(signal.reason);
     signal.addEventListener('abort', onAbort);
+    /**
+     * The first save to fail (fdatasync on a drive that is gone, a full database) fails the
+     * attempt and stops the ranges; nothing is saved after it, so the job keeps the last saved
+     * ranges. Kept here, not as a rejected `saving`: that is awaited only at the end.
+     */
+    let unsaved = undefined as { error: unknown } | undefined;
     let saving = Promise.resolve();
     const save = () => (saving = saving.then(async () => {
-      await file.datasync();
-      this.setRanges(job, all);
+      if (unsaved) return;
+      try {
+        await file.datasync();
+        this.setRanges(job, all);
+      } catch (error) {
+        unsaved = { error };
+        stop.abort();
+      }
     }));
     const saver = setInterval(save, RANGES_SAVE_MS);
     let unsupported = false;
@@ -309,6 +321,7 @@ export class Downloader {
       await Promise.all(reads);
       complete = !unsupported && all.every(([, done, end]) => done === end);
       signal.throwIfAborted();
+      if (unsaved) throw unsaved.error;
       if (cause && !unsupported) throw cause.error;
     } finally {
       clearInterval(saver);
