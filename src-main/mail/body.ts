@@ -331,10 +331,22 @@ const CID_REF = /(["'(\s=])cid:([^"')\s>]+)/gi;
 /** Inline images larger than this in total stay `cid:` references (shown as broken images) instead of bloating every read. */
 export const INLINE_IMAGES_MAX = 4 << 20;
 
+/**
+ * The Content-ID a `cid:` reference names (RFC 2392: URL-encoded). A sender's malformed escape
+ * ("cid:%zz") is taken as written: the message must still open.
+ */
+function cidOf(ref: string): string {
+  try {
+    return decodeURIComponent(ref);
+  } catch {
+    return ref;
+  }
+}
+
 /** The `cid:` references of an HTML body (Content-IDs without angle brackets). */
 export function cidsOf(html: string): string[] {
   const out = new Set<string>();
-  for (const m of html.matchAll(CID_REF)) out.add(decodeURIComponent(m[2]!));
+  for (const m of html.matchAll(CID_REF)) out.add(cidOf(m[2]!));
   return [...out];
 }
 
@@ -358,7 +370,7 @@ export function inlineImages(html: string, parts: Attachment[]): string {
   const urls = new Map([...inlineImageUrls(cidsOf(html), parts)].map(([k, v]) => [k.toLowerCase(), v]));
   if (!urls.size) return html;
   return html.replace(CID_REF, (all, lead: string, cid: string) => {
-    const url = urls.get(decodeURIComponent(cid).toLowerCase());
+    const url = urls.get(cidOf(cid).toLowerCase());
     return url ? lead + url : all;
   });
 }

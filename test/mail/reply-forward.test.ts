@@ -199,4 +199,24 @@ describe('reply and forward carry the whole message (spec 2, Send; Retrieve a me
     expect(q.text.endsWith('> Yes.\n>\n>> earlier\n> end\n')).toBe(true);
     expect(sanitizeHtml('<a href="javascript:alert(1)">x</a><img src="http://t.test/p.gif"><div style="position:fixed">y</div>')).toBe('<a>x</a><div>y</div>');
   });
+
+  it('a cid: reference with a malformed escape is left as written; the message still opens and quotes', async () => {
+    const raw = await new MailComposer({
+      from: 'Odd Sender <odd@example.test>',
+      to: 'alice@example.test',
+      subject: 'Odd cid',
+      html: '<p>Logo <img src="cid:%zz"> and <img src="cid:logo@odd.example.test"></p>',
+      attachments: [{ filename: 'logo.png', content: LOGO, contentType: 'image/png', cid: 'logo@odd.example.test' }],
+    })
+      .compile()
+      .build();
+    await dovecot.deliver(raw, ['alice']);
+    await app.mail.sync(alice);
+    const odd = (await app.mail.messages.list(alice, { ...all, bodies: false })).objects.find((m) => m.subject === 'Odd cid')!;
+    const m = await h['mail.get']({ account: alice, id: odd.id });
+    expect(m.htmlBody).toContain(`src="data:image/png;base64,${LOGO.toString('base64')}"`);
+    expect(m.htmlBody).toContain('cid:%zz');
+    const q = await h['mail.quote']({ account: alice, id: odd.id, mode: 'reply' });
+    expect(q.images['logo@odd.example.test']).toBe(`data:image/png;base64,${LOGO.toString('base64')}`);
+  });
 });
