@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { Readable } from 'node:stream';
+import { pipeline, Readable, Transform } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { retryTransient, type LastSuccess, type RetryPolicy } from '../services/retry';
 import type { AccountsService } from '../services/accounts';
@@ -200,8 +200,8 @@ export class Uploader {
     if (job.state !== 'running') throw new ServiceError('invalid_parameters', `Upload ${id} is ${job.state}.`);
     const { transferId, signal } = this.jobs.start(job);
     try {
-      const s = await stat(job.local_path);
-      if (s.size !== job.size || Math.trunc(s.mtimeMs) !== job.mtime_ms) {
+      if (!(await unchanged(job))) {
+        await this.dropSession(job);
         throw new ServiceError('conflict', `"${job.local_path}" changed since the upload started; start it again.`);
       }
       const { resource, verified } =
@@ -260,6 +260,9 @@ export class Uploader {
       { at: Date.now() },
     );
     if (!resource) return undefined;
+    // The backend read the file itself and has published it: a change during that read can
+    // only be told afterwards.
+    if (!(await unchanged(job))) throw changedDuring(job, 'the copy there may mix the old and the new content; upload it again');
     this.deps.transfers.setDone(transferId, resource.size ?? job.size);
     return { resource, verified: await this.verify(job, resource) };
   }
@@ -269,7 +272,7 @@ export class Uploader {
     const resource = await this.retry(
       'Upload',
       () =>
-        this.deps.transfers.sendMetered(transferId, createReadStream(job.local_path, { highWaterMark: 1 << 20 }), (body) =>
+        this.deps.transfers.sendMetered(transferId, readUnchanged(job), (body) =>
           this.deps.storage.upload(job.account_id, job.parent_id, job.name, this.throttled(body), { conflict: job.overwrite ? 'overwrite' : 'rename', size: job.size, signal }),
         ),
       signal,
@@ -322,6 +325,7 @@ export class Uploader {
         const start = (partNumber - 1) * partSize;
         const part = { path: job.local_path, start, length: Math.min(partSize, job.size - start) };
         await this.retry(`Part ${partNumber}`, () => this.multipart.putFilePart(job.account_id, sessionId, partNumber, part, signal), signal, lastSuccess);
+        await this.partsStillOf(job);
         return part.length;
       }, job.id, transferId);
     } else {
@@ -339,6 +343,7 @@ export class Uploader {
           const buffer = buffers[worker]!.subarray(0, length);
           const { bytesRead } = await fh.read(buffer, 0, length, offset);
           if (bytesRead !== length) throw new ServiceError('conflict', `"${job.local_path}" became shorter during the upload.`);
+          await this.partsStillOf(job);
           await this.retry(`Part ${partNumber}`, () => this.multipart.putPart(job.account_id, sessionId, partNumber, this.throttled(Readable.from([buffer])), length, signal), signal, lastSuccess);
           return length;
         }, job.id, transferId);
@@ -352,6 +357,7 @@ export class Uploader {
     // ETag; that check needs the file's MD5. It is hashed while the server assembles the parts
     // (for 1 GiB, seconds of server work the client only waits through) instead of after, and
     // dropped as soon as the answer shows it is not needed.
+    await this.partsStillOf(job);
     const wholeMd5 = new AbortController();
     const local = this.assembledMd5.get(job.account_id) !== false ? md5Hex(job.local_path, wholeMd5.signal) : undefined;
     local?.catch(() => {});
@@ -363,6 +369,25 @@ export class Uploader {
     } finally {
       wholeMd5.abort();
     }
+  }
+
+  /**
+   * Parts read at different times from a file that changed meanwhile would make an object of
+   * two versions: checked after each part and before the parts are assembled. On a change the
+   * session is dropped and nothing is published.
+   */
+  private async partsStillOf(job: JobRow): Promise<void> {
+    if (await unchanged(job)) return;
+    await this.dropSession(job);
+    throw changedDuring(job, 'nothing was published; start it again');
+  }
+
+  /** Aborts the job's session, whose parts are of a version of the file that is gone (what the server kept is freed). */
+  private async dropSession(job: JobRow): Promise<void> {
+    const sessionId = this.jobs.row(job.id).session_id;
+    if (sessionId === null) return;
+    await this.multipart.abort(job.account_id, sessionId).catch(() => {});
+    this.jobs.setJob(job.id, { session_id: null });
   }
 
   /**
@@ -475,4 +500,30 @@ class TokenBucket {
     this.queue = p;
     return p;
   }
+}
+
+/** Whether the file is as it was when the job was planned (its size and modification time). */
+async function unchanged(job: JobRow): Promise<boolean> {
+  const s = await stat(job.local_path).catch(() => undefined);
+  return s !== undefined && s.size === job.size && Math.trunc(s.mtimeMs) === job.mtime_ms;
+}
+
+const changedDuring = (job: JobRow, what: string) => new ServiceError('conflict', `"${job.local_path}" changed while it was uploaded: ${what}.`);
+
+/**
+ * The job's file as a stream that fails at its end if the file changed while it was read, so
+ * that the write fails before the backend publishes a mix of two versions (as rclone's local
+ * reads do).
+ */
+function readUnchanged(job: JobRow): Readable {
+  const checked = new Transform({
+    transform(chunk, _enc, done) {
+      done(null, chunk);
+    },
+    flush(done) {
+      unchanged(job).then((same) => done(same ? null : changedDuring(job, 'nothing was published; start it again')), done);
+    },
+  });
+  pipeline(createReadStream(job.local_path, { highWaterMark: 1 << 20 }), checked, () => {});
+  return checked;
 }
