@@ -8,7 +8,7 @@
 import { closeSync, constants as fsc, createWriteStream, existsSync, fchmod, fsync, futimes, lstatSync, openSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { chmod, copyFile, cp, link, lstat, mkdir, open, readdir, readFile, realpath, rename, rm, rmdir, stat, statfs, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
 import { homedir, userInfo } from 'node:os';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { promisify } from 'node:util';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -18,7 +18,7 @@ import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
 import { MAX_PARTS, MiB, partSizeFor } from '../shared/parts';
 import { modeAfter, permissionsOfMode } from '../shared/posix-permissions';
-import { baseName, joinPath, parentOf, ROOT, splitExtension, TEMP_NAME, tempName } from '../shared/paths';
+import { baseName, joinPath, MAX_NAME_BYTES, parentOf, ROOT, splitExtension, TEMP_NAME, tempName, truncateUtf8 } from '../shared/paths';
 import type { ChunkWriter, Entry, NoReplace, Permission, PermissionChanges, Quota, RawChange, StorageConnector, StorageFeatures, Watcher, WriteOptions } from '../types';
 import { LocalChunkWriter } from './chunk-writer';
 import { fsError, specialFile } from '../shared/fs-errors';
@@ -56,6 +56,22 @@ type Options = z.infer<typeof options>;
 /** Trash spec: the Path key is URL-escaped per segment (RFC 2396), '/' kept. */
 function trashInfoPath(abs: string): string {
   return abs.split('/').map(encodeURIComponent).join('/');
+}
+
+/** Longest name in the trash: its `.trashinfo` file must fit a file name too. */
+const TRASH_NAME_BYTES = MAX_NAME_BYTES - Buffer.byteLength('.trashinfo');
+
+/**
+ * The n-th name for `name` in the trash's files/: `name`, then `stem.n.ext`; cut (between
+ * characters, the `.n` and the extension kept when they fit) to TRASH_NAME_BYTES. The spec lets
+ * files/ hold any name; the .trashinfo's Path keeps the whole original.
+ */
+function trashName(name: string, n: number): string {
+  let [stem, ext] = splitExtension(name);
+  const suffix = n === 1 ? '' : `.${n}`;
+  if (Buffer.byteLength(stem + suffix + ext) <= TRASH_NAME_BYTES) return `${stem}${suffix}${ext}`;
+  if (Buffer.byteLength(suffix + ext) >= TRASH_NAME_BYTES) [stem, ext] = [name, ''];
+  return `${truncateUtf8(stem, TRASH_NAME_BYTES - Buffer.byteLength(suffix + ext))}${suffix}${ext}`;
 }
 
 /** The name of the user with this uid: this process's own user, or the number. */
@@ -151,6 +167,7 @@ export class LocalConnector implements StorageConnector {
       try {
         const real = await realpath(probe);
         if (!this.inside(real, rootReal)) throw new ServiceError('forbidden', `"${path}" is outside this account's folder.`);
+        if (real !== this.unlinked(probe, rootReal)) this.refuseLoop(probe, path, rootReal);
         return abs;
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code;
@@ -161,6 +178,48 @@ export class LocalConnector implements StorageConnector {
         throw fsError(e, path);
       }
     }
+  }
+
+  /**
+   * The real path `abs` (under the root) has when no link is on its way: a realpath equal to it
+   * proves there is none, so the loop check below runs only for paths through a link.
+   */
+  private unlinked(abs: string, rootReal: string): string {
+    return abs === this.root ? rootReal : join(rootReal, abs.slice(this.root.length));
+  }
+
+  /** The real paths of the root and of each folder on the way down to `abs`, in order. */
+  private realsAlong(abs: string, rootReal: string): string[] {
+    const reals = [rootReal];
+    const rel = relative(this.root, abs);
+    let at = this.root;
+    for (const segment of rel ? rel.split(sep) : []) {
+      at = join(at, segment);
+      reals.push(realpathSync.native(at));
+    }
+    return reals;
+  }
+
+  /**
+   * Refuses a path through a link back to its own folder or one above it (`self -> .`,
+   * `up -> ..`): listings leave such links out (see listStats), as each turn of the loop would
+   * be the same files again, down to the kernel's 40 links.
+   */
+  private refuseLoop(abs: string, path: string, rootReal: string): void {
+    let loops = false;
+    try {
+      const reals = this.realsAlong(abs, rootReal);
+      const rel = relative(this.root, abs);
+      let at = this.root;
+      (rel ? rel.split(sep) : []).forEach((segment, i) => {
+        at = join(at, segment);
+        // reals[i + 1] is `at`'s: a link whose target is already on the way is the loop.
+        if (!loops && lstatSync(at).isSymbolicLink() && reals.indexOf(reals[i + 1]) <= i) loops = true;
+      });
+    } catch {
+      return; // changed meanwhile: the operation itself meets what is there now
+    }
+    if (loops) throw new ServiceError('forbidden', `"${path}" goes through a link back to a folder it is in.`);
   }
 
   /**
@@ -186,6 +245,7 @@ export class LocalConnector implements StorageConnector {
       return { abs: await this.safe(path) };
     }
     if (!this.inside(real, rootReal)) throw new ServiceError('forbidden', `"${path}" is outside this account's folder.`);
+    if (real !== this.unlinked(dirname(abs), rootReal)) this.refuseLoop(dirname(abs), path, rootReal);
     if (!existing?.isSymbolicLink()) return { abs, existing };
     await this.safe(path);
     return { abs, existing: await stat(abs).catch(() => undefined) };
@@ -235,6 +295,8 @@ export class LocalConnector implements StorageConnector {
     }
     const out: { name: string; st: Stats }[] = [];
     const prefix = abs.endsWith(sep) ? abs : abs + sep;
+    // Real paths of this folder and those above it along `path`, made at the first link met.
+    let along: Set<string> | undefined;
     // Synchronous stat calls, a batch between two turns of the event loop: on metadata the
     // kernel has cached, one costs a fraction of a promise round trip (a listing of 50,000
     // entries took 1–2 s with a promise per entry).
@@ -244,9 +306,12 @@ export class LocalConnector implements StorageConnector {
       if (TEMP_NAME.test(d.name)) continue;
       const child = prefix + d.name;
       try {
-        if (d.isSymbolicLink() && !this.inside(realpathSync.native(child), rootReal)) continue; // leads out: not ours to show
+        const real = d.isSymbolicLink() ? realpathSync.native(child) : undefined;
+        if (real !== undefined && !this.inside(real, rootReal)) continue; // leads out: not ours to show
         const st = statSync(child, { throwIfNoEntry: false });
         if (!st || isSpecial(st)) continue; // vanished meanwhile; sockets, fifos, devices: see specialFile
+        // A link back to this folder or one above it: every walk would go round it (refuseLoop).
+        if (real !== undefined && st.isDirectory() && (along ??= new Set(this.realsAlong(abs, rootReal))).has(real)) continue;
         out.push({ name: d.name, st });
       } catch {
         continue; // a broken link, a loop, no permission
@@ -320,7 +385,9 @@ export class LocalConnector implements StorageConnector {
     let st: Stats | undefined;
     try {
       // Synchronous (see safeTarget); anything unusual gets the full check below and its error.
-      if (this.inside(realpathSync.native(abs), await this.rootReal())) st = statSync(abs);
+      // Through no link at all: a link inside gets the full check (loops, see refuseLoop).
+      const rootReal = await this.rootReal();
+      if (realpathSync.native(abs) === this.unlinked(abs, rootReal)) st = statSync(abs);
     } catch {
       st = undefined;
     }
@@ -486,11 +553,10 @@ export class LocalConnector implements StorageConnector {
     const info = join(this.trashDir, 'info');
     await mkdir(files, { recursive: true, mode: 0o700 });
     await mkdir(info, { recursive: true, mode: 0o700 });
-    const [stem, ext] = splitExtension(baseName(path));
     const content = `[Trash Info]\nPath=${trashInfoPath(abs)}\nDeletionDate=${localIsoDate(new Date())}\n`;
     // The .trashinfo file, created exclusively, reserves the name (spec: "atomic" creation).
     for (let n = 1; n < 100_000; n++) {
-      const name = n === 1 ? baseName(path) : `${stem}.${n}${ext}`;
+      const name = trashName(baseName(path), n);
       try {
         await writeFile(join(info, `${name}.trashinfo`), content, { flag: 'wx', mode: 0o600 });
       } catch (e) {
@@ -548,9 +614,14 @@ export class LocalConnector implements StorageConnector {
       const st = await lstat(join(files, name)).catch(() => undefined);
       if (!st) continue;
       const infoText = await readFile(join(this.trashDir, 'info', `${name}.trashinfo`), 'utf8').catch(() => '');
-      const original = /^Path=(.*)$/m.exec(infoText)?.[1];
+      const escaped = /^Path=(.*)$/m.exec(infoText)?.[1];
+      const original = escaped ? decodeURIComponent(escaped) : null;
       const deleted = /^DeletionDate=(.*)$/m.exec(infoText)?.[1];
-      out.push(entryOf(`/${name}`, st, { originalPath: original ? decodeURIComponent(original) : null, deletionDate: deleted ?? null }));
+      const entry = entryOf(`/${name}`, st, { originalPath: original, deletionDate: deleted ?? null });
+      // A name too long to keep whole in files/ (trashName) is shown as it was.
+      const was = original ? basename(original) : '';
+      if (was !== name && Buffer.byteLength(was) > TRASH_NAME_BYTES) entry.name = was;
+      out.push(entry);
     }
     return out;
   }
