@@ -21,7 +21,7 @@
  *    deleted and the other left alone. Deletes never run on a suspicious scan (a missing root,
  *    one side empty) and wait for the user above a share or count.
  */
-import { baseName, isInside, joinPath, parentOf, ROOT, splitExtension } from '../connectors/shared/paths';
+import { baseName, isInside, joinPath, nameWithSuffix, parentOf, ROOT } from '../connectors/shared/paths';
 import { otherSide, type Op, type Plan, type PlanOptions, type Side, type SideEntry, type SyncedEntry, type SyncedTree, type Tree } from './model';
 
 type Choice = { parent: Node | null; name: string };
@@ -47,12 +47,11 @@ const depth = (p: string) => {
 };
 const byDepth = (a: string, b: string) => depth(a) - depth(b) || (a < b ? -1 : a > b ? 1 : 0);
 
-/** `name (conflict 2026-11-24 031500).ext`, in UTC. */
+/** `name (conflict 2026-11-24 031500).ext`, in UTC; a long name's stem is shortened to fit a file name. */
 export function conflictName(name: string, now: Date, n = 1): string {
-  const [stem, ext] = splitExtension(name);
   const pad = (x: number) => String(x).padStart(2, '0');
   const stamp = `${now.getUTCFullYear()}-${pad(now.getUTCMonth() + 1)}-${pad(now.getUTCDate())} ${pad(now.getUTCHours())}${pad(now.getUTCMinutes())}${pad(now.getUTCSeconds())}`;
-  return `${stem} (conflict ${stamp}${n > 1 ? ` ${n}` : ''})${ext}`;
+  return nameWithSuffix(name, ` (conflict ${stamp}${n > 1 ? ` ${n}` : ''})`);
 }
 
 /**

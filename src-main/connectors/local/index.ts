@@ -18,7 +18,7 @@ import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
 import { MAX_PARTS, MiB, partSizeFor } from '../shared/parts';
 import { modeAfter, permissionsOfMode } from '../shared/posix-permissions';
-import { baseName, joinPath, MAX_NAME_BYTES, parentOf, ROOT, splitExtension, TEMP_NAME, tempName, truncateUtf8 } from '../shared/paths';
+import { baseName, joinPath, MAX_NAME_BYTES, nameWithSuffix, parentOf, ROOT, TEMP_NAME, tempName } from '../shared/paths';
 import type { ChunkWriter, Entry, NoReplace, Permission, PermissionChanges, Quota, RawChange, StorageConnector, StorageFeatures, Watcher, WriteOptions } from '../types';
 import { LocalChunkWriter } from './chunk-writer';
 import { fsError, specialFile } from '../shared/fs-errors';
@@ -62,17 +62,11 @@ function trashInfoPath(abs: string): string {
 const TRASH_NAME_BYTES = MAX_NAME_BYTES - Buffer.byteLength('.trashinfo');
 
 /**
- * The n-th name for `name` in the trash's files/: `name`, then `stem.n.ext`; cut (between
- * characters, the `.n` and the extension kept when they fit) to TRASH_NAME_BYTES. The spec lets
- * files/ hold any name; the .trashinfo's Path keeps the whole original.
+ * The n-th name for `name` in the trash's files/: `name`, then `stem.n.ext`, within
+ * TRASH_NAME_BYTES. The spec lets files/ hold any name; the .trashinfo's Path keeps the whole
+ * original.
  */
-function trashName(name: string, n: number): string {
-  let [stem, ext] = splitExtension(name);
-  const suffix = n === 1 ? '' : `.${n}`;
-  if (Buffer.byteLength(stem + suffix + ext) <= TRASH_NAME_BYTES) return `${stem}${suffix}${ext}`;
-  if (Buffer.byteLength(suffix + ext) >= TRASH_NAME_BYTES) [stem, ext] = [name, ''];
-  return `${truncateUtf8(stem, TRASH_NAME_BYTES - Buffer.byteLength(suffix + ext))}${suffix}${ext}`;
-}
+const trashName = (name: string, n: number): string => nameWithSuffix(name, n === 1 ? '' : `.${n}`, TRASH_NAME_BYTES);
 
 /** The name of the user with this uid: this process's own user, or the number. */
 function ownerName(uid: number): string {

@@ -63,19 +63,21 @@ export function splitExtension(name: string): [string, string] {
 }
 
 /**
- * The n-th conflict-free candidate: "name (n).ext" (spec 1, upload rules). The stem is shortened
- * so that the result still fits MAX_NAME_BYTES, keeping the extension whole and never cutting a
- * character (nor a surrogate pair) in two.
+ * `name` with `suffix` before its extension ("report (2).pdf"), the stem shortened so that the
+ * result fits `maxBytes`, keeping the extension whole and never cutting a character (nor a
+ * surrogate pair) in two. An extension too long to keep leaves nothing of the stem: the suffix
+ * then follows the whole (shortened) name.
  */
-export function numberedName(name: string, n: number): string {
+export function nameWithSuffix(name: string, suffix: string, maxBytes = MAX_NAME_BYTES): string {
   let [stem, ext] = splitExtension(name);
-  const suffix = ` (${n})`;
-  // An extension too long to keep leaves nothing of the stem to number: number the whole name.
-  if (Buffer.byteLength(suffix + ext) >= MAX_NAME_BYTES) [stem, ext] = [name, ''];
-  const room = MAX_NAME_BYTES - Buffer.byteLength(suffix + ext);
+  if (Buffer.byteLength(suffix + ext) >= maxBytes) [stem, ext] = [name, ''];
+  const room = maxBytes - Buffer.byteLength(suffix + ext);
   if (Buffer.byteLength(stem) > room) stem = truncateUtf8(stem, room);
   return `${stem}${suffix}${ext}`;
 }
+
+/** The n-th conflict-free candidate: "name (n).ext" (spec 1, upload rules), within MAX_NAME_BYTES. */
+export const numberedName = (name: string, n: number): string => nameWithSuffix(name, ` (${n})`);
 
 /** The longest prefix of `s` of at most `maxBytes` UTF-8 bytes, cut between characters. */
 export function truncateUtf8(s: string, maxBytes: number): string {
