@@ -472,8 +472,9 @@ export class StorageService {
   }
 
   /**
-   * Rename and/or move, within one account or across accounts (streamed: copy then delete the
-   * source, only after the copy completed). A taken name at the destination is settled by
+   * Rename and/or move, within one account or across accounts (streamed: copy, then remove from
+   * the source what was copied; what was not is reported as folder_not_empty, see
+   * `removeCopied`). A taken name at the destination is settled by
    * `to.conflict`: "name (n)" (rename, the default and spec 1's behaviour), replaced
    * (overwrite) or naming_conflict (fail).
    */
@@ -501,18 +502,20 @@ export class StorageService {
     const aside = mode === 'overwrite' && !caseOnly ? await this.setAside(dest.connector, joinPath(dest.path, name), entry.kind) : undefined;
     const claim = { current: await this.claimName(destAccount, dest.connector, dest.path, name, caseOnly ? 'overwrite' : aside ? 'fail' : mode).catch(async (e) => Promise.reject(await settle(aside, e))) };
     let moved: Entry;
+    let left: Left[] = [];
     try {
       if (sameAccount && src.connector.features.move) {
         moved = await src.connector.features.move(src.path, joinPath(dest.path, claim.current.name));
       } else {
-        moved = await this.copyTree(src.connector, entry, dest.connector, dest.path, claim, options);
+        const copied = new Map<string, Entry[]>();
+        moved = await this.copyTree(src.connector, entry, dest.connector, dest.path, claim, options, copied);
         // Past this point the move cannot be cancelled: a cancel that arrived during the copy
         // takes the copy back and leaves the source as it was.
         if (options.signal?.aborted) {
           await dest.connector.remove(moved.path, { recursive: true }).catch(() => {});
           options.signal.throwIfAborted();
         }
-        await src.connector.remove(src.path, { recursive: true });
+        left = await this.removeCopied(src.connector, entry, copied);
       }
     } catch (e) {
       claim.current.release(false);
@@ -520,10 +523,51 @@ export class StorageService {
     }
     claim.current.release(true);
     await settle(aside);
+    // What could not be removed goes to the source account's trash where it has one: the
+    // source is gone from where it was, as after any move, and nothing is lost.
+    const trashed = left.length > 0 && src.connector.features.trash ? await src.connector.features.trash.put(src.path).then(() => true, () => false) : false;
     this.entries.forget(accountId, src.path);
     this.touched(accountId, parentOf(src.path));
     this.touched(destAccount, dest.path, moved);
+    if (left.length > 0) throw leftBehind(entry, moved, destAccount, left, trashed);
     return this.toResource(destAccount, moved);
+  }
+
+  /**
+   * Removes the source of a streamed move. Where the files are on this computer's disk (the
+   * local connector, `localFile`) only what was copied is removed, so what its listing leaves
+   * out (a name that is not valid UTF-8, a link leading out, a socket) is never destroyed
+   * unseen: each folder is first removed as it is, so a link goes by itself and never what it
+   * leads to; a folder that is not empty loses its copied contents, then goes if it is empty.
+   * Elsewhere the source goes in one recursive removal: object stores list every key, and SFTP,
+   * WebDAV and SMB leave out only Tributary's own temporary files and dangling links, while
+   * their servers follow links, so removing item by item could delete what a link leads to.
+   * Resolves with what could not be removed.
+   */
+  private async removeCopied(c: StorageConnector, entry: Entry, copied: Map<string, Entry[]>): Promise<Left[]> {
+    if (!c.features.localFile) {
+      await c.remove(entry.path, { recursive: true });
+      return [];
+    }
+    const left: Left[] = [];
+    const removed = (e: Entry) =>
+      c.remove(e.path, { recursive: false }).then(
+        () => true,
+        (err: unknown) => {
+          if (err instanceof ServiceError && err.code === 'not_found') return true;
+          if (err instanceof ServiceError && err.code === 'folder_not_empty') return false;
+          left.push({ path: e.path, unlisted: false, reason: err instanceof Error ? err.message : String(err) });
+          return undefined;
+        },
+      );
+    const remove = async (e: Entry): Promise<void> => {
+      const first = await removed(e);
+      if (first !== false) return;
+      for (const child of copied.get(e.path) ?? []) await remove(child);
+      if ((await removed(e)) === false) left.push({ path: e.path, unlisted: true, reason: 'not empty' });
+    };
+    await remove(entry);
+    return left;
   }
 
   /** Copies a file or folder tree; a taken name is settled by `to.conflict` as in `move`. */
@@ -596,7 +640,7 @@ export class StorageService {
    * it leaves no target: a file is published only once complete, a folder tree that was begun
    * is removed again.
    */
-  private async copyTree(from: StorageConnector, entry: Entry, to: StorageConnector, folder: string, claim: { current: NameClaim }, options: TransferOptions): Promise<Entry> {
+  private async copyTree(from: StorageConnector, entry: Entry, to: StorageConnector, folder: string, claim: { current: NameClaim }, options: TransferOptions, copied?: Map<string, Entry[]>): Promise<Entry> {
     if (entry.kind === 'file') return this.copyFile(from, entry, to, joinPath(folder, claim.current.name), { ...options, noReplace: this.noReplace(claim, folder, 'rename') });
     let root: Entry | undefined;
     while (!root) {
@@ -608,7 +652,7 @@ export class StorageService {
       });
     }
     try {
-      await this.copyChildren(from, entry.path, to, root.path, options);
+      await this.copyChildren(from, entry.path, to, root.path, options, copied);
     } catch (e) {
       await to.remove(root.path, { recursive: true }).catch(() => {});
       throw e;
@@ -616,7 +660,10 @@ export class StorageService {
     return root;
   }
 
-  private async copyChildren(from: StorageConnector, source: string, to: StorageConnector, target: string, options: TransferOptions): Promise<void> {
+  /** `copied` receives, for each source folder, its children once each is copied. */
+  private async copyChildren(from: StorageConnector, source: string, to: StorageConnector, target: string, options: TransferOptions, copied?: Map<string, Entry[]>): Promise<void> {
+    const done: Entry[] = [];
+    copied?.set(source, done);
     for (const child of await from.list(source)) {
       options.signal?.throwIfAborted();
       const path = joinPath(target, child.name);
@@ -626,8 +673,9 @@ export class StorageService {
         else await this.copyFile(from, child, to, path, options);
       } else {
         await to.mkdir(path);
-        await this.copyChildren(from, child.path, to, path, options);
+        await this.copyChildren(from, child.path, to, path, options, copied);
       }
+      done.push(child);
     }
   }
 
@@ -765,6 +813,34 @@ export class StorageService {
 interface Aside {
   commit(): Promise<void>;
   rollback(): Promise<void>;
+}
+
+/** Something a streamed move copied but could not remove from the source. */
+interface Left {
+  path: string;
+  /** A folder still holding entries the listing did not show (so they were never copied). */
+  unlisted: boolean;
+  reason: string;
+}
+
+/**
+ * The answer of a move that left part of its source behind: folder_not_empty (409), naming how
+ * many items and where, and where they are now. The copy at the destination stands.
+ */
+function leftBehind(entry: Entry, moved: Entry, destAccount: number, left: Left[], trashed: boolean): ServiceError {
+  const n = left.length;
+  const names = (ls: Left[]) => ls.slice(0, 5).map((l) => `"${l.path}"`).join(', ') + (ls.length > 5 ? ` and ${ls.length - 5} more` : '');
+  const unlisted = left.filter((l) => l.unlisted);
+  const failed = left.filter((l) => !l.unlisted);
+  const why = [
+    unlisted.length ? `${names(unlisted)} still ${unlisted.length === 1 ? 'holds' : 'hold'} entries Tributary does not list (names that are not valid UTF-8, links leading out of the folder, pipes, sockets or devices)` : '',
+    failed.length ? `${names(failed)} could not be removed (${failed[0]!.reason})` : '',
+  ].filter(Boolean);
+  const where = trashed ? 'put in the trash of the source account, with what it holds' : 'left where it was';
+  return new ServiceError(
+    'folder_not_empty',
+    `"${entry.name}" was moved to "${moved.path}" in account ${destAccount}, but ${n} ${n === 1 ? 'item was' : 'items were'} left in the source: ${why.join('; ')}. "${entry.path}" was ${where}.`,
+  );
 }
 
 /** Ends a replace: without `error` the set-aside entry goes; with it, it comes back (and `error` is returned). */
