@@ -3,6 +3,8 @@
  * folder is created in the destination under the free-name rule (services/names.ts: "name (1)"
  * when taken, both kept), then its sub-folders, then every file streamed from the disk — as one
  * transfer whose progress is the bytes of all files (cancel stops it; what was uploaded stays).
+ * What cannot be uploaded (a name that is not valid UTF-8, a link, socket or device) is skipped
+ * and named in the transfer's error, which then ends failed once the rest is in.
  */
 import { createReadStream } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
@@ -16,25 +18,49 @@ interface LocalTree {
   /** Relative folder paths, parents first. */
   folders: string[];
   files: { folder: string; name: string; abs: string; size: number }[];
+  /** Relative paths left out: names that are not valid UTF-8, and links, sockets and devices. */
+  badNames: string[];
+  specials: string[];
 }
 
 async function readLocalTree(root: string): Promise<LocalTree> {
-  const tree: LocalTree = { folders: [], files: [] };
+  const tree: LocalTree = { folders: [], files: [], badNames: [], specials: [] };
   const walk = async (abs: string, rel: string): Promise<void> => {
-    for (const d of await readdir(abs, { withFileTypes: true })) {
-      const childAbs = join(abs, d.name);
-      const childRel = rel ? `${rel}/${d.name}` : d.name;
+    // Names as bytes: one that is not valid UTF-8 would come back as a string with U+FFFD,
+    // naming no file on the disk.
+    for (const d of await readdir(abs, { withFileTypes: true, encoding: 'buffer' })) {
+      const name = d.name.toString('utf8');
+      const childRel = rel ? `${rel}/${name}` : name;
+      if (!Buffer.from(name).equals(d.name)) {
+        tree.badNames.push(childRel);
+        continue;
+      }
+      const childAbs = join(abs, name);
       if (d.isDirectory()) {
         tree.folders.push(childRel);
         await walk(childAbs, childRel);
       } else if (d.isFile()) {
-        tree.files.push({ folder: rel, name: d.name, abs: childAbs, size: (await stat(childAbs)).size });
+        tree.files.push({ folder: rel, name, abs: childAbs, size: (await stat(childAbs)).size });
+      } else {
+        // Not uploaded, as the local connector does not list them.
+        tree.specials.push(childRel);
       }
-      // Links, sockets and devices are not uploaded (as the local connector does not list them).
     }
   };
   await walk(root, '');
   return tree;
+}
+
+/** What the transfer ends with when the walk left something out; undefined when nothing was. */
+function skipped(tree: LocalTree): Error | undefined {
+  const n = tree.badNames.length + tree.specials.length;
+  if (n === 0) return undefined;
+  const names = (paths: string[]) => paths.slice(0, 3).join(', ') + (paths.length > 3 ? ` and ${paths.length - 3} more` : '');
+  const why = [
+    tree.badNames.length ? `names not valid UTF-8 (${names(tree.badNames)})` : '',
+    tree.specials.length ? `links, pipes, sockets or devices (${names(tree.specials)})` : '',
+  ].filter(Boolean);
+  return new Error(`${n} ${n === 1 ? 'file was' : 'files were'} skipped: ${why.join('; ')}. Everything else was uploaded.`);
 }
 
 /** Uploads the folder at `dir` into `parent`; resolves with the folder created. */
@@ -70,7 +96,8 @@ export async function uploadLocalFolder(deps: { storage: StorageService; transfe
       const source = createReadStream(f.abs, { signal });
       await transfers.sendMetered(transfer.id, source, (body) => storage.upload(account, ids.get(f.folder)!, f.name, body, { conflict: 'rename', size: f.size, signal }));
     }
-    transfers.finish(transfer.id, undefined, top.name);
+    // A transfer that left files out ends failed, saying which: it did not upload all it was given.
+    transfers.finish(transfer.id, skipped(tree), top.name);
     return top;
   } catch (e) {
     transfers.finish(transfer.id, e);
