@@ -12,6 +12,8 @@
  * made from fresh scans, does again or no longer needs.
  */
 import { createHash } from 'node:crypto';
+import { chmodSync, lstatSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
 import { pipeline, Transform } from 'node:stream';
 import { joinPath, parentOf, tempName } from '../connectors/shared/paths';
 import type { Entry, StorageConnector } from '../connectors/types';
@@ -330,14 +332,18 @@ export class Executor {
           }),
           () => {},
         );
+        // A file of this computer that is replaced: the bytes go under a staging name first, and
+        // the user's file is looked at again right before the rename (see `replaceIfUnchanged`).
+        const stage = op.side === 'local' && there ? joinPath(parentOf(op.path), stageOf(temp)) : undefined;
         try {
-          written = await withStreamingHeadroom(() => target.write(this.abs(op.side, op.path), body, options));
+          written = await withStreamingHeadroom(() => target.write(this.abs(op.side, stage ?? op.path), body, stage ? { ...options, noReplace: {} } : options));
         } finally {
           // A write that failed part-way leaves the source unread: its file or connection is let
           // go now rather than whenever the collector finds it.
           source.destroy();
         }
         hash = `md5:${h.digest('hex')}`;
+        if (stage && !(await this.replaceIfUnchanged(stage, op.path, there!))) return this.skip(journal);
       }
       // Tributary's own remote write is as racy as a version seen: a same-size change by someone
       // else later in the same second would keep its ETag.
@@ -362,6 +368,29 @@ export class Executor {
       if (code === 'naming_conflict' || (direct && (code === 'not_found' || code === 'invalid_parameters'))) return 'skipped';
       throw e;
     }
+  }
+
+  /**
+   * Renames the downloaded `stage` over the local file at `path` if that file still is `was` (its
+   * stamp: size, times and inode), else drops the download: a save made while it was transferred
+   * stays, and the next plan sees both sides changed (a conflict, both kept). The look and the
+   * rename are synchronous, one after the other; the target keeps its mode, as with a plain write.
+   */
+  private async replaceIfUnchanged(stage: string, path: string, was: SideEntry): Promise<boolean> {
+    const abs = (p: string) => join(this.sides.localRoot, ...p.split('/').filter(Boolean));
+    try {
+      const now = lstatSync(abs(path), { bigint: true, throwIfNoEntry: false });
+      if (now?.isFile() && was.stamp !== undefined && `${now.size}:${now.mtimeNs}:${now.ctimeNs}:${now.ino}` === was.stamp) {
+        chmodSync(abs(stage), Number(now.mode & 0o777n));
+        renameSync(abs(stage), abs(path));
+        return true;
+      }
+    } catch (e) {
+      await this.removeTemp('local', stage);
+      throw e;
+    }
+    await this.removeTemp('local', stage);
+    return false;
   }
 
   /** Ends the journal entry of an operation that found the world changed: nothing was written. */
@@ -414,31 +443,56 @@ export class Executor {
     const expected = new Map(op.expect.map((x) => [x.path, x.ver]));
     const top = await this.current(op.side, op.path, trees[op.side].get(op.path));
     if (!top || expected.get(op.path) !== top.ver) return 'skipped';
+    let below: SideEntry[] = [];
+    let unsynced = false;
     if (top.kind === 'folder') {
-      const below = await this.listBelow(op.side, op.path, trees[op.side]);
+      ({ synced: below, unsynced } = await this.listBelow(op.side, op.path, trees[op.side]));
       if (below.length !== expected.size - 1 || below.some((e) => expected.get(e.path) !== e.ver)) return 'skipped';
     }
     const c = this.conn(op.side);
+    // A trash keeps what the folder holds, ignored entries included (docs/sync.md, "What is synced").
     if (c.features.trash) await c.features.trash.put(this.abs(op.side, op.path));
-    else await c.remove(this.abs(op.side, op.path), { recursive: top.kind === 'folder' });
+    else if (!unsynced) await c.remove(this.abs(op.side, op.path), { recursive: top.kind === 'folder' });
+    // Without a trash, only versions this computer had may go (docs/sync.md, "Safety"): the
+    // synced files, then the folders they leave empty; the rest stays, in its folder.
+    else await this.removeSynced(op.side, [top, ...below]);
     if (op.synced) this.store.forgetSynced(this.pair, op.synced);
     return 'done';
   }
 
-  private async listBelow(side: Side, folder: string, known: Tree): Promise<SideEntry[]> {
-    const out: SideEntry[] = [];
+  /** Removes the files of `entries` (a folder and what is below it), then those of its folders left empty. */
+  private async removeSynced(side: Side, entries: SideEntry[]): Promise<void> {
+    const c = this.conn(side);
+    const gone = (e: unknown, also?: string) => {
+      const code = toServiceError(e).code;
+      if (code !== 'not_found' && code !== also) throw e;
+    };
+    for (const e of entries) if (e.kind === 'file') await c.remove(this.abs(side, e.path), { recursive: false }).catch((err) => gone(err));
+    const folders = entries.filter((e) => e.kind === 'folder').sort((a, b) => b.path.length - a.path.length);
+    for (const f of folders) await c.remove(this.abs(side, f.path), { recursive: false }).catch((err) => gone(err, 'folder_not_empty'));
+  }
+
+  /**
+   * Everything below `folder`: the entries sync would see, and whether anything else is there
+   * (ignored or excluded, a link or special file), which this computer never synced.
+   */
+  private async listBelow(side: Side, folder: string, known: Tree): Promise<{ synced: SideEntry[]; unsynced: boolean }> {
+    const synced: SideEntry[] = [];
+    let unsynced = false;
     const visit = async (p: string) => {
       for (const e of await this.conn(side).list(this.abs(side, p))) {
         const rel = joinPath(p, e.name);
-        if (this.sides.ignored?.(rel, e.kind)) continue;
-        const entry = side === 'local' ? await localEntry(this.sides.localRoot, rel, known.get(rel)) : remoteEntry(e, rel);
-        if (!entry) continue;
-        out.push(entry);
+        const entry = this.sides.ignored?.(rel, e.kind) ? null : side === 'local' ? await localEntry(this.sides.localRoot, rel, known.get(rel)) : remoteEntry(e, rel);
+        if (!entry) {
+          unsynced = true;
+          continue;
+        }
+        synced.push(entry);
         if (entry.kind === 'folder') await visit(rel);
       }
     };
     await visit(folder);
-    return out;
+    return { synced, unsynced };
   }
 
   private async conflict(op: Extract<Op, { type: 'conflict' }>, trees: Record<Side, Tree>): Promise<OpResult> {
@@ -496,7 +550,10 @@ export class Executor {
       const op = j.op;
       let done = false;
       // A killed write's temporary file goes before the entry naming it (a kill in between finds it again).
-      if (op.type === 'copy' && j.temp) await this.removeTemp(op.side, joinPath(parentOf(op.path), j.temp));
+      if (op.type === 'copy' && j.temp) {
+        await this.removeTemp(op.side, joinPath(parentOf(op.path), j.temp));
+        if (op.side === 'local') await this.removeTemp('local', joinPath(parentOf(op.path), stageOf(j.temp)));
+      }
       if (op.type === 'copy' && j.stage === 'written' && j.result) {
         const now = await this.current(op.side, op.path);
         const same = now && (op.side === 'local' ? now.id === j.result.id && now.ver === j.result.ver : now.ver === plainVer(j.result.ver));
@@ -539,6 +596,9 @@ async function moveByCopy(c: StorageConnector, from: string, to: string, kind: '
   for (const e of await c.list(from)) await moveByCopy(c, e.path, joinPath(to, e.name), e.kind);
   await c.remove(from, { recursive: true });
 }
+
+/** The staging name of a local file's replacement, made from its journaled temporary name (ignored as it). */
+const stageOf = (temp: string) => temp.replace(/\.[a-z]+$/, '.tmp');
 
 /** Finished copies committed in one transaction (see Executor.finishLater), and how long the first waits for others (ms). */
 const FINISH_BATCH = 64;
