@@ -112,7 +112,9 @@ export class SftpConnector implements StorageConnector {
           attrs = await call((cb) => s.sftp.stat(this.abs(s, joinPath(path, it.filename)), cb)).catch(() => undefined);
           if (!attrs) continue;
         }
-        out.push(this.toEntry(joinPath(path, it.filename.normalize('NFC')), attrs));
+        // The name as the server has it (no Unicode normalisation): every later call sends this
+        // path back, and a Linux server holds `é` as one or two characters as two distinct names.
+        out.push(this.toEntry(joinPath(path, it.filename), attrs));
       }
       return out;
     });

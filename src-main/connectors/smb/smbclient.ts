@@ -238,7 +238,8 @@ function lsEntry(line: string, folder: string, temps: boolean): Entry | null | u
   if (!m) return undefined;
   const [, raw, attrs, size, mon, day, hh, mm, ss, year] = m;
   if (raw === '.' || raw === '..' || (!temps && TEMP_NAME.test(raw!))) return null;
-  const name = raw!.normalize('NFC');
+  // As the server has it, not normalised: smbclient must be given these very characters back.
+  const name = raw!;
   const kind = attrs!.includes('D') ? 'folder' : 'file';
   const modified = new Date(Date.UTC(Number(year), MONTHS.indexOf(mon!), Number(day), Number(hh), Number(mm), Number(ss)));
   return {
