@@ -20,7 +20,7 @@ import type { Entry, StorageConnector } from '../connectors/types';
 import { ServiceError, toServiceError } from '../errors';
 import { withStreamingHeadroom } from '../memory';
 import { otherSide, type Op, type Side, type SideEntry, type SyncedEntry, type SyncedTree, type Tree } from './model';
-import { localEntry, md5Of, remoteAbs, remoteEntry, type Ignored } from './scan';
+import { FOLDER_VIEW_FILES, localEntry, md5Of, remoteAbs, remoteEntry, type Ignored } from './scan';
 import type { SyncStore } from './store';
 
 export interface ExecutorSides {
@@ -474,7 +474,8 @@ export class Executor {
 
   /**
    * Everything below `folder`: the entries sync would see, and whether anything else is there
-   * (ignored or excluded, a link or special file), which this computer never synced.
+   * (ignored or excluded, a link or special file), which this computer never synced. An OS's
+   * folder-view files (.DS_Store, Thumbs.db) hold no one's content and do not count.
    */
   private async listBelow(side: Side, folder: string, known: Tree): Promise<{ synced: SideEntry[]; unsynced: boolean }> {
     const synced: SideEntry[] = [];
@@ -484,7 +485,7 @@ export class Executor {
         const rel = joinPath(p, e.name);
         const entry = this.sides.ignored?.(rel, e.kind) ? null : side === 'local' ? await localEntry(this.sides.localRoot, rel, known.get(rel)) : remoteEntry(e, rel);
         if (!entry) {
-          unsynced = true;
+          if (!(e.kind === 'file' && FOLDER_VIEW_FILES.has(e.name))) unsynced = true;
           continue;
         }
         synced.push(entry);

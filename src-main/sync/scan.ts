@@ -24,6 +24,8 @@ import { sameStored, type SideEntry, type Tree } from './model';
 /** Never synced: system clutter, Office lock files, editors' temporary files, our own temp files. */
 export const DEFAULT_IGNORES = ['.DS_Store', 'Thumbs.db', 'desktop.ini', '~$*', '.~lock.*#', '*~', '.*.sw[a-p]', '*.tmp', '.#*', '.tributary-*'];
 export const IGNORE_FILE = '.tributaryignore';
+/** What an OS writes about a folder's view (no one's content): a deleted folder may take it along. */
+export const FOLDER_VIEW_FILES = new Set(['.DS_Store', 'Thumbs.db', 'desktop.ini']);
 
 /** Says whether a pair-relative path is left out: defaults, `.tributaryignore`, excluded folders. */
 export type Ignored = (path: string, kind: 'file' | 'folder') => boolean;
