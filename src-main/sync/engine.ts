@@ -14,7 +14,7 @@ import { baseName, parentOf, ROOT } from '../connectors/shared/paths';
 import type { StorageConnector } from '../connectors/types';
 import { ServiceError, toServiceError } from '../errors';
 import type { Op, Plan, PlanOptions, Side, Tree } from './model';
-import { checkRacy, Executor } from './executor';
+import { checkRacy, Executor, type OpResult } from './executor';
 import { planSync } from './planner';
 import { below, DEFAULT_REMOTE_POLL_SECONDS, RemoteWatch, type RemoteChange } from './remote-watch';
 import { IGNORE_FILE, loadIgnore, localRootPresent, localUnchanged, remoteRootPresent, remoteUnchanged, scanLocal, scanRemote } from './scan';
@@ -51,6 +51,19 @@ export interface RunResult {
   rounds: number;
   ops: number;
   plan: Plan;
+  /** Operations this run stopped trying (they failed the same way in two rounds), with why. */
+  failed: { path: string; message: string }[];
+}
+
+/** An operation that failed: what it was (kind, side, path) and how it failed. */
+interface Failure {
+  key: string;
+  side?: Side;
+  path: string;
+  code: string;
+  message: string;
+  /** Rounds in a row it failed with this code. */
+  rounds: number;
 }
 
 export class SyncEngine {
@@ -72,6 +85,8 @@ export class SyncEngine {
   }
   private readonly timers = new Map<number, NodeJS.Timeout>();
   private readonly retries = new Map<number, NodeJS.Timeout>();
+  /** Per pair: the operations its last run stopped trying; the next run tries each once more. */
+  private readonly failed = new Map<number, Failure[]>();
   private remote?: RemoteWatch;
   private closed = false;
   private readonly listeners = new Set<(pair: number) => void>();
@@ -203,6 +218,7 @@ export class SyncEngine {
     await this.running.get(id)?.catch(() => {});
     this.store.removePair(id);
     this.settled.delete(id);
+    this.failed.delete(id);
     this.changed(id);
   }
 
@@ -344,7 +360,7 @@ export class SyncEngine {
 
   private async doRun(id: number): Promise<RunResult> {
     let pair = this.store.pair(id);
-    const result: RunResult = { rounds: 0, ops: 0, plan: { ops: [] } };
+    const result: RunResult = { rounds: 0, ops: 0, plan: { ops: [] }, failed: [] };
     if (pair.paused || this.closed) return result;
     clearTimeout(this.retries.get(id));
     this.store.update(id, { state: 'syncing', error: null });
@@ -360,12 +376,23 @@ export class SyncEngine {
       // else that changed meanwhile is caught by the operations' checks and by the real scans of
       // the round that finds nothing left to do, which never plans from these.
       let made: Record<Side, Tree> | undefined;
+      // Operations that failed, by kind, side and path. One that failed the same way (the same
+      // error code) in GIVE_UP_ROUNDS rounds is not tried again in this run: each round scans
+      // both sides, and a persistent cause (a name the server refuses, a quota, a locked file)
+      // would otherwise make the run go round until its bound. Those the last run stopped
+      // trying are tried once more here.
+      const failures = new Map<string, Failure>((this.failed.get(id) ?? []).map((f) => [f.key, { ...f, rounds: GIVE_UP_ROUNDS - 1 }]));
       for (;;) {
         pair = this.store.pair(id);
         if (pair.paused || this.closed) break;
         // Only the first round may trust the watch: later ones follow this run's own writes.
         const { plan, trees } = made ? this.planFrom(pair, made, await this.remoteOf(pair.account)) : await this.planPair(pair, result.rounds === 0);
-        if (made && plan.ops.length === 0) {
+        // A failure the plan no longer asks for is over (the file was renamed or removed meanwhile).
+        const keys = new Set(plan.ops.map(opKey));
+        for (const k of failures.keys()) if (!keys.has(k)) failures.delete(k);
+        const givenUp = [...failures.values()].filter((f) => f.rounds >= GIVE_UP_ROUNDS);
+        const ops = givenUp.length ? plan.ops.filter((op) => !givenUp.some((f) => covers(f, op))) : plan.ops;
+        if (made && ops.length === 0) {
           made = undefined;
           continue;
         }
@@ -376,20 +403,37 @@ export class SyncEngine {
           this.store.update(id, { state: 'refused', error: refusal(plan) });
           return result;
         }
-        if (plan.ops.length === 0) {
-          if (!plan.heldDeletes) this.settled.add(id);
-          this.store.update(id, plan.heldDeletes ? { state: 'held', error: held(plan) } : { state: 'idle', lastSync: new Date().toISOString() });
+        if (ops.length === 0) {
+          result.failed = givenUp.map((f) => ({ path: f.path, message: f.message }));
+          if (givenUp.length) this.failed.set(id, givenUp);
+          else this.failed.delete(id);
+          if (!plan.heldDeletes && !givenUp.length) this.settled.add(id);
+          // Never "up to date" while an operation is left undone: the pair shows which and why.
+          const problem = givenUp.length ? failedMessage(givenUp) : undefined;
+          if (plan.heldDeletes) this.store.update(id, { state: 'held', error: problem ? `${held(plan)} ${problem}` : held(plan) });
+          else if (problem) this.store.update(id, { state: 'error', error: problem });
+          else this.store.update(id, { state: 'idle', lastSync: new Date().toISOString() });
           if (!plan.heldDeletes && pair.allowDeletes) this.store.update(id, { allowDeletes: false });
+          // The cause may go away on its own (space freed, a file unlocked).
+          if (problem) this.retryLater(id);
           return result;
         }
         if (++result.rounds > max) throw new ServiceError('internal_error', `The pair did not settle after ${max} rounds.`);
         x.made = [];
         x.madeUnsure = false;
-        const done = await this.execute(id, x, plan.ops, trees);
+        x.failures.clear();
+        const done = await this.execute(id, x, ops, trees);
         result.ops += done;
+        for (const op of ops) {
+          const k = opKey(op);
+          const now = x.failures.get(k);
+          const was = failures.get(k);
+          if (!now) failures.delete(k);
+          else failures.set(k, { key: k, side: 'side' in op ? op.side : undefined, path: op.path, code: now.code, message: now.message, rounds: was?.code === now.code ? was.rounds + 1 : 1 });
+        }
         // Only new folders can have brought new work (their contents): after copies alone the
         // next round is the real scans' (planning from these first found nothing, at 10,000 files 0.4–1.5 s).
-        if (done === plan.ops.length && !x.madeUnsure && plan.ops.some((op) => op.type === 'mkdir') && plan.ops.every((op) => op.type === 'mkdir' || op.type === 'copy')) {
+        if (done === ops.length && !x.madeUnsure && ops.some((op) => op.type === 'mkdir') && ops.every((op) => op.type === 'mkdir' || op.type === 'copy')) {
           made = { local: new Map(trees.local), remote: new Map(trees.remote) };
           for (const { side, entry } of x.made) made[side].set(entry.path, entry);
         }
@@ -401,11 +445,7 @@ export class SyncEngine {
       return result;
     } catch (e) {
       this.store.update(id, { state: 'error', error: toServiceError(e).message });
-      // Remote walks only look for changes: a failed run is tried again on its own.
-      if (!this.options.manual && !this.closed) {
-        clearTimeout(this.retries.get(id));
-        this.retries.set(id, setTimeout(() => void this.run(id).catch(() => {}), this.options.retryMs ?? ERROR_RETRY_MS).unref());
-      }
+      this.retryLater(id);
       throw e;
     } finally {
       // Between runs the last scans are kept compact.
@@ -415,9 +455,16 @@ export class SyncEngine {
     }
   }
 
-  private async makeExecutor(p: PairRow): Promise<Executor> {
+  /** Remote walks only look for changes: a failed run is tried again on its own. */
+  private retryLater(id: number) {
+    if (this.options.manual || this.closed) return;
+    clearTimeout(this.retries.get(id));
+    this.retries.set(id, setTimeout(() => void this.run(id).catch(() => {}), this.options.retryMs ?? ERROR_RETRY_MS).unref());
+  }
+
+  private async makeExecutor(p: PairRow): Promise<NotingExecutor> {
     const remote = await this.remoteOf(p.account);
-    return new Executor(this.store, p.id, {
+    return new NotingExecutor(this.store, p.id, {
       local: new LocalConnector({ path: p.localPath, trashDir: this.options.trashDir }),
       localRoot: p.localPath,
       remote,
@@ -488,7 +535,7 @@ export class SyncEngine {
     return undefined;
   }
 
-  private async execute(id: number, x: Executor, ops: Op[], trees: Record<Side, Tree>): Promise<number> {
+  private async execute(id: number, x: NotingExecutor, ops: Op[], trees: Record<Side, Tree>): Promise<number> {
     this.settled.delete(id);
     this.pending.set(id, ops.length);
     this.changed(id);
@@ -507,6 +554,49 @@ export class SyncEngine {
 
 function planOptions(pair: PairRow, remote: StorageConnector): PlanOptions {
   return { now: new Date(), remoteCaseInsensitive: !remote.features.caseSensitive, localCaseInsensitive: !LOCAL_CASE_SENSITIVE, allowDeletes: pair.allowDeletes, allowEmptySide: pair.allowDeletes };
+}
+
+/** An operation that failed the same way in this many rounds of a run is not tried again in it. */
+const GIVE_UP_ROUNDS = 2;
+
+const opKey = (op: Op) => `${op.type}:${'side' in op ? op.side : ''}:${op.path}`;
+
+/** Whether `op` is the given-up operation `f`, or lies below the path it did not make. */
+const covers = (f: Failure, op: Op) => opKey(op) === f.key || ((f.side === undefined || !('side' in op) || op.side === f.side) && op.path.startsWith(`${f.path}/`));
+
+function failedMessage(failed: Failure[]): string {
+  const shown = failed.slice(0, 5).map((f) => `${f.path}: ${f.message}`);
+  if (failed.length > shown.length) shown.push(`and ${failed.length - shown.length} more`);
+  return failed.length === 1 ? `Could not sync ${shown[0]}` : `Could not sync ${failed.length} items: ${shown.join('; ')}`;
+}
+
+/**
+ * Errors that say a side cannot be reached or used at all, not that one operation failed: they
+ * end the run (the next scan would fail too).
+ */
+const SIDE_ERRORS = new Set(['unauthorized', 'invalid_token', 'upstream_auth_failed', 'service_not_available', 'request_timeout', 'too_many_requests']);
+
+/** An executor that tells which operations failed, and why. */
+class NotingExecutor extends Executor {
+  /** Operations of the last batch that failed, by `opKey`. */
+  readonly failures = new Map<string, ServiceError>();
+
+  protected override refused(op: Op, error: ServiceError): OpResult {
+    this.failures.set(opKey(op), error);
+    return 'skipped';
+  }
+
+  override async run(op: Op, trees: Record<Side, Tree>): Promise<OpResult> {
+    try {
+      return await super.run(op, trees);
+    } catch (e) {
+      const err = toServiceError(e);
+      if (SIDE_ERRORS.has(err.code)) throw e;
+      // One operation's failure does not stop the others.
+      this.failures.set(opKey(op), err);
+      return 'skipped';
+    }
+  }
 }
 
 /** A run that failed is tried again after this long. */

@@ -67,6 +67,14 @@ export class Executor {
   }
 
   /** Runs one operation; `trees` are the scans the plan was made from. A copy's end is committed by `execute`. */
+  /**
+   * An operation the backend refused in a way that reads like a change (the copy is skipped and
+   * planned again): 'skipped' here; the engine overrides it to tell such refusals from changes.
+   */
+  protected refused(_op: Op, _error: ServiceError): OpResult {
+    return 'skipped';
+  }
+
   async run(op: Op, trees: Record<Side, Tree>): Promise<OpResult> {
     switch (op.type) {
       case 'record': {
@@ -365,7 +373,9 @@ export class Executor {
     } catch (e) {
       this.store.finish(journal);
       const code = toServiceError(e).code;
-      if (code === 'naming_conflict' || (direct && (code === 'not_found' || code === 'invalid_parameters'))) return 'skipped';
+      if (code === 'naming_conflict' || (direct && code === 'not_found')) return 'skipped';
+      // A name or file the backend cannot take: skipped as a change would be, but told apart.
+      if (direct && code === 'invalid_parameters') return this.refused(op, toServiceError(e));
       throw e;
     }
   }
