@@ -7,12 +7,26 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { extname, join } from 'node:path';
-import { joinPath } from '../connectors/shared/paths';
+import { joinPath, nameWithSuffix } from '../connectors/shared/paths';
 import type { StorageService } from '../services/storage';
 import type { Downloader } from './downloader';
 
-/** `name` in `dir`, or "name (2).ext", "name (3).ext"… when taken (what is there is never replaced). */
-export function freeLocalPath(dir: string, name: string): string {
+/**
+ * A name from a backend or a message (an attachment's filename is the sender's text) as a file
+ * name on this computer: its last path segment ("../../x.desktop" is "x.desktop", never a path
+ * out of the chosen folder), without control characters (NUL, line breaks), within 255 bytes;
+ * "download" when nothing is left.
+ */
+export function localName(name: string): string {
+  const last = name.split(/[/\\]/).filter((s) => s !== '').pop() ?? '';
+  // eslint-disable-next-line no-control-regex
+  const clean = last.replace(/[\u0000-\u001f\u007f]/g, '').trim();
+  return clean === '' || clean === '.' || clean === '..' ? 'download' : nameWithSuffix(clean, '');
+}
+
+/** `name` (as localName makes it) in `dir`, or "name (2).ext", "name (3).ext"… when taken (what is there is never replaced). */
+export function freeLocalPath(dir: string, rawName: string): string {
+  const name = localName(rawName);
   const ext = extname(name);
   const stem = ext && ext !== name ? name.slice(0, -ext.length) : name;
   let candidate = join(dir, name);

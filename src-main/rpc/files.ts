@@ -7,7 +7,7 @@ import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { Handlers, Resource } from '../contract';
 import type { Downloader } from '../downloads/downloader';
-import { downloadInto } from '../downloads/into-folder';
+import { downloadInto, localName } from '../downloads/into-folder';
 import { ServiceError } from '../errors';
 import type { ConflictMode, StorageService, TransferOptions } from '../services/storage';
 import type { FolderWatch } from '../services/folder-watch';
@@ -98,7 +98,7 @@ export function filesHandlers(deps: FilesDeps, platform: Platform): Pick<Handler
         throw new ServiceError('not_implemented', 'Saving to a local path is only available in the desktop app; the web UI downloads over HTTP.');
       }
       const resource = await storage.get(account, id);
-      const target = to ?? (platform.chooseSavePath ? await platform.chooseSavePath(resource.name) : null);
+      const target = to ?? (platform.chooseSavePath ? await platform.chooseSavePath(localName(resource.name)) : null);
       if (!target) return { path: null };
       const job = await downloads.plan({ accountId: account, fileId: id, targetPath: target });
       try {
