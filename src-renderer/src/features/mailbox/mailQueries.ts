@@ -1,12 +1,12 @@
 /** Mailbox data through React Query; `mail.changed` events invalidate ['mail', account, …]. */
 import { useEffect, useMemo } from 'react';
 import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
+import { ALL_DATES } from '../../../../src-main/contract/limits';
 import type { MailFolder, MailMessage, MailPage, MailPerson } from '../../../../src-main/contract/mail';
 import { keys, useApi } from '../../api/hooks';
 
 export const MAIL_PAGE = 100;
 /** The list's window is "everything": the API's default is the last three days. */
-const EPOCH = '1970-01-01T00:00:00Z';
 
 export function useMailFolders(account: number) {
   const api = useApi();
@@ -30,7 +30,7 @@ export function useMessages(account: number, folderId: string | null, search: st
     queryFn: ({ pageParam }) =>
       q
         ? api.call('mail.search', { account, q, page: pageParam, pageSize: MAIL_PAGE })
-        : api.call('mail.list', { account, folderId: label ? undefined : (folderId ?? undefined), labels: label ? [label] : undefined, page: pageParam, pageSize: MAIL_PAGE, after: EPOCH, before: new Date(Date.now() + 86_400_000).toISOString() }),
+        : api.call('mail.list', { account, folderId: label ? undefined : (folderId ?? undefined), labels: label ? [label] : undefined, page: pageParam, pageSize: MAIL_PAGE, ...ALL_DATES }),
     getNextPageParam: (last: MailPage) => last.nextPage ?? undefined,
     retry: false,
   });
@@ -82,7 +82,7 @@ export function useMessage(account: number, id: string | null) {
 
 /** Every message of a conversation, in any folder. */
 export async function threadMessages(api: ReturnType<typeof useApi>, account: number, threadId: string): Promise<MailMessage[]> {
-  return (await api.call('mail.list', { account, threadId, pageSize: MAIL_PAGE, after: EPOCH, before: new Date(Date.now() + 86_400_000).toISOString() })).objects;
+  return (await api.call('mail.list', { account, threadId, pageSize: MAIL_PAGE, ...ALL_DATES })).objects;
 }
 
 /** The reading pane's conversation view. */

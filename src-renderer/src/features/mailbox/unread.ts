@@ -5,11 +5,11 @@
 import { useEffect, useMemo } from 'react';
 import { useQueries } from '@tanstack/react-query';
 import type { Account } from '../../../../src-main/contract';
+import { ALL_DATES } from '../../../../src-main/contract/limits';
 import type { MailFolder, MailMessage } from '../../../../src-main/contract/mail';
 import { keys, useAccounts, useApi, useConnectors } from '../../api/hooks';
 import { MAIL_PAGE } from './mailQueries';
 
-const EPOCH = '1970-01-01T00:00:00Z';
 
 /** The active mail accounts. */
 export function useMailAccounts(): Account[] {
@@ -63,7 +63,7 @@ export function useUnifiedInbox(enabled: boolean): { messages: MailMessage[]; lo
         queryKey: [...keys.mail(a.id), 'list', 'unified', inbox.id],
         enabled,
         retry: false,
-        queryFn: async () => (await api.call('mail.list', { account: a.id, folderId: inbox.id, pageSize: MAIL_PAGE, after: EPOCH, before: new Date(Date.now() + 86_400_000).toISOString() })).objects,
+        queryFn: async () => (await api.call('mail.list', { account: a.id, folderId: inbox.id, pageSize: MAIL_PAGE, ...ALL_DATES })).objects,
       };
     }),
   });
