@@ -3,7 +3,8 @@
  * real Apache mod_dav_fs, some through a loopback proxy that passes each answer at a set pace so
  * a download can be stopped mid-way: byte-identical (spec 1, Files: "Download"), each range
  * continued from where it got to after a pause, a retry or a killed process, a file changed
- * meanwhile fetched again, and a server that dies mid-transfer an error, never a short file.
+ * meanwhile fetched again, and a server that dies mid-transfer an error, never a short file; a
+ * failed save of the ranges' progress fails the download, keeping what a retry needs.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
 import type { ReadToFileOptions, StorageFeatures } from '../../src-main/connectors/types';
 import { partialPath, type DownloaderOptions } from '../../src-main/downloads/downloader';
+import { ServiceError } from '../../src-main/errors';
 import { startApache, webdavOptions, type ApacheServer } from '../servers/apache';
 import { startThrottle, type Throttle } from '../servers/throttle';
 import { runTsChild, scratchDir, until } from '../servers/util';
@@ -244,6 +246,66 @@ describe('downloads read in ranges (spec 1, Files: Download)', () => {
       await new Promise((r) => setTimeout(r, 200));
       expect(throttle.returned() - before).toBeLessThan(data.length - kept(ranges) + MiB);
     } finally {
+      await app.close();
+    }
+  }, 60_000);
+
+  // A save of how far the ranges got that fails (here the database is full) fails the download
+  // and stops its ranges, never an unhandled rejection (which ends a Node process).
+  it('a save that fails: the download fails with its error, stops its ranges, no unhandled rejection; a retry is byte-identical', async () => {
+    const app = await createApp({ dataDir: join(work, 'save-failure'), defaultLocalFolder: false, downloads });
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => unhandled.push(e);
+    process.on('unhandledRejection', onUnhandled);
+    const prepare = app.db.prepare.bind(app.db);
+    try {
+      const account = (await app.accounts.connect({ service: 'webdav', options: { ...webdavOptions(apache), port: throttle.port } })).id;
+      const data = randomBytes(64 * MiB);
+      apache.place('save-failure.bin', data);
+      const fileId = (await app.storage.list(account, 'root')).items.find((i) => i.name === 'save-failure.bin')!.id;
+      const target = join(work, 'save-failure.bin');
+      const job = await app.downloads.plan({ accountId: account, fileId, targetPath: target });
+      const id = `download-${job}`;
+      const state = () => app.transfers.list().find((t) => t.id === id);
+      const rangesOf = () => JSON.parse((app.db.prepare('SELECT ranges FROM download_jobs WHERE id = ?').get(job) as { ranges: string | null }).ranges ?? 'null') as Range[] | null;
+
+      const before = throttle.returned();
+      const run = app.downloads.resume(job);
+      // Once the ranges are under way (their start saved), saving where they got fails.
+      await until(() => ((state()?.bytesDone ?? 0) > 0 ? true : undefined), 30_000, 'bytes downloaded');
+      const started = rangesOf();
+      app.db.prepare = ((sql: string) => {
+        if (sql.startsWith('UPDATE download_jobs SET ranges')) throw new Database.SqliteError('database or disk is full', 'SQLITE_FULL');
+        return prepare(sql);
+      }) as typeof app.db.prepare;
+
+      const err = await run.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      app.db.prepare = prepare;
+      expect(unhandled).toEqual([]);
+      expect(err).toBeInstanceOf(ServiceError);
+      expect(err).toMatchObject({ code: 'insufficient_storage', message: expect.stringMatching(/database or disk is full/) });
+      expect(state()).toMatchObject({ state: 'failed', actions: ['retry'] });
+      // The ranges stopped at the failed save (about half-way) rather than reading the file to its end.
+      await new Promise((r) => setTimeout(r, 200)); // the proxy reports every 50 ms
+      expect(throttle.returned() - before).toBeLessThan(0.75 * data.length);
+      expect(app.downloads.job(job)).toMatchObject({ state: 'failed', error: expect.stringMatching(/database or disk is full/) });
+      // As any failed download: the partial file and the last saved ranges stay for a retry.
+      expect(existsSync(target)).toBe(false);
+      expect(statSync(partialPath(target)).size).toBe(data.length);
+      expect(started).toHaveLength(4);
+      expect(rangesOf()).toEqual(started);
+
+      app.transfers.retry(id);
+      await until(() => (state()?.state === 'done' ? true : undefined), 30_000, 'the retried download');
+      expect(sha(readFileSync(target))).toBe(sha(data));
+      expect(existsSync(partialPath(target))).toBe(false);
+      expect(unhandled).toEqual([]);
+    } finally {
+      app.db.prepare = prepare;
+      process.off('unhandledRejection', onUnhandled);
       await app.close();
     }
   }, 60_000);
