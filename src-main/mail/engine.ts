@@ -233,9 +233,16 @@ export class MailEngine {
           if (row && m.source) sources.push({ row, raw: m.source });
         }
       });
-      const parsed = await Promise.all(sources.map(async (s) => ({ ...s, body: await parseBody(s.raw) })));
+      // One message that cannot be parsed must not cost the others their bodies: it is cached
+      // with a note saying why (its source kept), and is not tried again.
+      const parsed = await Promise.allSettled(sources.map((s) => parseBody(s.raw)));
       this.deps.db.transaction(() => {
-        for (const p of parsed) if (this.store.get(p.row.id)) this.store.putBody(p.row, { raw: p.raw, ...p.body });
+        parsed.forEach((p, i) => {
+          const { row, raw } = sources[i]!;
+          if (!this.store.get(row.id)) return;
+          if (p.status === 'fulfilled') this.store.putBody(row, { raw, ...p.value });
+          else this.store.putUnreadableBody(row, raw, unreadableNote(p.reason));
+        });
       })();
     }
   }
@@ -298,6 +305,12 @@ export class MailEngine {
     this.states.clear();
     await Promise.all(all.map((p) => p.then(closeState).catch(() => {})));
   }
+}
+
+/** What a message that cannot be parsed shows as its text. */
+export function unreadableNote(reason: unknown): string {
+  const why = (reason instanceof Error ? reason.message : String(reason)).replace(/\s+/g, ' ').trim().slice(0, 300) || 'unknown error';
+  return `[This message could not be read: ${why}. Its original source is available as raw_content.rfc822.]`;
 }
 
 async function closeState(s: AccountState): Promise<void> {

@@ -261,6 +261,16 @@ export class MailStore {
     this.s.ftsInsert.run(row.id, row.subject, from ? personText([from]) : '', personText([...JSON.parse(row.to_json), ...JSON.parse(row.cc_json)]), b.text ?? '');
   }
 
+  /**
+   * Caches the source of a message that cannot be parsed: `note` (why) stands in for its text,
+   * it has no attachments, and its search row keeps the headers only. Being cached, it is not
+   * fetched again by the background prefetch.
+   */
+  putUnreadableBody(row: MessageRow, raw: Buffer, note: string): void {
+    this.s.putBody.run(row.id, raw, note, null, '[]');
+    this.s.snippet.run(note.slice(0, 200), row.id);
+  }
+
   /** Where the Sent copy of outbox entry `id` landed, once it did. */
   outboxCopy(account: number, id: number): { folder: string; uidvalidity: number; uid: number } | undefined {
     const r = this.db

@@ -79,14 +79,25 @@ function hasAttachment(node: MessageStructureObject | undefined): boolean {
 const describe = (row: { subject: string; size: number | null; date_ms: number } | undefined) =>
   row ? { subject: row.subject, size: row.size ?? undefined, date: new Date(row.date_ms).toISOString() } : {};
 
+const timeOf = (v: Date | string | null | undefined): number | null => {
+  if (v === undefined || v === null || v === '') return null;
+  const ms = (v instanceof Date ? v : new Date(v)).getTime();
+  return Number.isFinite(ms) ? ms : null;
+};
+
+/**
+ * When the message was written (its Date header); else when the server received it (INTERNALDATE);
+ * else, when neither parses, the time it is first seen here. Never NaN: the cache needs a date.
+ */
+export function messageDateMs(sent: Date | string | null | undefined, internalDate: Date | string | null | undefined, firstSeenMs = Date.now()): number {
+  return timeOf(sent) ?? timeOf(internalDate) ?? firstSeenMs;
+}
+
 export function headerOf(folder: string, msg: FetchMessageObject): HeaderInput {
   const env = msg.envelope ?? {};
   const references = messageIds(headerValue(msg.headers, 'references'));
   const messageId = env.messageId ?? null;
   const inReplyTo = messageIds(env.inReplyTo)[0] ?? null;
-  // When the message says it was written (its Date header); the arrival time when it has none, or a broken one.
-  const sent = env.date ? new Date(env.date) : null;
-  const date = sent && Number.isFinite(sent.getTime()) ? sent : new Date(msg.internalDate ?? 0);
   return {
     uid: msg.uid,
     modseq: msg.modseq !== undefined ? Number(msg.modseq) : null,
@@ -99,7 +110,7 @@ export function headerOf(folder: string, msg: FetchMessageObject): HeaderInput {
     to: people(env.to),
     cc: people(env.cc),
     bcc: people(env.bcc),
-    dateMs: date.getTime(),
+    dateMs: messageDateMs(env.date, msg.internalDate),
     size: msg.size ?? null,
     flags: [...(msg.flags ?? [])],
     hasAttachments: hasAttachment(msg.bodyStructure),
@@ -107,6 +118,13 @@ export function headerOf(folder: string, msg: FetchMessageObject): HeaderInput {
 }
 
 const HEADER_QUERY: FetchQueryObject = { uid: true, flags: true, envelope: true, internalDate: true, size: true, bodyStructure: true, headers: ['references'] };
+/**
+ * The same without BODYSTRUCTURE, for the messages the query above gets no answer for: a body
+ * nested deeper than the IMAP response parser goes (about 20 multiparts) makes the whole FETCH
+ * response of that message unreadable. Such a message is stored without attachment info;
+ * its attachments are known once its body is parsed.
+ */
+const SHALLOW_HEADER_QUERY: FetchQueryObject = { uid: true, flags: true, envelope: true, internalDate: true, size: true, headers: ['references'] };
 
 export interface SyncStats {
   added: number;
@@ -307,6 +325,12 @@ export class MailSync {
     for await (const m of client.fetch(range, HEADER_QUERY, { uid: byUid })) {
       if (m.uid >= minUid) batch.push(headerOf(path, m));
     }
+    const unanswered = await this.unanswered(client, range, byUid, batch);
+    if (unanswered.size) {
+      for await (const m of client.fetch([...unanswered].join(','), SHALLOW_HEADER_QUERY, { uid: true })) {
+        if (m.uid >= minUid && unanswered.delete(m.uid)) batch.push(headerOf(path, m));
+      }
+    }
     if (!batch.length) return 0;
     this.store.db.transaction(() => {
       for (const h of batch) this.store.upsertHeader(this.account, path, uidvalidity, h);
@@ -318,6 +342,25 @@ export class MailSync {
     })();
     this.onChange({ folder: path, kind: 'messages', messages: report ? { uidvalidity, added: batch.map((h) => h.uid), updated: [], removed: [] } : undefined });
     return batch.length;
+  }
+
+  /**
+   * The UIDs of `range` that exist on the server but got no answer to HEADER_QUERY: for a list of
+   * UIDs, those not answered; for a sequence range answered short, the UIDs of the range (one
+   * UID-only FETCH) not answered. An open UID range (new mail, `n:*`) is left to the count check,
+   * which comes back here with the UIDs it finds missing.
+   */
+  private async unanswered(client: ImapFlow, range: string, byUid: boolean, got: HeaderInput[]): Promise<Set<number>> {
+    const have = new Set(got.map((h) => h.uid));
+    const uids = new Set<number>();
+    if (byUid) {
+      if (/^\d+(,\d+)*$/.test(range)) for (const u of range.split(',').map(Number)) if (!have.has(u)) uids.add(u);
+      return uids;
+    }
+    const seq = /^(\d+):(\d+)$/.exec(range);
+    if (!seq || got.length >= Number(seq[2]) - Number(seq[1]) + 1) return uids;
+    for await (const m of client.fetch(range, { uid: true }, { uid: false })) if (!have.has(m.uid)) uids.add(m.uid);
+    return uids;
   }
 
   /** Runs `fn` with the given folder opened read-write on the shared connection, then re-syncs it. */
