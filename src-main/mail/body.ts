@@ -6,7 +6,6 @@
  */
 import type { Attachment } from 'mailparser';
 import { parseDocument } from 'htmlparser2';
-import { render } from 'dom-serializer';
 import type { AnyNode, Element, ParentNode } from 'domhandler';
 import type { AttachmentMeta } from './store';
 
@@ -21,16 +20,24 @@ function snippetOf(text: string | null, html: string | null): string {
   return src.replace(/\s+/g, ' ').trim().slice(0, 200);
 }
 
+/**
+ * The bodies of a message. The text of an HTML-only message is made here by htmlToText (which
+ * reads hostile nesting as words), not by mailparser: its own conversion fails on deep nesting
+ * ("Failed to parse HTML", the message would not open) and takes seconds and gigabytes on a
+ * large body. That text is the message's `text_body`, its search text and its preview line.
+ */
 export async function parseBody(raw: Buffer): Promise<{ text: string | null; html: string | null; attachments: AttachmentMeta[]; snippet: string }> {
   const { simpleParser } = await import('mailparser'); // loaded with the first message parsed
-  const p = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true });
-  const text = p.text ?? null;
+  const p = await simpleParser(raw, { skipHtmlToText: true, skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true });
   const html = typeof p.html === 'string' ? p.html : null;
+  // With skipHtmlToText an HTML part adds an empty text: an HTML-only message has text "".
+  const own = p.text?.trim() ? p.text : null;
+  const text = own ?? (html !== null ? htmlToText(html) : (p.text ?? null));
   return {
     text,
     html,
     attachments: p.attachments.map((a, i) => ({ name: a.filename ?? `attachment-${i + 1}`, mimeType: a.contentType, size: a.size ?? a.content.length })),
-    snippet: snippetOf(text, html),
+    snippet: snippetOf(own, html),
   };
 }
 
@@ -244,18 +251,50 @@ function htmlText(doc: ParentNode, opts: { bare?: boolean }): string {
 
 // ---- HTML safe to quote -------------------------------------------------------------------------
 
-/** Dropped with everything inside them. */
-const DROP = new Set(['script', 'style', 'head', 'title', 'meta', 'link', 'base', 'iframe', 'frame', 'frameset', 'object', 'embed', 'applet', 'form', 'template', 'noscript', 'portal', 'svg', 'math', 'input', 'button', 'textarea', 'select', 'option', 'audio', 'video', 'source', 'track', 'canvas', 'dialog']);
+/**
+ * Dropped with everything inside them. Among them every element whose content a browser reads
+ * as raw text (script, style, xmp, iframe, noembed, noframes, noscript, plaintext, textarea,
+ * title) while htmlparser2 may read it as markup: what it saw as an attribute value there would
+ * be markup in the window. Also foreign content (svg, math), where the two parsers differ too.
+ */
+const DROP = new Set([
+  'script', 'style', 'head', 'title', 'meta', 'link', 'base', 'iframe', 'frame', 'frameset', 'noframes', 'noembed', 'xmp', 'plaintext', 'object', 'embed', 'applet', 'form',
+  'template', 'noscript', 'portal', 'svg', 'math', 'input', 'button', 'textarea', 'select', 'option', 'audio', 'video', 'source', 'track', 'canvas', 'dialog',
+]);
 /** Attributes that carry formatting only. */
 const KEEP_ATTRS = new Set(['alt', 'title', 'width', 'height', 'colspan', 'rowspan', 'align', 'valign', 'border', 'cellpadding', 'cellspacing', 'bgcolor', 'color', 'face', 'size', 'dir', 'lang', 'start', 'type', 'span', 'scope', 'headers', 'abbr']);
-/** CSS that could lay a quote over the window around it, or load anything. */
-const BAD_CSS = /(position|z-index|behavior|-moz-binding)\s*:|expression\s*\(|url\s*\(|@import/i;
+
+/**
+ * Inline CSS is kept by allowlist, never by looking for what is bad: only these properties,
+ * each with a plain value (words, numbers, units, `#` colours, quoted font names, and no
+ * function but rgb/rgba/hsl/hsla). Nothing with a `(` can load (url(), image-set(), …), nothing
+ * with a `\` can spell one (CSS escapes), and no property here places the quote over the window
+ * (no position, z-index, transform).
+ */
+const CSS_PROPERTY =
+  /^(color|background|background-color|font|font-(family|size|weight|style|variant)|line-height|text-(align|indent|transform|decoration|decoration-(line|color|style))|letter-spacing|word-spacing|white-space|word-break|overflow-wrap|vertical-align|direction|(margin|padding)(-(top|right|bottom|left))?|border(-(top|right|bottom|left))?(-(width|style|color))?|border-(collapse|spacing|radius)|(min-|max-)?(width|height)|display|float|clear|list-style-type|list-style-position|table-layout)$/;
+const CSS_PLAIN_VALUE = /^(?:[\p{L}\p{N}\s#%.,+\-!_/]|"[^"'\\()<>;:&]*"|'[^"'\\()<>;:&]*'|(?:rgba?|hsla?)\([\d\s.,%/+-]*\))*$/u;
+
+/** The declarations of a style attribute that CSS_PROPERTY and CSS_PLAIN_VALUE allow (an empty string when none). */
+export function safeStyle(style: string): string {
+  const kept: string[] = [];
+  for (const decl of style.split(';')) {
+    const colon = decl.indexOf(':');
+    if (colon < 0) continue;
+    const prop = decl.slice(0, colon).trim().toLowerCase();
+    const value = decl.slice(colon + 1).trim();
+    if (CSS_PROPERTY.test(prop) && value && !value.includes('/*') && CSS_PLAIN_VALUE.test(value)) kept.push(`${prop}: ${value}`);
+  }
+  return kept.join('; ');
+}
 
 /**
  * A message's HTML reduced to what a quote inside the compose window may hold: markup and
  * inline formatting. No scripts, handlers, styles sheets, forms, frames or remote loads (a
  * quoted tracking pixel would report the reply); links only to http(s) and mailto; images only
- * inline (`cid:`) or `data:image/`. The app's CSP is the guard behind it.
+ * inline (`cid:`) or `data:image/`; inline CSS by allowlist (safeStyle). It is written out by
+ * serialize, which escapes every text and attribute value, so the window parses exactly the
+ * tree checked here. The app's CSP is the guard behind it.
  */
 export function sanitizeHtml(html: string): string {
   try {
@@ -285,12 +324,17 @@ function sanitizeDocument(html: string): string {
       }
       for (const [attr, value] of Object.entries(node.attribs)) {
         const a = attr.toLowerCase();
+        delete node.attribs[attr];
+        if (a === 'style') {
+          const css = safeStyle(value);
+          if (css) node.attribs.style = css;
+          continue;
+        }
         const keep =
           KEEP_ATTRS.has(a) ||
           (a === 'href' && (name === 'a' || name === 'area') && /^\s*(https?:|mailto:)/i.test(value)) ||
-          (a === 'src' && name === 'img' && /^\s*(cid:|data:image\/(png|gif|jpe?g|webp);)/i.test(value)) ||
-          (a === 'style' && !BAD_CSS.test(value));
-        if (!keep) delete node.attribs[attr];
+          (a === 'src' && name === 'img' && /^\s*(cid:|data:image\/(png|gif|jpe?g|webp);)/i.test(value));
+        if (keep) node.attribs[a] = value;
       }
       if (name === 'img' && !node.attribs.src) {
         removeNode(node);
@@ -306,7 +350,34 @@ function sanitizeDocument(html: string): string {
   clean(doc);
   // The body's content when the message is a whole document.
   const body = findBody(doc);
-  return render(body ? body.children : doc.children, { decodeEntities: true, encodeEntities: 'utf8' }).trim();
+  return serialize(body ? body.children : doc.children).trim();
+}
+
+const escapeText = (s: string) => escapeHtml(s).replace(/\u00a0/g, '&nbsp;');
+const escapeAttr = (s: string) => escapeText(s).replace(/"/g, '&quot;');
+/** Names a browser reads as the same element; an element otherwise named is written as its content only. */
+const PLAIN_NAME = /^[a-z][a-z0-9]*([:-][a-z0-9]+)*$/;
+
+/**
+ * A sanitized tree as HTML: every text and attribute value escaped (`<`, `>` and `&`, and `"` in
+ * attributes), since no element left reads its content as raw text.
+ */
+function serialize(nodes: AnyNode[]): string {
+  let out = '';
+  for (const node of nodes) {
+    if (node.type === 'text') out += escapeText(node.data);
+    if (!isElement(node)) continue;
+    const name = node.name.toLowerCase();
+    if (!PLAIN_NAME.test(name)) {
+      out += serialize(node.children);
+      continue;
+    }
+    const attrs = Object.entries(node.attribs)
+      .map(([k, v]) => (v === '' ? ` ${k}` : ` ${k}="${escapeAttr(v)}"`))
+      .join('');
+    out += VOID.has(name) ? `<${name}${attrs}>` : `<${name}${attrs}>${serialize(node.children)}</${name}>`;
+  }
+  return out;
 }
 
 function removeNode(node: AnyNode): void {
@@ -350,17 +421,24 @@ export function cidsOf(html: string): string[] {
   return [...out];
 }
 
+/**
+ * Image types an inline part may be shown as. The type goes into a `data:` URL inside an
+ * attribute, so it is one of these exact names or the part stays a `cid:` reference (a broken
+ * image): a sender's Content-Type could otherwise close the attribute and add markup.
+ */
+const INLINE_IMAGE_TYPE = /^image\/(png|jpeg|gif|webp|bmp)$/i;
+
 /** `data:` URLs of the inline images among `parts` that `cids` name, by Content-ID (up to INLINE_IMAGES_MAX in total). */
 export function inlineImageUrls(cids: string[], parts: Attachment[]): Map<string, string> {
   const byCid = new Map<string, Attachment>();
-  for (const a of parts) if (a.cid && a.contentType.startsWith('image/')) byCid.set(a.cid.toLowerCase(), a);
+  for (const a of parts) if (a.cid && INLINE_IMAGE_TYPE.test(a.contentType)) byCid.set(a.cid.toLowerCase(), a);
   let budget = INLINE_IMAGES_MAX;
   const urls = new Map<string, string>();
   for (const cid of cids) {
     const a = byCid.get(cid.toLowerCase());
     if (!a || a.content.length > budget) continue;
     budget -= a.content.length;
-    urls.set(cid, `data:${a.contentType};base64,${a.content.toString('base64')}`);
+    urls.set(cid, `data:${a.contentType.toLowerCase()};base64,${a.content.toString('base64')}`);
   }
   return urls;
 }

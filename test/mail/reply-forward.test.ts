@@ -200,6 +200,82 @@ describe('reply and forward carry the whole message (spec 2, Send; Retrieve a me
     expect(sanitizeHtml('<a href="javascript:alert(1)">x</a><img src="http://t.test/p.gif"><div style="position:fixed">y</div>')).toBe('<a>x</a><div>y</div>');
   });
 
+  it('sanitizeHtml keeps no way to load: CSS by allowlist, raw-text elements dropped with their content, text and attributes escaped (docs/ui.md, Replies and forwards)', () => {
+    const T = 'https://tracker.example.test';
+    const hostile = [
+      `<div style="background-image:image-set('${T}/a.gif' 1x);color:red">x</div>`,
+      `<div style="background:u\\rl(${T}/b.gif)">x</div>`,
+      `<div style="background:&#117;rl(${T}/c.gif)">x</div>`,
+      `<div style="list-style-image:url(${T}/d.gif);cursor:url(${T}/e.cur),auto">x</div>`,
+      `<div style="color:red;@import '${T}/f.css'">x</div>`,
+      `<div style="font-family:'a;background:url(${T}/g.gif)'">x</div>`,
+      `<div style="width:expression(alert(1))">x</div>`,
+      ...['noframes', 'noembed', 'xmp', 'noscript', 'iframe', 'textarea', 'title', 'template', 'style'].map((e) => `<p>hi</p><${e}><p title="</${e}><img src=${T}/${e}.gif><style>body{background:url(${T}/${e}.css)}</style>"></p></${e}>`),
+      `<p>hi</p><plaintext><img src=${T}/plaintext.gif>`,
+      `<iframe srcdoc="<img src=${T}/srcdoc.gif>"></iframe>`,
+      `<svg><style><img src=${T}/svg.gif></style></svg><math><style><img src=${T}/math.gif></style></math>`,
+    ];
+    for (const html of hostile) {
+      const out = sanitizeHtml(html);
+      expect(out, html).not.toMatch(/https?:|tracker|<style|<img|<(noframes|noembed|xmp|noscript|iframe|textarea|title|template|plaintext|svg|math)\b/i);
+      expect(sanitizeHtml(out), html).toBe(out);
+    }
+    expect(sanitizeHtml(hostile[0]!)).toBe('<div style="color: red">x</div>');
+    // What the parser read as text stays text in the window.
+    expect(sanitizeHtml('<p title="a</p><b>c">x &lt;y&gt; &amp; z</p>')).toBe('<p title="a&lt;/p&gt;&lt;b&gt;c">x &lt;y&gt; &amp; z</p>');
+    // Ordinary formatting is kept.
+    expect(sanitizeHtml('<td style="font-family: \'Segoe UI\', Arial; color: rgb(10, 20, 30); padding: 4px 8px !important">a</td>')).toBe(
+      '<td style="font-family: \'Segoe UI\', Arial; color: rgb(10, 20, 30); padding: 4px 8px !important">a</td>',
+    );
+  });
+
+  it('an inline part whose Content-Type is not a plain image type stays a cid: reference: it cannot add markup (mail.get, mail.quote)', async () => {
+    const raw = [
+      'From: Odd Sender <odd@example.test>',
+      'To: alice@example.test',
+      'Subject: Odd image type',
+      'Message-ID: <odd-type@example.test>',
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/related; boundary="B"',
+      '',
+      '--B',
+      'Content-Type: text/html; charset=utf-8',
+      '',
+      '<p>Logo <img src="cid:odd@example.test"></p>',
+      '--B',
+      'Content-Type: "image/png\\"><img src=x onerror=alert(1)>"',
+      'Content-ID: <odd@example.test>',
+      'Content-Transfer-Encoding: base64',
+      '',
+      LOGO.toString('base64'),
+      '--B--',
+      '',
+    ].join('\r\n');
+    await dovecot.deliver(Buffer.from(raw), ['alice']);
+    await app.mail.sync(alice);
+    const odd = (await app.mail.messages.list(alice, { ...all, bodies: false })).objects.find((m) => m.subject === 'Odd image type')!;
+    const m = await h['mail.get']({ account: alice, id: odd.id });
+    expect(m.htmlBody).toBe('<p>Logo <img src="cid:odd@example.test"></p>');
+    const q = await h['mail.quote']({ account: alice, id: odd.id, mode: 'reply' });
+    expect(q.images).toEqual({});
+    // What the compose window puts in its editor (Compose.tsx): the quote with cid: mapped.
+    const editor = Object.entries(q.images).reduce((html, [cid, url]) => html.split(`cid:${cid}`).join(url), q.html);
+    expect(editor).not.toMatch(/onerror|src=x/);
+  });
+
+  it('an HTML-only message nested 5,000 deep opens, has a preview line and is found by its words (mail.get, mail.search; spec 2, Retrieve a message)', async () => {
+    const html = `${'<div>'.repeat(5000)}Marmalade quokka ledger${'</div>'.repeat(5000)}`;
+    const raw = ['From: Deep Sender <deep@example.test>', 'To: alice@example.test', 'Subject: Deep HTML', 'Message-ID: <deep-html@example.test>', 'MIME-Version: 1.0', 'Content-Type: text/html; charset=utf-8', '', html, ''].join('\r\n');
+    await dovecot.deliver(Buffer.from(raw), ['alice']);
+    await app.mail.sync(alice);
+    const deep = (await app.mail.messages.list(alice, { ...all, bodies: false })).objects.find((m) => m.subject === 'Deep HTML')!;
+    const m = await h['mail.get']({ account: alice, id: deep.id });
+    expect(m.textBody).toBe('Marmalade quokka ledger');
+    expect(m.snippet).toBe('Marmalade quokka ledger');
+    const found = await h['mail.search']({ account: alice, q: 'quokka' });
+    expect(found.objects.map((x) => x.subject)).toEqual(['Deep HTML']);
+  });
+
   it('a cid: reference with a malformed escape is left as written; the message still opens and quotes', async () => {
     const raw = await new MailComposer({
       from: 'Odd Sender <odd@example.test>',

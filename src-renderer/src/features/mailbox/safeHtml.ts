@@ -70,12 +70,16 @@ export function prepareHtml(html: string, allowRemote: boolean): PreparedHtml {
   for (const style of Array.from(doc.querySelectorAll('style'))) {
     const css = style.textContent ?? '';
     // @import would pull remote style sheets: never wanted (style-src has no remote source either).
-    let next = css.replace(CSS_IMPORT, '');
+    // Replaced by a space, not deleted: deleting could join the text around it into markup
+    // ("</sty@import;le>" would become "</style>", and a style element's text is written out as is).
+    let next = css.replace(CSS_IMPORT, ' ');
     if (CSS_REMOTE_URL.test(next)) {
       hasRemote = true;
       if (!allowRemote) next = next.replace(CSS_REMOTE_URL, 'none');
     }
     CSS_REMOTE_URL.lastIndex = 0;
+    // The parser ended the element at any "</style" its text had; one here was made by the edits above.
+    if (/<\/style/i.test(next)) next = '';
     if (next !== css) style.textContent = next;
   }
   // Links never navigate the frame: each opens a new tab, without a handle on this window.
