@@ -14,6 +14,7 @@ import { createHandlers } from '../../src-main/rpc/handlers';
 import { startApache, type ApacheServer } from '../servers/apache';
 import { startMoto, type S3Server } from '../servers/s3';
 import { startSshd, type Sshd } from '../servers/sshd';
+import { startThrottle } from '../servers/throttle';
 import { scratchDir } from '../servers/util';
 
 const SIZE = 200 * 1000 * 1000;
@@ -191,16 +192,21 @@ describe('progress of a cross-account copy (Transfers)', () => {
   it('rises while the bytes stream, and ends at the file size', async () => {
     const folder = `progress-${randomBytes(4).toString('hex')}`;
     const parent = (await app.storage.mkdir(acc.local, 'root', folder)).id;
+    // The server's answers at 100 MB/s: the copy lasts about 2 s however fast this machine is,
+    // many times the interval progress is pushed at (150 ms).
+    const paced = await startThrottle(sshd.port, 1 << 30, { answerRate: 100_000_000 });
     const samples: number[] = [];
     const known = new Set(app.transfers.list().map((t) => t.id));
     const off = app.events.on('transfers.updated', (t) => {
       if (!known.has(t.id) && t.direction === 'copy' && t.state === 'running') samples.push(t.bytesDone);
     });
     try {
-      const copied = await handlers['files.copy']({ account: acc.sftp, id: app.storage.idOf(acc.sftp, '/big.bin'), toAccount: acc.local, parent });
+      const source = (await app.accounts.connect({ service: 'sftp', options: { host: sshd.host, port: paced.port, username: sshd.username, password: sshd.password, root: sshd.dataDir } })).id;
+      const copied = await handlers['files.copy']({ account: source, id: app.storage.idOf(source, '/big.bin'), toAccount: acc.local, parent });
       expect(copied.size).toBe(SIZE);
     } finally {
       off();
+      await paced.stop();
     }
     const during = samples.filter((b) => b > 0 && b < SIZE);
     // Several distinct readings between 0 and the end, never going back.
