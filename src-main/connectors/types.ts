@@ -50,6 +50,15 @@ export interface WriteOptions {
   /** Publish without replacing; see NoReplace. Absent: the write replaces what has the name. */
   noReplace?: NoReplace;
   /**
+   * Replace only this version: the `etag` the file at the name had when it was looked at. Checked
+   * by the server in the same step as the publish where it can (WebDAV's `If` header on the MOVE
+   * into place, S3 and Azure `If-Match`), else right before the rename into place (local folder,
+   * SFTP, SMB: a window of one round trip). When the file there has another ETag, or is gone, the
+   * write throws `ChangedMeanwhile` (conflict) and leaves nothing behind. Servers that ignore the
+   * condition (s3rver) replace plainly.
+   */
+  ifMatch?: string;
+  /**
    * The name (a `tempName()`) of the temporary file beside the target, where the backend writes
    * one: a caller that journals it can remove what a kill left behind. Absent: a fresh one.
    */

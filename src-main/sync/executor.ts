@@ -15,6 +15,7 @@ import { createHash } from 'node:crypto';
 import { chmodSync, lstatSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { pipeline, Transform } from 'node:stream';
+import { ChangedMeanwhile } from '../connectors/shared/if-match';
 import { joinPath, parentOf, tempName } from '../connectors/shared/paths';
 import type { Entry, StorageConnector } from '../connectors/types';
 import { ServiceError, toServiceError } from '../errors';
@@ -54,7 +55,8 @@ export class Executor {
     if (side === 'local') return localEntry(this.sides.localRoot, path, known);
     const asked = Date.now();
     try {
-      return remoteEntry(await this.sides.remote.stat(this.abs('remote', path)), path, asked);
+      const e = await this.sides.remote.stat(this.abs('remote', path));
+      return { ...remoteEntry(e, path, asked), etag: e.etag };
     } catch (e) {
       if (toServiceError(e).code === 'not_found') return null;
       throw e;
@@ -317,6 +319,9 @@ export class Executor {
         modified: keepTime ? new Date(source.modified!) : undefined,
         // A new name must still be free when published: a file that appeared meanwhile is not replaced.
         noReplace: op.expectTarget === undefined && target.features.noReplace ? {} : undefined,
+        // A remote file is replaced only while it is the version looked at: a save by someone else
+        // during the upload stays (the next plan sees both sides changed: a conflict, both kept).
+        ifMatch: op.side === 'remote' && op.expectTarget !== undefined ? there?.etag : undefined,
         tempName: temp,
       };
       const started = Date.now();
@@ -373,7 +378,7 @@ export class Executor {
     } catch (e) {
       this.store.finish(journal);
       const code = toServiceError(e).code;
-      if (code === 'naming_conflict' || (direct && code === 'not_found')) return 'skipped';
+      if (code === 'naming_conflict' || e instanceof ChangedMeanwhile || (direct && code === 'not_found')) return 'skipped';
       // A name or file the backend cannot take: skipped as a change would be, but told apart.
       if (direct && code === 'invalid_parameters') return this.refused(op, toServiceError(e));
       throw e;

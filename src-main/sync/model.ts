@@ -35,6 +35,8 @@ export interface SideEntry {
    */
   modified?: number;
   seenAt?: number;
+  /** Remote, from a look right before a write (never scanned or stored): the backend's ETag, the version a replace is conditional on. */
+  etag?: string;
 }
 
 export type Tree = Map<string, SideEntry>;

@@ -11,6 +11,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_NAME_BYTES } from '../../src-main/connectors/shared/paths';
 import type { StorageConnector } from '../../src-main/connectors/types';
+import { ChangedMeanwhile } from '../../src-main/connectors/shared/if-match';
 import { ServiceError } from '../../src-main/errors';
 import { startRest, type RestServer } from '../rest/harness';
 import { startApache, type ApacheServer } from '../servers/apache';
@@ -168,6 +169,43 @@ describe.each(['local', 'webdav', 'sftp', 's3', 'azure', 'smb'])('same-name writ
     expect(await read(`${folder}/a.txt`)).toBe('outside writer');
     const names = (await c.list(folder)).map((e) => e.name).sort();
     expect(names).toEqual(consumes ? ['a.txt'] : ['a (1).txt', 'a.txt']);
+  }, 60_000);
+
+  // The connector contract (WriteOptions.ifMatch), what two-way sync replaces a remote file with
+  // (docs/sync.md, Safety): only the version looked at is replaced; a save by someone else since,
+  // or a delete, is kept, and the write leaves nothing behind.
+  it('a conditional replace replaces only the version it was given', async () => {
+    const c: StorageConnector = await rest.app.accounts.storage(acc());
+    const folder = `/if-${randomBytes(4).toString('hex')}`;
+    await c.mkdir(folder);
+    const put = (text: string, ifMatch?: string) => c.write(`${folder}/a.txt`, Readable.from([Buffer.from(text)]), { size: Buffer.byteLength(text), ifMatch });
+    const read = async () => Buffer.concat(await (await c.read(`${folder}/a.txt`)).toArray()).toString();
+    const looked = (await put('v1')).etag!;
+    expect(looked).toBeTruthy();
+    await put('v2, saved by someone else');
+    const err = await put('ours', looked).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ChangedMeanwhile);
+    expect((err as ServiceError).code).toBe('conflict');
+    expect(await read()).toBe('v2, saved by someone else');
+    if (c.features.writeFile) {
+      // The backend reading a file of this computer itself (local, WebDAV, SMB): the same condition.
+      const file = join(rest.dir, `if-${backend}.txt`);
+      writeFileSync(file, 'ours, from a file');
+      await expect(c.features.writeFile(`${folder}/a.txt`, file, { ifMatch: looked })).rejects.toBeInstanceOf(ChangedMeanwhile);
+      expect(await read()).toBe('v2, saved by someone else');
+    }
+
+    const current = (await c.stat(`${folder}/a.txt`)).etag!;
+    expect((await put('ours', current)).size).toBe(4);
+    expect(await read()).toBe('ours');
+
+    const last = (await c.stat(`${folder}/a.txt`)).etag!;
+    await c.remove(`${folder}/a.txt`, { recursive: false });
+    await expect(put('ours again', last)).rejects.toBeInstanceOf(ChangedMeanwhile);
+    await expect(c.stat(`${folder}/a.txt`)).rejects.toMatchObject({ code: 'not_found' });
+    // No temporary file is left on the server's disk, where the test can see it.
+    const disk = { local: join(rest.dir, 'local-root'), webdav: apache.root, sftp: sshd.dataDir, smb: samba.shareDir }[backend];
+    if (disk) expect(readdirSync(join(disk, folder))).toEqual([]);
   }, 60_000);
 });
 

@@ -3,7 +3,9 @@
 // ("What is synced": ignored files, excluded folders); and a local save made while a new remote
 // version downloads is not replaced by it, the two become a conflict ("Conflicts: both versions
 // are kept"). Through the engine, against the memory connector (its trash taken away) and a real
-// WebDAV server (Apache mod_dav_fs, which has no trash).
+// WebDAV server (Apache mod_dav_fs, which has no trash). A colleague's save that reaches the server
+// while an upload replaces the file is not replaced either (the conditional replace): a conflict,
+// on Apache WebDAV (the If header on its MOVE) and OpenSSH SFTP (a look right before the rename).
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -13,6 +15,7 @@ import { MemoryConnector } from '../../src-main/connectors/memory';
 import { connectorDefinition, parseOptions } from '../../src-main/connectors/registry';
 import type { StorageConnector } from '../../src-main/connectors/types';
 import { startApache } from '../servers/apache';
+import { startSshd } from '../servers/sshd';
 import { scratchDir } from '../servers/util';
 import { localView, pairEngine, remoteView, sorted, syncDb, text, textOf, trashContents } from './scenario';
 
@@ -192,6 +195,83 @@ describe('sync safety: no version is lost', () => {
     } finally {
       await engine.close();
       db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  /**
+   * The user saves a.txt here; right after sync has looked at the server's a.txt, and before the
+   * upload is published, a colleague saves a.txt there (`colleagueSaves`, behind the connector's
+   * back). Neither version is lost: the usual conflict.
+   */
+  async function colleagueSavesDuringUpload(remote: StorageConnector, dir: string, colleagueSaves: (text: string) => void): Promise<void> {
+    const local = join(dir, 'local');
+    const trash = join(dir, 'trash');
+    mkdirSync(local);
+    writeFileSync(join(local, 'a.txt'), 'v1');
+    await remote.mkdir('/Sync');
+    let during: (() => void) | undefined;
+    const once = () => {
+      during?.();
+      during = undefined;
+    };
+    // Both ways up: a stream (`write`) and, where the backend reads the file itself, `writeFile`.
+    const write = remote.write.bind(remote);
+    remote.write = async (path, body, opts) => (path === '/Sync/a.txt' && once(), write(path, body, opts));
+    const features = remote.features as { writeFile?: StorageConnector['features']['writeFile'] };
+    const writeFile = features.writeFile;
+    if (writeFile) features.writeFile = async (path, file, opts) => (path === '/Sync/a.txt' && once(), writeFile(path, file, opts));
+    const db = syncDb();
+    const { engine, pair } = await pairEngine(db, remote, local, '/Sync', trash);
+    try {
+      await engine.run(pair.id);
+      expect(await textOf(remote, '/Sync/a.txt')).toBe('v1');
+      writeFileSync(join(local, 'a.txt'), 'v2 saved here');
+      let saved = false;
+      during = () => {
+        colleagueSaves('v2 saved by a colleague');
+        saved = true;
+      };
+      await engine.run(pair.id);
+      expect(saved).toBe(true);
+      const conflicts = engine.store.conflicts();
+      expect(conflicts).toHaveLength(1);
+      expect(conflicts[0].path).toBe('/a.txt');
+      expect(text(local, 'a.txt')).toBe('v2 saved by a colleague');
+      expect(text(local, conflicts[0].copyPath)).toBe('v2 saved here');
+      expect(await textOf(remote, `/Sync${conflicts[0].copyPath}`)).toBe('v2 saved here');
+      expect(sorted(await remoteView(remote, '/Sync'))).toEqual(sorted(localView(local)));
+      expect((await engine.run(pair.id)).ops).toBe(0);
+    } finally {
+      await engine.close();
+      db.close();
+    }
+  }
+
+  it('A colleague\'s save that reaches the server while an upload replaces the file is kept (Apache WebDAV): both versions, as a conflict', async () => {
+    const dir = scratchDir('sync-colleague-webdav');
+    const { server, remote } = await webdav(dir);
+    try {
+      await colleagueSavesDuringUpload(remote, dir, (t) => server.place('Sync/a.txt', Buffer.from(t)));
+    } finally {
+      await remote.close();
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('A colleague\'s save that reaches the server while an upload replaces the file is kept (OpenSSH SFTP): both versions, as a conflict', async () => {
+    const dir = scratchDir('sync-colleague-sftp');
+    const server = await startSshd();
+    await loadConnectors();
+    const def = connectorDefinition('sftp');
+    const options = { host: server.host, port: server.port, username: server.username, password: server.password, root: server.dataDir };
+    const remote = (await def.create(parseOptions(def, options), { dataDir: dir, accountId: 1 })) as StorageConnector;
+    try {
+      await colleagueSavesDuringUpload(remote, dir, (t) => writeFileSync(join(server.dataDir, 'Sync', 'a.txt'), t));
+    } finally {
+      await remote.close();
+      await server.stop();
       rmSync(dir, { recursive: true, force: true });
     }
   });

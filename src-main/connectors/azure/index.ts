@@ -19,6 +19,7 @@ import type { AzureOptions } from './options';
 import { knownDate } from '../shared/dates';
 import { openFilePart } from '../shared/file-part';
 import { md5Of, md5OfFilePart } from '../shared/md5';
+import { ChangedMeanwhile } from '../shared/if-match';
 import { isUnreachable } from '../shared/net-errors';
 import { contentTypeOf, inParallel, ObjectStoreConnector, uploadPartSize, type StoredObject } from '../shared/object-store';
 import { baseName } from '../shared/paths';
@@ -26,10 +27,15 @@ import type { ChunkWriter, Entry, PartReceipt, ReadOptions, StorageFeatures, Wri
 
 type Options = AzureOptions;
 
-/** A refused If-None-Match: * commit (409 BlobAlreadyExists or 412): the name is taken. */
-function notReplaced(e: unknown, path: string): unknown {
+/**
+ * A refused conditional commit: for If-Match (412 ConditionNotMet, or 404 when the blob is gone)
+ * the version to replace changed; for If-None-Match: * (409 BlobAlreadyExists or 412) the name is
+ * taken.
+ */
+function conditionRefused(e: unknown, path: string, opts: Pick<WriteOptions, 'ifMatch'> = {}): unknown {
   const err = (e instanceof ServiceError ? e.cause : e) as { statusCode?: number; code?: string; details?: { errorCode?: string } } | undefined;
   const code = err?.details?.errorCode ?? err?.code;
+  if (opts.ifMatch !== undefined && (err?.statusCode === 412 || err?.statusCode === 404 || code === 'ConditionNotMet' || code === 'BlobNotFound')) return new ChangedMeanwhile(path, e);
   if (err?.statusCode === 412 || code === 'BlobAlreadyExists' || code === 'ConditionNotMet') {
     return new ServiceError('naming_conflict', `"${baseName(path)}" already exists.`, {}, { cause: e });
   }
@@ -182,10 +188,10 @@ export class AzureConnector extends ObjectStoreConnector {
     const blob = this.container.getBlockBlobClient(this.key(path));
     const contentType = contentTypeOf(path, opts.mimeType);
     const bufferSize = uploadPartSize(opts.size);
-    // If-None-Match: * on the commit: the service refuses to replace (the no-replace publish).
-    const conditions = opts.noReplace ? { ifNoneMatch: '*' } : undefined;
+    // On the commit, If-None-Match: * (the no-replace publish) or If-Match (the conditional replace).
+    const conditions = opts.noReplace ? { ifNoneMatch: '*' } : opts.ifMatch !== undefined ? { ifMatch: `"${opts.ifMatch}"` } : undefined;
     await this.call(path, () => blob.uploadStream(body, bufferSize, 4, { blobHTTPHeaders: { blobContentType: contentType }, abortSignal: opts.signal, conditions })).catch((e) =>
-      Promise.reject(notReplaced(e, path)),
+      Promise.reject(conditionRefused(e, path, opts)),
     );
     return this.stat(path);
   }
@@ -242,7 +248,7 @@ export class AzureConnector extends ObjectStoreConnector {
         const ids = [...parts].sort((a, b) => a.partNumber - b.partNumber).map((p) => blockId(p.partNumber));
         const conditions = options.noReplace ? { ifNoneMatch: '*' } : undefined;
         await this.call(path, () => blob.commitBlockList(ids, { blobHTTPHeaders: { blobContentType: contentTypeOf(path) }, conditions })).catch((e) =>
-          Promise.reject(notReplaced(e, path)),
+          Promise.reject(conditionRefused(e, path)),
         );
         return this.stat(path);
       },

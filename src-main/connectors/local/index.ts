@@ -5,7 +5,7 @@
  * crash never leaves a half-written file under its final name. Deletion goes to the desktop
  * trash (freedesktop.org Trash spec) unless the account names its own trash folder.
  */
-import { closeSync, constants as fsc, createWriteStream, existsSync, fchmod, fsync, futimes, lstatSync, openSync, realpathSync, statSync, type Stats } from 'node:fs';
+import { closeSync, constants as fsc, createWriteStream, existsSync, fchmod, fsync, futimes, lstatSync, openSync, realpathSync, renameSync, statSync, type Stats } from 'node:fs';
 import { chmod, copyFile, cp, link, lstat, mkdir, open, readdir, readFile, realpath, rename, rm, rmdir, stat, statfs, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
 import { homedir, userInfo } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
@@ -16,13 +16,14 @@ import { z } from 'zod';
 import { MULTIPART_MIN_SIZE } from '../../contract/limits';
 import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
+import { ChangedMeanwhile } from '../shared/if-match';
 import { MAX_PARTS, MiB, partSizeFor } from '../shared/parts';
 import { modeAfter, permissionsOfMode } from '../shared/posix-permissions';
 import { baseName, joinPath, MAX_NAME_BYTES, nameWithSuffix, parentOf, ROOT, TEMP_NAME, tempName } from '../shared/paths';
 import type { ChunkWriter, Entry, NoReplace, Permission, PermissionChanges, Quota, RawChange, StorageConnector, StorageFeatures, Watcher, WriteOptions } from '../types';
 import { LocalChunkWriter } from './chunk-writer';
 import { fsError, specialFile } from '../shared/fs-errors';
-import { COPY_OPTIONS, entryOf, isSpecial } from './files';
+import { COPY_OPTIONS, entryOf, etagOf, isSpecial } from './files';
 import { watchFolder } from './watch';
 
 // Calls on a descriptor opened synchronously (see writeFile), run in the I/O pool.
@@ -358,8 +359,16 @@ export class LocalConnector implements StorageConnector {
       const timed = await fill(temp, existing ? existing.mode & 0o777 : 0o644);
       opts.signal?.throwIfAborted();
       if (opts.modified && !timed) await utimes(temp, opts.modified, opts.modified);
-      // `abs` was proved inside above; another name (noReplace.next) is proved by publish.
-      published = await this.publish(temp, path, opts.noReplace, abs);
+      if (opts.ifMatch !== undefined) {
+        // A conditional replace: the look at the file there and the rename, one synchronous step.
+        const now = lstatSync(abs, { throwIfNoEntry: false });
+        if (!now?.isFile() || etagOf(now) !== opts.ifMatch) throw new ChangedMeanwhile(path);
+        renameSync(temp, abs);
+        published = path;
+      } else {
+        // `abs` was proved inside above; another name (noReplace.next) is proved by publish.
+        published = await this.publish(temp, path, opts.noReplace, abs);
+      }
     } catch (e) {
       await unlink(temp).catch(() => {});
       throw fsError(e, path);

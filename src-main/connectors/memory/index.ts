@@ -7,6 +7,7 @@ import { Readable } from 'node:stream';
 import { z } from 'zod';
 import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
+import { ChangedMeanwhile } from '../shared/if-match';
 import { baseName, isInside, parentOf, ROOT } from '../shared/paths';
 import type { Entry, StorageConnector, StorageFeatures, WriteOptions } from '../types';
 
@@ -115,6 +116,7 @@ export class MemoryConnector implements StorageConnector {
       path = target;
     }
     const existing = this.nodes.get(path);
+    if (opts.ifMatch !== undefined && (existing?.kind !== 'file' || this.toEntry(path, existing).etag !== opts.ifMatch)) throw new ChangedMeanwhile(path);
     if (existing?.kind === 'folder') throw new ServiceError('naming_conflict', `A folder named "${baseName(path)}" exists.`);
     const now = new Date();
     const node: Node = { kind: 'file', data: Buffer.concat(chunks), modified: now, created: existing?.created ?? now };

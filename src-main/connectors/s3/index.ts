@@ -34,6 +34,7 @@ import { ServiceError } from '../../errors';
 import type { S3Options } from './options';
 import { openFilePart } from '../shared/file-part';
 import { md5Of, md5OfFilePart } from '../shared/md5';
+import { ChangedMeanwhile } from '../shared/if-match';
 import { isUnreachable } from '../shared/net-errors';
 import { contentTypeOf, inParallel, ObjectStoreConnector, uploadPartSize, type StoredObject } from '../shared/object-store';
 import { MAX_PARTS, MiB } from '../shared/parts';
@@ -366,17 +367,17 @@ export class S3Connector extends ObjectStoreConnector {
     const recording = this.openUploads ? this.recordingClient(this.openUploads) : undefined;
     const upload = new Upload({
       client: recording?.client ?? this.client,
-      // If-None-Match: * makes S3 refuse (412) to replace: the no-replace publish. It reaches S3
-      // on a single PUT (files below one part); lib-storage's own multipart path does not carry
-      // it to CompleteMultipartUpload, so big files rely on Tributary's name reservations.
-      params: { Bucket: this.bucket, Key: this.key(path), Body: body, ContentType: contentType, ...(opts.noReplace ? { IfNoneMatch: '*' } : {}) },
+      // If-None-Match: * makes S3 refuse (412) to replace: the no-replace publish; If-Match with
+      // the ETag, the conditional replace. lib-storage sends its params with the single PUT and
+      // with CompleteMultipartUpload, where S3 checks them as the object is published.
+      params: { Bucket: this.bucket, Key: this.key(path), Body: body, ContentType: contentType, ...writeCondition(opts) },
       partSize: uploadPartSize(opts.size),
       queueSize: 4,
       leavePartsOnError: false,
       abortController: opts.signal ? abortControllerFor(opts.signal) : undefined,
     });
     try {
-      await this.call(path, () => upload.done()).catch((e) => Promise.reject(notReplaced(e, path)));
+      await this.call(path, () => upload.done()).catch((e) => Promise.reject(conditionRefused(e, path, opts)));
     } finally {
       // lib-storage does not abort when the signal fires while its body stream is waiting; what is
       // still open is aborted here, or left recorded for the next start when that fails too.
@@ -524,7 +525,7 @@ export class S3Connector extends ObjectStoreConnector {
           this.client.send(
             new CompleteMultipartUploadCommand({ ...base, ...condition, MultipartUpload: { Parts: sorted.map((p) => ({ PartNumber: p.partNumber, ETag: `"${p.etag}"` })) } }),
           ),
-        ).catch((e) => Promise.reject(notReplaced(e, path)));
+        ).catch((e) => Promise.reject(conditionRefused(e, path)));
         return this.stat(path);
       },
       abort: async () => {
@@ -553,16 +554,21 @@ interface WriterState {
   partSize: number;
 }
 
+/** The condition of a write's publish: none, no replace, or replace only the version `ifMatch`. */
+const writeCondition = (opts: Pick<WriteOptions, 'noReplace' | 'ifMatch'>) =>
+  opts.noReplace ? { IfNoneMatch: '*' } : opts.ifMatch !== undefined ? { IfMatch: `"${opts.ifMatch}"` } : {};
+
 /**
- * A refused conditional write (If-None-Match: *): 412, or 409 when another conditional write to
- * the key was in flight. The bytes went with the request, so there is no next name to try here.
+ * A refused conditional write: 412, or 409 when another conditional write to the key was in
+ * flight; for If-Match also 404, the object gone. The bytes went with the request, so there is no
+ * next name to try here.
  */
-function notReplaced(e: unknown, path: string): unknown {
+function conditionRefused(e: unknown, path: string, opts: Pick<WriteOptions, 'ifMatch'> = {}): unknown {
   const err = (e instanceof ServiceError ? e.cause : e) as { name?: string; $metadata?: { httpStatusCode?: number } } | undefined;
   const status = err?.$metadata?.httpStatusCode;
-  if (status === 412 || err?.name === 'PreconditionFailed' || err?.name === 'ConditionalRequestConflict') {
-    return new ServiceError('naming_conflict', `"${baseName(path)}" already exists.`, {}, { cause: e });
-  }
+  const refused = status === 412 || err?.name === 'PreconditionFailed' || err?.name === 'ConditionalRequestConflict';
+  if (opts.ifMatch !== undefined && (refused || err?.name === 'NoSuchKey')) return new ChangedMeanwhile(path, e);
+  if (refused) return new ServiceError('naming_conflict', `"${baseName(path)}" already exists.`, {}, { cause: e });
   return e;
 }
 

@@ -13,6 +13,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
 import { ServiceError } from '../../errors';
+import { checkStillMatches } from '../shared/if-match';
 import { partSizeFor } from '../shared/parts';
 import { modeAfter, permissionsOfMode } from '../shared/posix-permissions';
 import { assertFree, baseName, joinPath, parentOf, ROOT, TEMP_NAME, tempName } from '../shared/paths';
@@ -179,6 +180,8 @@ export class SftpConnector implements StorageConnector {
         const t = Math.floor(opts.modified.getTime() / 1000);
         await call((cb) => s.sftp.utimes(absTemp, t, t, cb)).catch(() => {});
       }
+      // SFTP has no conditional rename: the file is looked at right before it.
+      await checkStillMatches((p) => this.stat(p), path, opts.ifMatch);
       path = await this.publish(s, temp, path, opts.noReplace);
     } catch (e) {
       if (s.alive) await call((cb) => s.sftp.unlink(absTemp, cb)).catch(() => {});

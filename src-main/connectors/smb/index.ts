@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ServiceError } from '../../errors';
+import { checkStillMatches } from '../shared/if-match';
 import { assertFree, baseName, joinPath, parentOf, ROOT, tempName } from '../shared/paths';
 import { regularFile } from '../shared/fs-errors';
 import type { Entry, NoReplace, ReadOptions, ReadToFileOptions, StorageConnector, StorageFeatures, WriteFileOptions, WriteOptions } from '../types';
@@ -322,7 +323,7 @@ export class SmbConnector implements StorageConnector {
       headBytes += chunk.length;
     }
     opts.signal?.throwIfAborted();
-    if (ended) return this.writeSpooled(path, Buffer.concat(head), opts.noReplace, opts.tempName);
+    if (ended) return this.writeSpooled(path, Buffer.concat(head), opts.noReplace, opts.tempName, opts.ifMatch);
     const rest = Readable.from(
       (async function* () {
         yield* head;
@@ -336,13 +337,15 @@ export class SmbConnector implements StorageConnector {
     return this.writeStreamed(path, rest, opts);
   }
 
-  private async writeSpooled(path: string, data: Buffer, noReplace?: NoReplace, name = tempName()): Promise<Entry> {
+  private async writeSpooled(path: string, data: Buffer, noReplace?: NoReplace, name = tempName(), ifMatch?: string): Promise<Entry> {
     const dir = await mkdtemp(join(tmpdir(), 'tributary-smb-'));
     const local = join(dir, 'body');
     const temp = joinPath(parentOf(path), name);
     try {
       await writeFile(local, data, { mode: 0o600 });
-      const r = await this.smb.commands([`put ${q(local, false)} ${q(temp)}`, renameLine(temp, path, !noReplace), `ls ${q(path)}`]);
+      // A conditional replace looks at the file there between the put and the rename (publish).
+      const publishHere = ifMatch === undefined ? [renameLine(temp, path, !noReplace), `ls ${q(path)}`] : [];
+      const r = await this.smb.commands([`put ${q(local, false)} ${q(temp)}`, ...publishHere]);
       const err = statusError(r.output, `Writing "${path}"`);
       if (err?.code === 'naming_conflict' && noReplace) {
         // The bytes are in; the name was taken: publish under the next one.
@@ -360,6 +363,14 @@ export class SmbConnector implements StorageConnector {
         await this.smb.commands([`del ${q(temp)}`]).catch(() => {});
         throw await this.smb.settle(err, `Writing "${path}"`);
       }
+      if (ifMatch !== undefined) {
+        try {
+          return await this.publish(temp, path, undefined, ifMatch);
+        } catch (e) {
+          await this.smb.commands([`del ${q(temp)}`]).catch(() => {});
+          throw e;
+        }
+      }
       return await this.entryIn(r.output, path);
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -369,9 +380,11 @@ export class SmbConnector implements StorageConnector {
   /**
    * Gives the uploaded `temp` its name: `rename -f` replaces; with `noReplace` a plain rename,
    * which the server refuses with OBJECT_NAME_COLLISION when the name is taken (then
-   * `noReplace.next`).
+   * `noReplace.next`). With `ifMatch` the file there is looked at first: SMB has no conditional
+   * rename.
    */
-  private async publish(temp: string, path: string, noReplace?: NoReplace): Promise<Entry> {
+  private async publish(temp: string, path: string, noReplace?: NoReplace, ifMatch?: string): Promise<Entry> {
+    await checkStillMatches((p) => this.stat(p), path, ifMatch);
     for (let target: string | undefined = path; target !== undefined; target = await noReplace?.next?.(target)) {
       try {
         return await this.entryIn(await this.smb.must([renameLine(temp, target, !noReplace), `ls ${q(target)}`], `Writing "${target}"`), target);
@@ -427,7 +440,7 @@ export class SmbConnector implements StorageConnector {
             body.pipe(child.stdin!);
           }),
       );
-      return await this.publish(temp, path, opts.noReplace);
+      return await this.publish(temp, path, opts.noReplace, opts.ifMatch);
     } catch (e) {
       await this.removeTemp(temp);
       throw e instanceof ServiceError ? e : new ServiceError('upstream_error', `Writing "${path}": ${(e as Error).message}`, {}, { cause: e });
@@ -484,7 +497,7 @@ export class SmbConnector implements StorageConnector {
         throw unavailable(`Writing "${path}"`, `the transfer stopped after ${sent ?? 0} of ${source.size} bytes`);
       }
       if (counted < source.size) opts.onBytes?.(source.size - counted);
-      return await this.publish(temp, path, opts.noReplace);
+      return await this.publish(temp, path, opts.noReplace, opts.ifMatch);
     } catch (e) {
       await this.removeTemp(temp);
       throw e instanceof ServiceError ? e : new ServiceError('upstream_error', `Writing "${path}": ${(e as Error).message}`, {}, { cause: e });

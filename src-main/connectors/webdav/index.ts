@@ -12,6 +12,7 @@ import { Readable } from 'node:stream';
 import { Pool } from 'undici';
 import { ServiceError } from '../../errors';
 import { regularFile } from '../shared/fs-errors';
+import { ChangedMeanwhile } from '../shared/if-match';
 import { isUnreachable } from '../shared/net-errors';
 import { baseName, joinPath, parentOf, ROOT, TEMP_NAME, tempName } from '../shared/paths';
 import type { Entry, Quota, ReadOptions, ReadToFileOptions, StorageConnector, StorageFeatures, WriteFileOptions, WriteOptions } from '../types';
@@ -352,16 +353,30 @@ export class WebDavConnector implements StorageConnector {
   /**
    * Sends the bytes (`send`) under `path`, or with `noReplace` under a hidden name that a MOVE
    * with Overwrite: F then gives the name; the server refuses it (412) when the name is taken,
-   * so the bytes are still there for the next name.
+   * so the bytes are still there for the next name. With `ifMatch` the MOVE replaces, on the
+   * condition of an `If` header naming the target and its ETag (RFC 4918 §10.4.6): the server
+   * checks the file there in the same step (a PUT's If-Match is checked before its body comes).
    */
   private async publish(path: string, opts: WriteOptions, send: (target: string) => Promise<void>): Promise<Entry> {
-    if (!opts.noReplace) {
+    if (!opts.noReplace && opts.ifMatch === undefined) {
       await send(path);
       return this.stat(path);
     }
     const temp = joinPath(parentOf(path), opts.tempName ?? tempName());
     try {
       await send(temp);
+      if (!opts.noReplace) {
+        const destination = this.origin + this.url(path);
+        const tag = opts.ifMatch!.startsWith('"') ? opts.ifMatch : `"${opts.ifMatch}"`;
+        const res = await this.request('MOVE', temp, { headers: { destination, overwrite: 'T', if: `<${destination}> ([${tag}])` }, signal: opts.signal });
+        if (res.statusCode === 412) {
+          await res.body.dump();
+          throw new ChangedMeanwhile(path);
+        }
+        if (res.statusCode !== 201 && res.statusCode !== 204) throw await this.statusError(res, 'MOVE', path);
+        await res.body.dump();
+        return await this.stat(path);
+      }
       for (let target: string | undefined = path; target !== undefined; target = await opts.noReplace.next?.(target)) {
         const res = await this.request('MOVE', temp, { headers: { destination: this.origin + this.url(target), overwrite: 'F' }, signal: opts.signal });
         if (res.statusCode === 412) {
