@@ -19,6 +19,7 @@ import { appIconPath, resourcesDirFor } from './electron/resources';
 import { createTray, type AppTray } from './electron/tray';
 import { closeHidesToTray } from './electron/tray-status';
 import { forwardEvents, registerRpc } from './ipc/rpc';
+import { installProcessGuard } from './process-guard';
 import type { HttpServer } from './server/http';
 import { startLocalServer } from './server/local';
 import { createHandlers } from './rpc/handlers';
@@ -144,6 +145,8 @@ electronApp.on('window-all-closed', () => {
 });
 
 let quitting = false;
+/** Non-zero after an uncaught exception; `app.quit()` cannot carry an exit code, `app.exit()` can. */
+let exitCode = 0;
 electronApp.on('will-quit', (event) => {
   if (quitting || (!http && !core)) return;
   // Close the server and the database before exiting, then quit for real.
@@ -153,8 +156,17 @@ electronApp.on('will-quit', (event) => {
     tray?.destroy();
     await http?.close().catch(() => {});
     await core?.close().catch(() => {});
-    electronApp.quit();
+    if (exitCode !== 0) electronApp.exit(exitCode);
+    else electronApp.quit();
   })();
+});
+
+installProcessGuard(() => {
+  exitCode = 1;
+  // With nothing open there is nothing to wait for; an exception while closing may come from
+  // the closing itself, so waiting on it could hang.
+  if ((!http && !core) || quitting) electronApp.exit(1);
+  else electronApp.quit();
 });
 
 if (!primary) {

@@ -1,12 +1,13 @@
 /**
  * Headless composition root: the same services as the desktop app, the REST API and the web
  * UI on one local port, no Electron. Prints the UI URL on one line; stops cleanly on
- * SIGINT/SIGTERM.
+ * SIGINT/SIGTERM, and on an uncaught exception (then with exit code 1).
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createApp } from './app';
 import { parseServeOptions } from './cli-options';
+import { installProcessGuard } from './process-guard';
 import { localAccess } from './server/access';
 import { startLocalServer } from './server/local';
 
@@ -53,6 +54,12 @@ async function uiToken(args: string[]): Promise<void> {
   }
 }
 
+/** The SIGTERM path, once the server runs: closes it and the database, then exits with `code`. */
+let stopServer: ((reason: string, code: number) => Promise<void>) | undefined;
+// Until then (starting, or a `keys` command) there is no server, and SQLite's journal makes
+// an abrupt exit safe for the database.
+installProcessGuard(() => (stopServer ? stopServer('Uncaught exception', 1) : process.exit(1)));
+
 async function main(): Promise<void> {
   const commands: Record<string, (args: string[]) => Promise<void>> = { keys, 'ui-token': uiToken };
   const command = Object.hasOwn(commands, process.argv[2] ?? '') ? commands[process.argv[2]!] : undefined;
@@ -83,18 +90,28 @@ async function main(): Promise<void> {
   console.log(`Tributary is running at ${http.uiUrl}`);
 
   let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
+  const stop = async (reason: string, code: number) => {
+    if (stopping) {
+      if (code !== 0) process.exit(code); // an uncaught exception while stopping: wait no longer
+      return;
+    }
     stopping = true;
-    console.log(`Received ${signal}, shutting down.`);
+    console.log(`${reason}, shutting down.`);
     const force = setTimeout(() => process.exit(1), 10_000).unref();
-    await http.close();
-    await app.close();
+    try {
+      await http.close();
+      await app.close();
+    } catch (e) {
+      // The process guard only logs a rejection, so a failed close must end the process here.
+      console.error('Tributary could not close cleanly:', e);
+      code = 1;
+    }
     clearTimeout(force);
-    process.exit(0);
+    process.exit(code);
   };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
+  stopServer = stop;
+  process.on('SIGINT', () => void stop('Received SIGINT', 0));
+  process.on('SIGTERM', () => void stop('Received SIGTERM', 0));
 }
 
 main().catch((e) => {
