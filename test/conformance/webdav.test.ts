@@ -3,12 +3,13 @@
 // sides of cross-account copy and move.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { loadConnectors } from '../../src-main/connectors/all';
 import { connectorDefinition, secretFields } from '../../src-main/connectors/registry';
+import type { StorageConnector } from '../../src-main/connectors/types';
 import { parseMultistatus } from '../../src-main/connectors/webdav/xml';
 import { createApp } from '../../src-main/app';
 import { startApache } from '../servers/apache';
@@ -106,5 +107,34 @@ describe('webdav connector specifics', () => {
     expect(two).toMatchObject({ href: '/f/two.txt', length: 2 });
     expect(two!.etag).toBeUndefined();
     expect(three).toMatchObject({ href: '/f/three.txt', etag: '"3"' });
+  });
+
+  // spec 1, Delete a folder (recursive=false on a folder that holds anything: folder_not_empty).
+  // A WebDAV DELETE of a collection removes all of it, so the temporary file of an upload still
+  // going up counts too, though listings leave it out.
+  it('a non-recursive delete keeps a folder that holds only an upload still going up', async () => {
+    const server = await startApache();
+    const dir = scratchDir('webdav-remove-uploading');
+    try {
+      await loadConnectors();
+      const def = connectorDefinition('webdav');
+      const c = (await def.create(def.options.parse({ protocol: 'http', host: server.host, port: server.port, path: '/', username: server.user, password: server.password }), { dataDir: dir, accountId: 1 })) as StorageConnector;
+      await c.mkdir('/Incoming');
+      server.place('Incoming/.tributary-0123456789ab.part', Buffer.from('half of an upload'));
+      expect(await c.list('/Incoming')).toEqual([]);
+      await expect(c.remove('/Incoming', { recursive: false })).rejects.toMatchObject({ code: 'folder_not_empty', message: 'The folder "Incoming" is receiving an upload.' });
+      expect(readdirSync(join(server.root, 'Incoming'))).toEqual(['.tributary-0123456789ab.part']);
+      await c.write('/Incoming/a.txt', Readable.from([Buffer.from('a')]), { size: 1 });
+      await expect(c.remove('/Incoming', { recursive: false })).rejects.toMatchObject({ code: 'folder_not_empty', message: 'The folder "Incoming" is not empty.' });
+      // Empty, it goes; recursive, it goes with everything.
+      await c.mkdir('/Empty');
+      await c.remove('/Empty', { recursive: false });
+      await c.remove('/Incoming', { recursive: true });
+      expect(readdirSync(server.root)).toEqual([]);
+      await c.close();
+    } finally {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -430,8 +430,24 @@ export class WebDavConnector implements StorageConnector {
   async remove(path: string, { recursive }: { recursive: boolean }): Promise<void> {
     if (path === ROOT) throw new ServiceError('forbidden', 'The root folder cannot be deleted.');
     const entry = await this.stat(path);
-    if (entry.kind === 'folder' && !recursive && (await this.list(path)).length > 0) {
-      throw new ServiceError('folder_not_empty', `The folder "${entry.name}" is not empty.`);
+    if (entry.kind === 'folder' && !recursive) {
+      // A DELETE of a collection takes all of it: every child counts here, also the temporary
+      // file of an upload still going up, which `list` leaves out.
+      // An href that does not read counts as a child: the folder is not taken for empty.
+      const prefix = this.url(path, true);
+      const children = (await this.propfind(path, 1, true))
+        .map((r) => {
+          try {
+            return this.childOfHref(r.href, prefix, path) ?? this.pathOfHref(r.href) ?? '';
+          } catch {
+            return '';
+          }
+        })
+        .filter((p) => p !== path);
+      if (children.length > 0) {
+        const uploading = children.every((p) => TEMP_NAME.test(baseName(p)));
+        throw new ServiceError('folder_not_empty', uploading ? `The folder "${entry.name}" is receiving an upload.` : `The folder "${entry.name}" is not empty.`);
+      }
     }
     const res = await this.request('DELETE', path, { folder: entry.kind === 'folder' });
     if (res.statusCode !== 204 && res.statusCode !== 200) throw await this.statusError(res, 'DELETE', path);
