@@ -3,20 +3,16 @@
 // takes --port/--data-dir/--local-folder/--api-key, serves the REST API with that key, and
 // stops cleanly on SIGTERM.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { scratchDir } from '../servers/util';
+import { buildIfMissing, ROOT, SERVE_JS } from './built-serve';
 
-const root = join(__dirname, '../..');
 let child: ChildProcess | undefined;
 
-beforeAll(() => {
-  if (existsSync(join(root, 'out/main/serve.js'))) return;
-  const r = spawnSync(process.execPath, [join(root, 'node_modules/electron-vite/bin/electron-vite.js'), 'build'], { cwd: root, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`build failed: ${r.stderr}`);
-}, 180_000);
+beforeAll(buildIfMissing, 180_000);
 
 afterEach(() => {
   // The whole process group: `npm start` runs serve as its own child.
@@ -26,7 +22,7 @@ afterEach(() => {
 
 /** Starts a command and resolves with everything it printed up to the URL line. */
 function launch(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ url: string; output: string }> {
-  child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   return new Promise((resolve, reject) => {
     let output = '';
     const onData = (d: Buffer) => {
@@ -46,7 +42,7 @@ describe('serve and start', () => {
     const folder = scratchDir('serve-local');
     writeFileSync(join(folder, 'hello.txt'), 'hi');
     const key = 'cli-key-0123456789abcdef';
-    const { url } = await launch([join(root, 'out/main/serve.js'), '--port', '0', '--data-dir', dataDir, '--local-folder', folder, '--api-key', key]);
+    const { url } = await launch([SERVE_JS, '--port', '0', '--data-dir', dataDir, '--local-folder', folder, '--api-key', key]);
     const base = new URL(url).origin;
 
     const page = await request(url);
@@ -68,14 +64,14 @@ describe('serve and start', () => {
   });
 
   it('serve: refuses a bad --port with a clear message and a non-zero exit', () => {
-    const r = spawnSync(process.execPath, [join(root, 'out/main/serve.js'), '--port', 'eighty'], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [SERVE_JS, '--port', 'eighty'], { encoding: 'utf8' });
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('--port must be 0–65535');
   });
 
   it('serve keys: create prints the secret once, list shows it, revoke deactivates it (spec 1, Authentication: keys by CLI)', () => {
     const dataDir = scratchDir('keys');
-    const cli = (...args: string[]) => spawnSync(process.execPath, [join(root, 'out/main/serve.js'), 'keys', ...args, '--data-dir', dataDir], { encoding: 'utf8' });
+    const cli = (...args: string[]) => spawnSync(process.execPath, [SERVE_JS, 'keys', ...args, '--data-dir', dataDir], { encoding: 'utf8' });
     const created = cli('create', 'deploy script');
     expect(created.status).toBe(0);
     const secret = created.stdout.trim().split('\n').at(-1)!;
@@ -91,7 +87,7 @@ describe('serve and start', () => {
 
   it('serve ui-token rotate: a new web UI token each time, which the next serve prints (docs/security.md, The web UI token)', async () => {
     const dataDir = scratchDir('ui-token-cli');
-    const rotate = () => spawnSync(process.execPath, [join(root, 'out/main/serve.js'), 'ui-token', 'rotate', '--data-dir', dataDir], { encoding: 'utf8' });
+    const rotate = () => spawnSync(process.execPath, [SERVE_JS, 'ui-token', 'rotate', '--data-dir', dataDir], { encoding: 'utf8' });
     const first = rotate();
     expect(first.status).toBe(0);
     const a = first.stdout.trim().split('\n').at(-1)!;
@@ -99,15 +95,15 @@ describe('serve and start', () => {
     expect(a).toMatch(/^[\w-]{32}$/);
     expect(b).toMatch(/^[\w-]{32}$/);
     expect(b).not.toBe(a);
-    const { url } = await launch([join(root, 'out/main/serve.js'), '--port', '0', '--data-dir', dataDir, '--local-folder', scratchDir('ui-token-cli-local')]);
+    const { url } = await launch([SERVE_JS, '--port', '0', '--data-dir', dataDir, '--local-folder', scratchDir('ui-token-cli-local')]);
     expect(new URL(url).searchParams.get('token')).toBe(b);
-    const bad = spawnSync(process.execPath, [join(root, 'out/main/serve.js'), 'ui-token', 'show', '--data-dir', dataDir], { encoding: 'utf8' });
+    const bad = spawnSync(process.execPath, [SERVE_JS, 'ui-token', 'show', '--data-dir', dataDir], { encoding: 'utf8' });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('usage: serve ui-token rotate');
   });
 
   it('npm start where no Electron binary can be had says why and runs headless', async () => {
-    const { output } = await launch([join(root, 'scripts/start.mjs'), '--port', '0', '--data-dir', scratchDir('start'), '--local-folder', scratchDir('start-local')], {
+    const { output } = await launch([join(ROOT, 'scripts/start.mjs'), '--port', '0', '--data-dir', scratchDir('start'), '--local-folder', scratchDir('start-local')], {
       ELECTRON_OVERRIDE_DIST_PATH: scratchDir('no-electron'),
     });
     const lines = output.split('\n').filter((l) => l.includes('Electron'));

@@ -3,15 +3,15 @@
 // its stack, then the server and the database are closed as on SIGTERM and the process exits
 // with a non-zero code. The errors are raised inside the real server by a script loaded with
 // `node --import`, on a line written to its stdin.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { request } from 'undici';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { scratchDir } from '../servers/util';
+import { buildIfMissing, ROOT, SERVE_JS } from './built-serve';
 
-const root = join(__dirname, '../..');
 let child: ChildProcess | undefined;
 
 const RAISE = `
@@ -21,11 +21,7 @@ process.stdin.setEncoding('utf8').on('data', (line) => {
 });
 `;
 
-beforeAll(() => {
-  if (existsSync(join(root, 'out/main/serve.js'))) return;
-  const r = spawnSync(process.execPath, [join(root, 'node_modules/electron-vite/bin/electron-vite.js'), 'build'], { cwd: root, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`build failed: ${r.stderr}`);
-}, 180_000);
+beforeAll(buildIfMissing, 180_000);
 
 afterEach(() => {
   if (child?.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -36,8 +32,8 @@ afterEach(() => {
 function launch(dataDir: string) {
   const script = join(scratchDir('raise'), 'raise.mjs');
   writeFileSync(script, RAISE);
-  const args = ['--import', pathToFileURL(script).href, join(root, 'out/main/serve.js'), '--port', '0', '--data-dir', dataDir, '--local-folder', scratchDir('unexpected-local')];
-  const proc = spawn(process.execPath, args, { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
+  const args = ['--import', pathToFileURL(script).href, SERVE_JS, '--port', '0', '--data-dir', dataDir, '--local-folder', scratchDir('unexpected-local')];
+  const proc = spawn(process.execPath, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
   child = proc;
   const out = { stdout: '', stderr: '' };
   proc.stdout!.on('data', (d) => (out.stdout += d));

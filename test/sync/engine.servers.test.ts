@@ -7,20 +7,12 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { loadConnectors } from '../../src-main/connectors/all';
-import { connectorDefinition, parseOptions } from '../../src-main/connectors/registry';
 import type { Entry, StorageConnector } from '../../src-main/connectors/types';
 import { startApache } from '../servers/apache';
 import { startMoto } from '../servers/s3';
 import { startSshd } from '../servers/sshd';
 import { scratchDir } from '../servers/util';
-import { localView, pairEngine, remoteView, rng, sorted, syncDb, textOf, trashContents, Users } from './scenario';
-
-async function connector(service: string, options: Record<string, unknown>, dataDir: string): Promise<StorageConnector> {
-  await loadConnectors();
-  const def = connectorDefinition(service);
-  return def.create(parseOptions(def, options), { dataDir, accountId: 1 }) as StorageConnector;
-}
+import { localView, openConnector, pairEngine, remoteView, rng, sorted, syncDb, textOf, trashContents, Users } from './scenario';
 
 async function randomScenario(label: string, remote: StorageConnector, dir: string): Promise<void> {
   // A fixed scenario by default (the same every run); SYNC_SEED=<n> plays another, and
@@ -66,7 +58,7 @@ describe('sync engine end to end: random scenarios on real servers', () => {
   it('local ↔ Apache WebDAV', async () => {
     const dir = scratchDir('sync-webdav');
     const server = await startApache();
-    const remote = await connector('webdav', { protocol: 'http', host: server.host, port: server.port, path: '/', username: server.user, password: server.password }, dir);
+    const remote = await openConnector('webdav', { protocol: 'http', host: server.host, port: server.port, path: '/', username: server.user, password: server.password }, dir);
     try {
       await randomScenario('webdav', remote, dir);
     } finally {
@@ -79,7 +71,7 @@ describe('sync engine end to end: random scenarios on real servers', () => {
   it('local ↔ OpenSSH SFTP', async () => {
     const dir = scratchDir('sync-sftp');
     const server = await startSshd();
-    const remote = await connector('sftp', { host: server.host, port: server.port, username: server.username, password: server.password, root: server.dataDir, hostKeyFingerprint: server.hostKeyFingerprint }, dir);
+    const remote = await openConnector('sftp', { host: server.host, port: server.port, username: server.username, password: server.password, root: server.dataDir, hostKeyFingerprint: server.hostKeyFingerprint }, dir);
     try {
       await randomScenario('sftp', remote, dir);
     } finally {
@@ -92,7 +84,7 @@ describe('sync engine end to end: random scenarios on real servers', () => {
   it('local ↔ S3 on moto', async () => {
     const dir = scratchDir('sync-s3');
     const server = await startMoto();
-    const remote = await connector('s3', server.options, dir);
+    const remote = await openConnector('s3', server.options, dir);
     try {
       await randomScenario('s3', remote, dir);
     } finally {
@@ -114,7 +106,7 @@ describe('sync engine: whole-second times (local ↔ OpenSSH SFTP)', () => {
   it('a same-size remote edit in the second of Tributary\'s own upload is seen; an unchanged one is not copied back', async () => {
     const dir = scratchDir('sync-seconds');
     const server = await startSshd();
-    const remote = await connector('sftp', { host: server.host, port: server.port, username: server.username, password: server.password, root: server.dataDir, hostKeyFingerprint: server.hostKeyFingerprint }, dir);
+    const remote = await openConnector('sftp', { host: server.host, port: server.port, username: server.username, password: server.password, root: server.dataDir, hostKeyFingerprint: server.hostKeyFingerprint }, dir);
     const localRoot = join(dir, 'local');
     mkdirSync(localRoot);
     await remote.mkdir('/Sync');

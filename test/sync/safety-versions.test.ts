@@ -10,14 +10,13 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { loadConnectors } from '../../src-main/connectors/all';
 import { MemoryConnector } from '../../src-main/connectors/memory';
-import { connectorDefinition, parseOptions } from '../../src-main/connectors/registry';
 import type { StorageConnector } from '../../src-main/connectors/types';
-import { startApache } from '../servers/apache';
+import type { SyncEngine } from '../../src-main/sync/engine';
+import { startApache, webdavOptions } from '../servers/apache';
 import { startSshd } from '../servers/sshd';
 import { scratchDir } from '../servers/util';
-import { localView, pairEngine, remoteView, sorted, syncDb, text, textOf, trashContents } from './scenario';
+import { localView, openConnector, pairEngine, remoteView, sorted, syncDb, text, textOf, trashContents } from './scenario';
 
 const put = (c: StorageConnector, path: string, s: string) => c.write(path, Readable.from([Buffer.from(s)]), { size: Buffer.byteLength(s) });
 
@@ -83,12 +82,25 @@ async function folderDeleteKeepsUnsynced(remote: StorageConnector, dir: string):
   }
 }
 
+/**
+ * The usual conflict at /a.txt: the server's version under the name on both sides, this
+ * computer's under the conflict name on both; no temporary file left, nothing more to do.
+ */
+async function expectBothKept(engine: SyncEngine, pairId: number, local: string, remote: StorageConnector, versions: { server: string; here: string }): Promise<void> {
+  const conflicts = engine.store.conflicts();
+  expect(conflicts).toHaveLength(1);
+  expect(conflicts[0].path).toBe('/a.txt');
+  expect(text(local, 'a.txt')).toBe(versions.server);
+  expect(text(local, conflicts[0].copyPath)).toBe(versions.here);
+  expect(await textOf(remote, `/Sync${conflicts[0].copyPath}`)).toBe(versions.here);
+  expect(sorted(await remoteView(remote, '/Sync'))).toEqual(sorted(localView(local)));
+  expect([...localView(local).keys()].sort()).toEqual(['/a.txt', conflicts[0].copyPath].sort());
+  expect((await engine.run(pairId)).ops).toBe(0);
+}
+
 async function webdav(dir: string) {
   const server = await startApache();
-  await loadConnectors();
-  const def = connectorDefinition('webdav');
-  const options = { protocol: 'http', host: server.host, port: server.port, path: '/', username: server.user, password: server.password };
-  const remote = (await def.create(parseOptions(def, options), { dataDir: dir, accountId: 1 })) as StorageConnector;
+  const remote = await openConnector('webdav', webdavOptions(server), dir);
   return { server, remote };
 }
 
@@ -181,17 +193,7 @@ describe('sync safety: no version is lost', () => {
       };
       await engine.run(pair.id);
       expect(saved).toBe(true);
-      // The usual conflict: the local version under the conflict name, the remote one under the name.
-      const conflicts = engine.store.conflicts();
-      expect(conflicts).toHaveLength(1);
-      expect(conflicts[0].path).toBe('/a.txt');
-      expect(text(local, 'a.txt')).toBe('v2 from the server');
-      expect(text(local, conflicts[0].copyPath)).toBe('v2 saved here');
-      expect(await textOf(remote, `/Sync${conflicts[0].copyPath}`)).toBe('v2 saved here');
-      expect(sorted(await remoteView(remote, '/Sync'))).toEqual(sorted(localView(local)));
-      // No temporary file left behind, nothing more to do.
-      expect([...localView(local).keys()].sort()).toEqual(['/a.txt', conflicts[0].copyPath].sort());
-      expect((await engine.run(pair.id)).ops).toBe(0);
+      await expectBothKept(engine, pair.id, local, remote, { server: 'v2 from the server', here: 'v2 saved here' });
     } finally {
       await engine.close();
       db.close();
@@ -234,41 +236,32 @@ describe('sync safety: no version is lost', () => {
       };
       await engine.run(pair.id);
       expect(saved).toBe(true);
-      const conflicts = engine.store.conflicts();
-      expect(conflicts).toHaveLength(1);
-      expect(conflicts[0].path).toBe('/a.txt');
-      expect(text(local, 'a.txt')).toBe('v2 saved by a colleague');
-      expect(text(local, conflicts[0].copyPath)).toBe('v2 saved here');
-      expect(await textOf(remote, `/Sync${conflicts[0].copyPath}`)).toBe('v2 saved here');
-      expect(sorted(await remoteView(remote, '/Sync'))).toEqual(sorted(localView(local)));
-      expect((await engine.run(pair.id)).ops).toBe(0);
+      await expectBothKept(engine, pair.id, local, remote, { server: 'v2 saved by a colleague', here: 'v2 saved here' });
     } finally {
       await engine.close();
       db.close();
     }
   }
 
-  it('A colleague\'s save that reaches the server while an upload replaces the file is kept (Apache WebDAV): both versions, as a conflict', async () => {
-    const dir = scratchDir('sync-colleague-webdav');
-    const { server, remote } = await webdav(dir);
-    try {
-      await colleagueSavesDuringUpload(remote, dir, (t) => server.place('Sync/a.txt', Buffer.from(t)));
-    } finally {
-      await remote.close();
-      await server.stop();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  // Each server with its connector's options and a way to save a.txt behind the connector's back.
+  const colleagueServers = {
+    'Apache WebDAV': async () => {
+      const server = await startApache();
+      return { server, service: 'webdav', options: webdavOptions(server), save: (t: string) => server.place('Sync/a.txt', Buffer.from(t)) };
+    },
+    'OpenSSH SFTP': async () => {
+      const server = await startSshd();
+      const options = { host: server.host, port: server.port, username: server.username, password: server.password, root: server.dataDir };
+      return { server, service: 'sftp', options, save: (t: string) => writeFileSync(join(server.dataDir, 'Sync', 'a.txt'), t) };
+    },
+  };
 
-  it('A colleague\'s save that reaches the server while an upload replaces the file is kept (OpenSSH SFTP): both versions, as a conflict', async () => {
-    const dir = scratchDir('sync-colleague-sftp');
-    const server = await startSshd();
-    await loadConnectors();
-    const def = connectorDefinition('sftp');
-    const options = { host: server.host, port: server.port, username: server.username, password: server.password, root: server.dataDir };
-    const remote = (await def.create(parseOptions(def, options), { dataDir: dir, accountId: 1 })) as StorageConnector;
+  it.each(Object.keys(colleagueServers) as (keyof typeof colleagueServers)[])('A colleague\'s save that reaches the server while an upload replaces the file is kept (%s): both versions, as a conflict', async (name) => {
+    const dir = scratchDir('sync-colleague');
+    const { server, service, options, save } = await colleagueServers[name]();
+    const remote = await openConnector(service, options, dir);
     try {
-      await colleagueSavesDuringUpload(remote, dir, (t) => writeFileSync(join(server.dataDir, 'Sync', 'a.txt'), t));
+      await colleagueSavesDuringUpload(remote, dir, save);
     } finally {
       await remote.close();
       await server.stop();

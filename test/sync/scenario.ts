@@ -9,6 +9,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { openDb, type Db } from '../../src-main/cache/db';
+import { loadConnectors } from '../../src-main/connectors/all';
+import { connectorDefinition, parseOptions } from '../../src-main/connectors/registry';
 import { joinPath, ROOT } from '../../src-main/connectors/shared/paths';
 import type { StorageConnector } from '../../src-main/connectors/types';
 import { LocalConnector } from '../../src-main/connectors/local';
@@ -213,3 +215,10 @@ export function localEngine(dir: string, theirs: string, options: Omit<SyncEngin
 }
 
 export const sorted = (m: Map<string, string>) => [...m].sort(([a], [b]) => (a < b ? -1 : 1));
+
+/** A connector of `service` with these options (a test server's), opened as an account opens it. */
+export async function openConnector(service: string, options: Record<string, unknown>, dataDir: string): Promise<StorageConnector> {
+  await loadConnectors();
+  const def = connectorDefinition(service);
+  return (await def.create(parseOptions(def, options), { dataDir, accountId: 1 })) as StorageConnector;
+}
