@@ -28,7 +28,8 @@ export const walkCheckpoint = (at: Date) => `walk:${at.toISOString()}`;
 export function checkpointTime(cursor: string): number | null {
   const m = /^walk:(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)$/.exec(cursor);
   const t = m ? Date.parse(m[1]!) : NaN;
-  return Number.isFinite(t) ? t : null;
+  // Date.parse rolls an impossible day over (Feb 31 → Mar 2): only a time that reads back as given.
+  return Number.isFinite(t) && new Date(t).toISOString() === m![1] ? t : null;
 }
 
 export function encodeCursor(c: CursorState): string {
@@ -46,8 +47,11 @@ export function decodeCursor(accountId: number, cursor: string): CursorState {
     throw new ServiceError('invalid_parameters', 'The `cursor` is not valid.');
   }
   if (c.a !== accountId) throw new ServiceError('invalid_parameters', 'The `cursor` belongs to another account.');
-  if ((c.f !== undefined && !Number.isFinite(c.f)) || (c.u !== undefined && !Number.isFinite(c.u))) {
+  if ((c.f !== undefined && !isLogTime(c.f)) || (c.u !== undefined && !isLogTime(c.u))) {
     throw new ServiceError('invalid_parameters', 'The `cursor` is not valid.');
   }
   return c;
 }
+
+/** Years 0000–9999: what a recording time is compared with as an ISO string (a cursor is the client's to tamper with). */
+const isLogTime = (t: unknown): t is number => typeof t === 'number' && t >= -62_167_219_200_000 && t <= 253_402_300_799_999;

@@ -15,10 +15,14 @@ export function authenticate(req: FastifyRequest, deps: RestDeps, version: Versi
   if (!header || !header.trim()) {
     throw new ServiceError('unauthorized', 'Authentication is required: send `Authorization: APIKey <key>` or `Authorization: Bearer <token>`.');
   }
-  const m = /^\s*(\S+)\s+(.+?)\s*$/.exec(header);
-  if (!m) throw new ServiceError('invalid_token', 'The Authorization header must be `<scheme> <credentials>`.');
-  const scheme = m[1]!.toLowerCase();
-  const value = m[2]!;
+  // Split at the first space by hand: a pattern with two runs of spaces around a lazy group took
+  // quadratic time on a long header of spaces, before any credential was looked at.
+  const trimmed = header.trim();
+  const space = trimmed.search(/\s/);
+  if (space < 0) throw new ServiceError('invalid_token', 'The Authorization header must be `<scheme> <credentials>`.');
+  const schemeName = trimmed.slice(0, space);
+  const scheme = schemeName.toLowerCase();
+  const value = trimmed.slice(space).trim();
   if (scheme === 'apikey') {
     const keyId = deps.apiKeys.verifiedId(value);
     if (keyId === undefined) throw new ServiceError('invalid_token', 'The API key is not valid or has been revoked.');
@@ -40,7 +44,7 @@ export function authenticate(req: FastifyRequest, deps: RestDeps, version: Versi
     }
     return { kind, accounts };
   }
-  throw new ServiceError('invalid_token', `Unknown authorization scheme "${m[1]}"; use APIKey or Bearer.`);
+  throw new ServiceError('invalid_token', `Unknown authorization scheme "${schemeName.slice(0, 40)}"; use APIKey or Bearer.`);
 }
 
 /**

@@ -122,8 +122,17 @@ function changedOptions(service: string, body: Json): Json | undefined {
   const withBody = (fromImport(service, body) ?? {}) as Json;
   const base = (fromImport(service, { account: body.account }) ?? {}) as Json;
   const changed: Json = {};
-  for (const [k, v] of Object.entries(withBody)) if (v !== undefined && JSON.stringify(v) !== JSON.stringify(base[k])) changed[k] = v;
+  for (const [k, v] of Object.entries(withBody)) if (v !== undefined && serialized(k, v) !== serialized(k, base[k])) changed[k] = v;
   return Object.keys(changed).length ? changed : undefined;
+}
+
+/** A body value as JSON, for comparing; one nested deeper than the serializer's stack goes is a bad parameter, not a 500. */
+function serialized(key: string, v: unknown): string | undefined {
+  try {
+    return JSON.stringify(v);
+  } catch {
+    throw new ServiceError('invalid_parameters', `\`${key}\` is nested too deeply.`);
+  }
 }
 
 /** A connector's import mapping; a mapping that trips over an odd body is a bad parameter, not a 500. */
@@ -916,7 +925,8 @@ const multipartRoutes: Route[] = [
  */
 function permissionChanges(body: unknown): PermissionChanges {
   const list = Array.isArray(body) ? body : body && typeof body === 'object' && Array.isArray((body as Json).permissions) ? ((body as Json).permissions as unknown[]) : undefined;
-  const changes: PermissionChanges = {};
+  // No prototype: a principal named `__proto__` or `constructor` is a key like any other (and refused as unknown).
+  const changes: PermissionChanges = Object.create(null);
   if (list) {
     for (const p of list) {
       const o = p && typeof p === 'object' && !Array.isArray(p) ? (p as Json) : undefined;

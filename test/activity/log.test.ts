@@ -86,6 +86,12 @@ describe('spec 3, Activity list: cursors', () => {
     expect(() => h.activity.log.list(acc.id, sub.id, { cursor: 'after-auth', from: '2026-01-01T00:00:00Z' })).toThrow(/cannot be combined/);
     expect(() => h.activity.log.list(acc.id, sub.id, { until: '2026-01-01T00:00:00Z' })).toThrow(/requires `from`/);
     expect(() => h.activity.log.list(acc.id, sub.id, { from: 'yesterday' })).toThrow(/ISO 8601/);
+    // A cursor is the client's to tamper with: a range outside what a date can hold is a bad cursor, not a 500.
+    const forged = (c: object) => Buffer.from(JSON.stringify({ a: acc.id, s: 0, ...c })).toString('base64url');
+    for (const c of [{ f: 1e20 }, { u: -1e17 }, { f: 8.64e15 }, { f: '0' }]) {
+      expect(() => h.activity.log.list(acc.id, sub.id, { cursor: forged(c) }), JSON.stringify(c)).toThrow(expect.objectContaining({ code: 'invalid_parameters' }));
+    }
+    expect(h.activity.log.list(acc.id, sub.id, { cursor: forged({ f: 0, u: Date.now() }) }).records).toEqual([]);
   });
 
   it('from/until select [from, until) by recording time and the returned cursor stays in that range', async () => {

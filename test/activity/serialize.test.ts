@@ -158,6 +158,8 @@ describe('spec 3, Activity v1 and v2 from one stored record', () => {
       expect(v1.objects.map((o) => o.metadata.name)).toEqual(['after.txt']);
     }
     await expect(ep.listEvents(h.activity, acc.id, { cursor: 'walk:yesterday' })).rejects.toThrow(/cursor/);
+    // A day that does not exist is no checkpoint (a date parser rolls Feb 31 over to Mar 2).
+    await expect(ep.listEvents(h.activity, acc.id, { cursor: 'walk:2020-02-31T00:00:00.000Z' })).rejects.toThrow(/cursor/);
   });
 });
 

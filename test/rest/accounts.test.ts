@@ -9,7 +9,7 @@ import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { startApache, type ApacheServer } from '../servers/apache';
 import { startS3rver, type S3Server } from '../servers/s3';
-import { importMemory, isErrorBody, startRest, type RestServer } from './harness';
+import { importLocal, importMemory, isErrorBody, startRest, type RestServer } from './harness';
 
 describe('REST accounts and cross-account operations (spec 1)', () => {
   let s: RestServer;
@@ -54,6 +54,15 @@ describe('REST accounts and cross-account operations (spec 1)', () => {
     expect(good.status).toBe(200);
     expect(good.json.account).toBe('Apache');
     expect((await s.call('DELETE', `/v1/accounts/${acc.json.id}`)).status).toBe(204);
+  });
+
+  it('spec 1 Update an account: a value nested deeper than a comparison can walk is a bad parameter (400), not a 500', async () => {
+    const acc = await importLocal(s, 'deep-update');
+    const deep = `{"path":${'['.repeat(5000)}${']'.repeat(5000)}}`;
+    const r = await s.call('PATCH', `/v1/accounts/${acc.id}`, { raw: deep, headers: { 'content-type': 'application/json' } });
+    expect(r.status, r.text).toBe(400);
+    expect(isErrorBody(r.json, 400)).toBe(true);
+    expect((await s.call('GET', `/v1/accounts/${acc.id}`)).json.active).toBe(true);
   });
 
   it('spec 1 Rename / move: a file moves from a memory account to a WebDAV account (`account` + `parent_id`)', async () => {

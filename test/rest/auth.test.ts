@@ -4,8 +4,12 @@
  * Host guard against DNS rebinding.
  */
 import { request as httpRequest } from 'node:http';
+import { runInNewContext } from 'node:vm';
+import type { FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { restServices } from '../../src-main/rest';
+import { authenticate } from '../../src-main/rest/auth';
+import type { RestDeps } from '../../src-main/rest/http';
 import { importMemory, isErrorBody, startRest, type RestServer } from './harness';
 
 describe('REST auth (spec 1, Authentication)', () => {
@@ -34,6 +38,23 @@ describe('REST auth (spec 1, Authentication)', () => {
     expect((await s.call('GET', '/v1/accounts', { auth: `Basic ${s.apiKey}` })).status).toBe(401);
     expect((await s.call('GET', '/v1/accounts', { auth: `apikey ${s.apiKey}` })).status).toBe(200);
     expect((await s.call('GET', '/v1/accounts', { auth: `APIKEY   ${s.apiKey}` })).status).toBe(200);
+  });
+
+  // The header is read before any credential: a long one must cost no more than its length (a
+  // pattern that backtracked took quadratic time and held the server). Run under a watchdog that
+  // stops it after 2 s, where the answer takes a millisecond.
+  it('spec 1 Authentication: a long Authorization header of spaces is refused at once, not after backtracking', () => {
+    const header = `X a${' '.repeat(100_000)}b`;
+    const call = () => authenticate({ headers: { authorization: header } } as FastifyRequest, {} as RestDeps, 'v1');
+    let thrown: unknown;
+    try {
+      runInNewContext('call()', { call }, { timeout: 2000 });
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toMatchObject({ code: 'invalid_token', message: 'Unknown authorization scheme "X"; use APIKey or Bearer.' });
+    const long = `${'Y'.repeat(5000)} secret`;
+    expect(() => authenticate({ headers: { authorization: long } } as FastifyRequest, {} as RestDeps, 'v1')).toThrow(`Unknown authorization scheme "${'Y'.repeat(40)}"`);
   });
 
   it('spec 1 Authentication: a revoked API key → 401; ensure() revives it', async () => {

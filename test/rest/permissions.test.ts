@@ -73,11 +73,17 @@ describe('spec 1 legacy permissions and spec 3 list-based updates over POSIX mod
     const r = await s.call('PATCH', `/v1/accounts/${acc.id}/storage/folders/${id}/permissions`, { body: [{ id: 'others', role: 'reader' }] });
     expect(r.status, r.text).toBe(200);
     expect(mode(dir)).toBe(0o705);
-    for (const body of [{ 'bob@example.com': 'reader' }, { group: 'previewer' }, { owner: 'reader' }, [{ role: 'reader' }], [1]]) {
+    // Names of an object's own machinery are principals like any other: unknown, so 400.
+    const builtIn = [[{ id: 'constructor', role: 'reader' }], [{ id: '__proto__', role: 'reader' }], [{ id: 'toString', role: '' }], { hasOwnProperty: 'reader' }];
+    for (const body of [{ 'bob@example.com': 'reader' }, { group: 'previewer' }, { owner: 'reader' }, [{ role: 'reader' }], [1], ...builtIn]) {
       const bad = await s.call('PATCH', `/v1/accounts/${acc.id}/storage/folders/${id}/permissions`, { body });
       expect(bad.status, JSON.stringify(body)).toBe(400);
       expect(isErrorBody(bad.json, 400)).toBe(true);
     }
+    expect(mode(dir)).toBe(0o705);
+    // PUT replaces: a refused body must not leave group and others cleared.
+    const put = await s.call('PUT', `/v1/accounts/${acc.id}/storage/folders/${id}/permissions`, { body: [{ id: 'constructor', role: 'reader' }] });
+    expect(put.status, put.text).toBe(400);
     expect(mode(dir)).toBe(0o705);
   });
 

@@ -38,7 +38,7 @@ export function modeAfter(mode: number, kind: 'file' | 'folder', changes: Permis
   const named = new Set<string>();
   for (const [principal, role] of Object.entries(changes)) {
     if (principal === 'owner') throw new ServiceError('invalid_parameters', 'The owner of a file keeps its permissions; only `group` and `others` can be changed.');
-    if (!(principal in PRINCIPALS)) throw new ServiceError('invalid_parameters', `This account's files have no permission for "${principal}": use \`group\` or \`others\` (POSIX modes name no e-mail addresses).`);
+    if (!Object.hasOwn(PRINCIPALS, principal)) throw new ServiceError('invalid_parameters', `This account's files have no permission for "${principal}": use \`group\` or \`others\` (POSIX modes name no e-mail addresses).`);
     if (role !== '' && !(POSIX_ROLES as readonly string[]).includes(role)) throw new ServiceError('invalid_parameters', `Role "${role}" is not one of reader, writer (or "" to remove).`);
     named.add(principal);
   }
