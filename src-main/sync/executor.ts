@@ -15,6 +15,7 @@ import { createHash } from 'node:crypto';
 import { chmodSync, lstatSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { pipeline, Transform } from 'node:stream';
+import { knownDate } from '../connectors/shared/dates';
 import { ChangedMeanwhile } from '../connectors/shared/if-match';
 import { joinPath, parentOf, tempName } from '../connectors/shared/paths';
 import type { Entry, StorageConnector } from '../connectors/types';
@@ -312,11 +313,13 @@ export class Executor {
       // The source's time, where the target keeps it (local folder, SFTP): a version written with a
       // time of an earlier second cannot be confused with a later change. Only a time of a later
       // second than the version replaced, so that time and size never repeat an older version's.
+      // A time no Date holds (a 64-bit file system time past year 275,760) is not kept.
       const second = (ms: number) => Math.floor(ms / 1000);
-      const keepTime = source.modified !== undefined && (there === null || (there.modified !== undefined && second(source.modified) > second(there.modified)));
+      const sourceTime = source.modified === undefined ? null : knownDate(new Date(source.modified));
+      const keepTime = sourceTime !== null && (there === null || (there.modified !== undefined && second(source.modified!) > second(there.modified)));
       const options = {
         size: source.size,
-        modified: keepTime ? new Date(source.modified!) : undefined,
+        modified: keepTime ? sourceTime : undefined,
         // A new name must still be free when published: a file that appeared meanwhile is not replaced.
         noReplace: op.expectTarget === undefined && target.features.noReplace ? {} : undefined,
         // A remote file is replaced only while it is the version looked at: a save by someone else

@@ -4,6 +4,7 @@
  */
 import type { Stats } from 'node:fs';
 import { lstat } from 'node:fs/promises';
+import { knownDate } from '../shared/dates';
 import { baseName } from '../shared/paths';
 import type { Entry } from '../types';
 
@@ -25,8 +26,9 @@ export function entryOf(path: string, st: Stats, raw?: Record<string, unknown>):
     name: baseName(path),
     kind: folder ? 'folder' : 'file',
     size: folder ? null : st.size,
-    modified: st.mtime,
-    created: st.birthtimeMs > 0 ? st.birthtime : null,
+    // A 64-bit file system time past what a Date holds (year 275,760) is an Invalid Date: unknown.
+    modified: knownDate(st.mtime),
+    created: st.birthtimeMs > 0 ? knownDate(st.birthtime) : null,
     etag: etagOf(st),
     raw: { mode: st.mode, inode: st.ino, ...raw },
   };

@@ -16,6 +16,7 @@ import { z } from 'zod';
 import { MULTIPART_MIN_SIZE } from '../../contract/limits';
 import { ServiceError } from '../../errors';
 import { defineConnector } from '../registry';
+import { knownDate } from '../shared/dates';
 import { ChangedMeanwhile } from '../shared/if-match';
 import { MAX_PARTS, MiB, partSizeFor } from '../shared/parts';
 import { modeAfter, permissionsOfMode } from '../shared/posix-permissions';
@@ -507,7 +508,7 @@ export class LocalConnector implements StorageConnector {
       } else if ((await lstat(src)).isFile()) {
         // A file: published whole under its name (never a partial copy there), its time kept.
         const st = await stat(src);
-        return await this.writeFile(to, src, { modified: st.mtime, noReplace: {} });
+        return await this.writeFile(to, src, { modified: knownDate(st.mtime) ?? undefined, noReplace: {} });
       } else {
         await cp(src, dest, COPY_OPTIONS);
       }
