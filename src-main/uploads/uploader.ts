@@ -316,12 +316,12 @@ export class Uploader {
     const count = Math.ceil(job.size / partSize);
     const confirmed = this.confirmedParts(job, session);
     this.deps.transfers.setDone(transferId, confirmed.bytes);
-    const todo = Array.from({ length: count }, (_, i) => i + 1).filter((n) => !confirmed.numbers.has(n));
+    const unsent = Array.from({ length: count }, (_, i) => i + 1).filter((n) => !confirmed.numbers.has(n));
 
     // Straight from the file where the backend takes parts by range (nothing buffered: as many
     // parts in flight as the service's concurrency); a paced upload needs the bytes in hand.
     if (!this.bucket && (await this.multipart.sendsFromFile(job.account_id, sessionId))) {
-      await this.eachPart(todo, session.parallel_uploads ? this.concurrencyFor(job.account_id) : 1, async (partNumber) => {
+      await this.eachPart(unsent, session.parallel_uploads ? this.concurrencyFor(job.account_id) : 1, async (partNumber) => {
         const start = (partNumber - 1) * partSize;
         const part = { path: job.local_path, start, length: Math.min(partSize, job.size - start) };
         await this.retry(`Part ${partNumber}`, () => this.multipart.putFilePart(job.account_id, sessionId, partNumber, part, signal), signal, lastSuccess);
@@ -336,8 +336,8 @@ export class Uploader {
         // One buffer per worker, reused for each of its parts: memory stays at
         // workers × part_size (within the memory budget) whatever the file's size.
         // Shared memory, so that connectors can hash it in a worker thread without a copy.
-        const buffers = Array.from({ length: Math.min(workers, todo.length) }, () => Buffer.from(new SharedArrayBuffer(partSize)));
-        await this.eachPart(todo, workers, async (partNumber, worker) => {
+        const buffers = Array.from({ length: Math.min(workers, unsent.length) }, () => Buffer.from(new SharedArrayBuffer(partSize)));
+        await this.eachPart(unsent, workers, async (partNumber, worker) => {
           const offset = (partNumber - 1) * partSize;
           const length = Math.min(partSize, job.size - offset);
           const buffer = buffers[worker]!.subarray(0, length);
@@ -391,14 +391,14 @@ export class Uploader {
   }
 
   /**
-   * Sends the parts `todo` with `workers` of them in flight (`send` gets the worker's index and
+   * Sends the parts `unsent` with `workers` of them in flight (`send` gets the worker's index and
    * returns the part's bytes); the first failure stops the others from starting new parts.
    */
-  private async eachPart(todo: number[], workers: number, send: (partNumber: number, worker: number) => Promise<number>, jobId: number, transferId: string): Promise<void> {
+  private async eachPart(unsent: number[], workers: number, send: (partNumber: number, worker: number) => Promise<number>, jobId: number, transferId: string): Promise<void> {
     let failed = false;
     const results = await Promise.allSettled(
-      Array.from({ length: Math.min(workers, todo.length) }, async (_, worker) => {
-        for (let n = todo.shift(); n !== undefined && !failed; n = todo.shift()) {
+      Array.from({ length: Math.min(workers, unsent.length) }, async (_, worker) => {
+        for (let n = unsent.shift(); n !== undefined && !failed; n = unsent.shift()) {
           let bytes: number;
           try {
             bytes = await send(n, worker);

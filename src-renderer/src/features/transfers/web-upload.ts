@@ -201,11 +201,11 @@ class WebUpload {
       }
       const { partSize, parallel } = this.session;
       const count = Math.max(1, Math.ceil(this.file.size / partSize));
-      const todo = Array.from({ length: count }, (_, i) => i + 1).filter((n) => !this.confirmed.has(n));
+      const unsent = Array.from({ length: count }, (_, i) => i + 1).filter((n) => !this.confirmed.has(n));
       this.progress();
       const lastSuccess = { at: Date.now() };
       const worker = async () => {
-        for (let n = todo.shift(); n !== undefined && this.state === 'running'; n = todo.shift()) await this.sendPart(n, partSize, lastSuccess);
+        for (let n = unsent.shift(); n !== undefined && this.state === 'running'; n = unsent.shift()) await this.sendPart(n, partSize, lastSuccess);
       };
       await Promise.all(Array.from({ length: parallel ? PARALLEL_PARTS : 1 }, worker));
       if (this.state !== 'running') return;
