@@ -8,6 +8,7 @@ import type { Db } from '../cache/db';
 import type { SettingsStore } from '../cache/queries/settings';
 import { connectorDefinition } from '../connectors/registry';
 import { ServiceError } from '../errors';
+import { isSpecialId, isWellFormedId } from '../ids';
 import type { AccountsService } from '../services/accounts';
 import type { StorageService } from '../services/storage';
 import type { ActivityLog } from './log';
@@ -240,8 +241,13 @@ export class SubscriptionsService {
       if (item.user !== undefined && typeof item.user !== 'string') throw new ServiceError('invalid_parameters', '`user` of a monitored resource must be a string.');
       if (item.user !== undefined) throw new ServiceError('invalid_parameters', '`user` applies only to multi-user (admin) accounts; this account has one user.');
       if (api === 'storage') {
+        // A folder id or `root` (docs/rest.md, Activity): anything that cannot be an id at all is
+        // a bad parameter; a well-formed id that names nothing is not_found, as elsewhere in a body.
+        if (item.resource === 'trash') throw new ServiceError('invalid_parameters', 'The trash cannot be monitored.');
+        if (item.resource !== 'root' && (isSpecialId(item.resource) || !isWellFormedId(item.resource))) {
+          throw new ServiceError('invalid_parameters', `Monitored resource "${item.resource.slice(0, 100)}" is not a folder id (or \`root\`).`);
+        }
         const loc = await this.storage.locate(accountId, item.resource);
-        if (loc.trash) throw new ServiceError('invalid_parameters', 'The trash cannot be monitored.');
         const e = loc.path === '/' ? null : await loc.connector.stat(loc.path);
         if (e && e.kind !== 'folder') throw new ServiceError('invalid_parameters', `Monitored resource "${item.resource}" is not a folder.`);
       }

@@ -190,13 +190,58 @@ export function str(body: Record<string, unknown>, name: string, required = fals
   return v;
 }
 
+/**
+ * An ISO 8601 date-time (`2024-01-31T12:00:00Z`, `2024-01-31T12:00:00.123+01:00`) or date
+ * (`2024-01-31`, midnight UTC), in years 0000–9999, as the one spelling Tributary stores and
+ * compares: `toISOString()` (24 characters, so stored times also sort as strings). Nothing else
+ * is a time: not a bare number, not "March 7", not an expanded year (`+275760-…`), not a day
+ * the calendar does not have. A date-time without an offset is this machine's local time, as
+ * ECMAScript reads it.
+ */
 export function timestamp(value: unknown, name: string): string | undefined {
   if (value === undefined || value === null || value === '') return undefined;
-  if (typeof value !== 'string' || Number.isNaN(Date.parse(value))) {
-    throw new ServiceError('invalid_parameters', `\`${name}\` must be an ISO 8601 timestamp.`);
+  const ms = typeof value === 'string' ? isoTime(value) : undefined;
+  if (ms === undefined) {
+    throw new ServiceError('invalid_parameters', `\`${name}\` must be an ISO 8601 date-time such as 2024-01-31T12:00:00Z, in the years 0000 to 9999.`);
   }
-  return new Date(Date.parse(value)).toISOString();
+  return new Date(ms).toISOString();
 }
+
+const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?)?$/;
+
+/** Milliseconds of an ISO 8601 date or date-time within 0000-01-01 and 9999-12-31 (UTC), or undefined. */
+function isoTime(text: string): number | undefined {
+  const m = ISO_TIME.exec(text);
+  if (!m) return undefined;
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const [hour, minute, second] = [Number(m[4] ?? 0), Number(m[5] ?? 0), Number(m[6] ?? 0)];
+  const millis = Number((m[7] ?? '').padEnd(3, '0').slice(0, 3));
+  if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || hour > 23 || minute > 59 || second > 59) return undefined;
+  const at = new Date(0);
+  if (m[4] !== undefined && m[8] === undefined && m[9] === undefined) {
+    at.setFullYear(year, month - 1, day); // a date-time without offset: local time
+    at.setHours(hour, minute, second, millis);
+  } else {
+    at.setUTCFullYear(year, month - 1, day);
+    at.setUTCHours(hour, minute, second, millis);
+    if (m[9] !== undefined) {
+      const [oh, om] = [Number(m[10]), Number(m[11] ?? 0)];
+      if (oh > 23 || om > 59) return undefined;
+      at.setTime(at.getTime() - (m[9] === '-' ? -1 : 1) * (oh * 60 + om) * 60_000);
+    }
+  }
+  const ms = at.getTime();
+  return ms >= YEAR_0 && ms <= END_9999 ? ms : undefined;
+}
+
+function daysIn(year: number, month: number): number {
+  const d = new Date(0);
+  d.setUTCFullYear(year, month, 0);
+  return d.getUTCDate();
+}
+
+const YEAR_0 = new Date(0).setUTCFullYear(0, 0, 1);
+const END_9999 = new Date(0).setUTCFullYear(9999, 11, 31) + 86_400_000 - 1;
 
 // ---- bodies ------------------------------------------------------------------------------------
 

@@ -5,6 +5,7 @@
  * recognised by its metadata header whatever its Content-Type (chunked or not), and JSON is
  * parsed leniently by the routes that take it (and ignored on GET/DELETE).
  */
+import { METHODS as httpMethods } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../app';
 import { ServiceError } from '../errors';
@@ -12,6 +13,7 @@ import { LinksService } from '../services/links';
 import type { MultipartService } from '../uploads/multipart';
 import { authenticate } from './auth';
 import { sendError } from '../server/errors';
+import { targetPath } from '../server/guard';
 import { flatQuery, expandPath, Router, sendJson, serviceHeader, VERSIONS, type RestDeps, type Version } from './http';
 import { serveClick, serveOpen } from './email';
 import { ROUTES, serveLink } from './routes';
@@ -20,7 +22,11 @@ import { TurnQueue } from './turns';
 export { ApiKeysService } from '../services/api-keys';
 export { LinksService } from '../services/links';
 
-const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+/**
+ * Every method Node's HTTP parser lets through (CONNECT never reaches a route): on a path that
+ * exists, a method without a handler is 405, whatever the method (docs/rest.md, Errors).
+ */
+const METHODS = httpMethods.filter((m) => m !== 'CONNECT');
 
 const MEDIA_TYPE = /^\s*[\w.+-]+\/[\w.+-]+\s*(;.*)?$/;
 
@@ -56,6 +62,8 @@ export function restServices(app: App, options: RestOptions = {}): RestDeps {
 
 export async function registerRest(server: FastifyInstance, app: App, options: RestOptions = {}): Promise<void> {
   const deps = restServices(app, options);
+  // fastify routes only the methods it was told of; the others (PROPFIND, …) may carry a body.
+  for (const m of METHODS) if (!server.supportedMethods.includes(m)) server.addHttpMethod(m, { hasBody: true });
   const router = new Router(ROUTES);
   const openapi = openApiDocument();
   const costly = new TurnQueue(COSTLY_PER_TURN);
@@ -72,10 +80,10 @@ export async function registerRest(server: FastifyInstance, app: App, options: R
           const type = req.headers['content-type'];
           if (type !== undefined && (serviceHeader(req, 'metadata') !== undefined || !MEDIA_TYPE.test(type))) req.headers['content-type'] = 'application/octet-stream';
         });
-        scope.setNotFoundHandler((req, reply) => sendError(reply, new ServiceError('not_found', `No route for ${req.method} ${req.url.split('?')[0]}.`)));
+        scope.setNotFoundHandler((req, reply) => sendError(reply, new ServiceError('not_found', `No route for ${req.method} ${targetPath(req.url)}.`)));
         const handle = (req: FastifyRequest, reply: FastifyReply) => serve(version, req, reply);
-        scope.route({ method: [...METHODS], url: '/', handler: handle });
-        scope.route({ method: [...METHODS], url: '/*', handler: handle });
+        scope.route({ method: METHODS, url: '/', handler: handle });
+        scope.route({ method: METHODS, url: '/*', handler: handle });
       },
       { prefix: `/${version}` },
     );
@@ -83,7 +91,9 @@ export async function registerRest(server: FastifyInstance, app: App, options: R
 
   async function serve(version: Version, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     try {
-      const path = req.url.split('?')[0]!.slice(version.length + 1);
+      // The path below the version, whatever the target's form: `/v2/…`, or `http://host/v2/…` as
+      // a client sends it through a proxy (RFC 9112 §3.2.2; its authority passed the Host guard).
+      const path = targetPath(req.url).slice(version.length + 1);
       if (version === 'v2' && req.method === 'GET' && path.replace(/\/+$/, '') === '/openapi.json') return sendJson(reply, 200, openapi);
       const match = router.match(version, req.method, path);
       if ('error' in match) {

@@ -23,7 +23,7 @@ import { dispatch } from '../rpc/dispatch';
 import { zipOf } from '../downloads/zip';
 import { createHandlers, type Platform } from '../rpc/handlers';
 import { localAccess, type UiTokenSource } from './access';
-import { allowedHosts, isAllowedHost, isSameOrigin, tokenMatches } from './guard';
+import { allowedHosts, checkHost, isSameOrigin, splitTarget, targetPath, tokenMatches } from './guard';
 
 export interface HttpServerOptions {
   host: string;
@@ -62,6 +62,9 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
     keepAliveTimeout: 10_000,
     routerOptions: { maxParamLength: 10_000 }, // ids are up to 8192 characters
     genReqId: newRequestId,
+    // An absolute-form target (`GET http://localhost:7780/v2/accounts`, as clients send through a
+    // proxy) is routed by its path; the Host guard reads its authority from `originalUrl`.
+    rewriteUrl: (req) => splitTarget(req.url ?? '/').path,
     // Node would answer a request without Host with a bare 400 of its own; the Host guard
     // below answers it with the documented body instead.
     http: { requireHostHeader: false },
@@ -83,10 +86,8 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
     response.writeHead(417, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' }).end(body);
   });
   server.addHook('onRequest', async (request, reply) => {
-    if (!request.headers.host) return sendError(reply, new ServiceError('bad_request', 'The request has no Host header.'));
-    if (!isAllowedHost(request.headers.host, hosts)) {
-      return sendError(reply, new ServiceError('forbidden', 'This server only answers requests addressed to localhost.'));
-    }
+    const host = checkHost(request.raw, hosts);
+    if (!host.ok) return sendError(reply, new ServiceError(host.status === 403 ? 'forbidden' : 'bad_request', host.message));
   });
   server.setErrorHandler((error, _request, reply) => {
     const e = error as { statusCode?: number; code?: string; message: string };
@@ -95,7 +96,7 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
     if (e.statusCode && e.statusCode < 500) return sendError(reply, new ServiceError('bad_request', e.message));
     return sendError(reply, error);
   });
-  server.setNotFoundHandler((request, reply) => sendError(reply, new ServiceError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`)));
+  server.setNotFoundHandler((request, reply) => sendError(reply, new ServiceError('not_found', `No route for ${request.method} ${targetPath(request.url)}.`)));
 
   const platform: Platform = { mode: 'headless', version: process.env.npm_package_version ?? '0.1.0', ...options.platform };
   const handlers = createHandlers(app, platform);
@@ -232,7 +233,9 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
     const url = URL.canParse(request.url ?? '/', 'http://localhost') ? new URL(request.url ?? '/', 'http://localhost') : undefined;
     if (!url) return refuse(400, 'Bad Request');
     if (url.pathname !== '/ws') return refuse(404, 'Not Found');
-    if (!isAllowedHost(request.headers.host, hosts) || !isSameOrigin(request.headers.origin, request.headers.host)) return refuse(403, 'Forbidden');
+    const host = checkHost(request, hosts);
+    if (!host.ok) return refuse(host.status, host.status === 403 ? 'Forbidden' : 'Bad Request');
+    if (!isSameOrigin(request.headers.origin, host.host)) return refuse(403, 'Forbidden');
     const given = url.searchParams.get('token');
     if (!tokenMatches(given, currentToken())) return refuse(401, 'Unauthorized');
     wss.handleUpgrade(request, socket, head, (ws) => serveSocket(ws, given!));

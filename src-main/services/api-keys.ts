@@ -189,8 +189,7 @@ export class ApiKeysService {
   /** Account id of an active, unexpired token of `kind`, or undefined. */
   verifyAccountToken(secret: string, kind: 'bearer' | 'account_key'): number | undefined {
     const row = statement(this.db, 'SELECT * FROM account_tokens WHERE token_hash = ? AND kind = ?').get(hash(secret), kind) as TokenRow | undefined;
-    if (!row || !row.active) return undefined;
-    if (row.expiration && Date.parse(row.expiration) <= Date.now()) return undefined;
+    if (!row || !row.active || expired(row)) return undefined;
     return row.account_id;
   }
 
@@ -200,15 +199,18 @@ export class ApiKeysService {
     return this.toAccountKey(this.issue(accountId, 'account_key', expiration).row);
   }
 
-  /** Keys of the given accounts, most recently modified first (spec 1, Account keys). */
+  /**
+   * Keys of the given accounts, most recently modified first (spec 1, Account keys). Expired keys
+   * are left out by the same test that refuses them (`expired`), so a key that authenticates is
+   * always listed.
+   */
   listAccountKeys(accountIds: number[], page: { offset: number; limit: number }): { total: number; keys: AccountKey[] } {
-    const where = `kind = 'account_key' AND account_id IN (${accountIds.map(() => '?').join(',')}) AND (expiration IS NULL OR expiration > ?)`;
-    const params = [...accountIds, nowIso()];
-    const total = (this.db.prepare(`SELECT count(*) AS n FROM account_tokens WHERE ${where}`).get(...params) as { n: number }).n;
-    const rows = this.db
-      .prepare(`SELECT * FROM account_tokens WHERE ${where} ORDER BY modified DESC, id DESC LIMIT ? OFFSET ?`)
-      .all(...params, page.limit, page.offset) as TokenRow[];
-    return { total, keys: rows.map((r) => this.toAccountKey(r)) };
+    const rows = (
+      this.db
+        .prepare(`SELECT * FROM account_tokens WHERE kind = 'account_key' AND account_id IN (${accountIds.map(() => '?').join(',')}) ORDER BY modified DESC, id DESC`)
+        .all(...accountIds) as TokenRow[]
+    ).filter((r) => !expired(r));
+    return { total: rows.length, keys: rows.slice(page.offset, page.offset + page.limit).map((r) => this.toAccountKey(r)) };
   }
 
   getAccountKey(accountId: number, id: number): AccountKey {
@@ -216,7 +218,7 @@ export class ApiKeysService {
       .prepare("SELECT * FROM account_tokens WHERE id = ? AND account_id = ? AND kind = 'account_key'")
       .get(id, accountId) as TokenRow | undefined;
     // An expired key behaves like a deleted key (spec 1, Account key states).
-    if (!row || (row.expiration && Date.parse(row.expiration) <= Date.now())) throw new ServiceError('not_found', `Account key ${id} was not found.`);
+    if (!row || expired(row)) throw new ServiceError('not_found', `Account key ${id} was not found.`);
     return this.toAccountKey(row);
   }
 
@@ -250,6 +252,11 @@ export class ApiKeysService {
       modified: row.modified,
     };
   }
+}
+
+/** Whether a token's expiration has passed; the one test of listing, reading and authenticating. */
+function expired(row: TokenRow): boolean {
+  return row.expiration !== null && !(Date.parse(row.expiration) > Date.now());
 }
 
 function toApiKey(row: ApiKeyRow): ApiKey {

@@ -59,7 +59,12 @@ describe('spec 3, Subscription', () => {
     const file = await h.app.storage.upload(acc.id, 'root', 'f.txt', Readable.from([Buffer.from('x')]));
     await expect(h.activity.subscriptions.create(acc.id, { monitoredResources: folders.map((f) => ({ resource: f.id })) })).rejects.toThrow(/At most 4/);
     await expect(h.activity.subscriptions.create(acc.id, { monitoredResources: [{ resource: file.id }] })).rejects.toThrow(/not a folder/);
-    await expect(h.activity.subscriptions.create(acc.id, { monitoredResources: [{ resource: 'tampered-id' }] })).rejects.toMatchObject({ code: 'not_found' });
+    // docs/rest.md, Activity and Ids in request bodies: what cannot be an id is a bad parameter;
+    // a well-formed id that names nothing is not_found.
+    await expect(h.activity.subscriptions.create(acc.id, { monitoredResources: [{ resource: 'tampered-id' }] })).rejects.toMatchObject({ code: 'invalid_parameters' });
+    const id = folders[0]!.id;
+    const tampered = `${id.slice(0, 20)}${id[20] === 'A' ? 'B' : 'A'}${id.slice(21)}`;
+    await expect(h.activity.subscriptions.create(acc.id, { monitoredResources: [{ resource: tampered }] })).rejects.toMatchObject({ code: 'not_found' });
     const sub = await h.activity.subscriptions.create(acc.id, { monitoredResources: [{ resource: folders[0]!.id }, { resource: folders[1]!.id }] });
     expect(await h.activity.subscriptions.monitoredPaths(sub)).toEqual(['/a', '/b']);
     expect(() => ep.updateSubscription(h!.activity, acc.id, 'default', { monitored_resources: [{ resource: 'root' }] }, 2)).toThrow(/cannot be changed after creation/);

@@ -171,6 +171,30 @@ describe('REST activity API v1/v2 on a local account (spec 3)', () => {
     expect(ranged.json.objects.length).toBeGreaterThan(0);
   });
 
+  // spec 3, Activity `from`/`until` are ISO 8601; docs/rest.md, Activity ("a bad date … 400") and
+  // The three versions (times are ISO 8601 date-times or dates, years 0000–9999)
+  it('answers invalid_parameters naming the parameter for `from`/`until` that are not ISO 8601 times', async () => {
+    const a = `subscriptions/${sub}/activity`;
+    for (const [q, name] of [
+      ['from=1', 'from'],
+      ['from=March%207', 'from'],
+      ['from=2024-02-30T00:00:00Z', 'from'],
+      ['from=%2B275760-09-13T00:00:00.000Z', 'from'],
+      ['from=2024-01-01T00:00:00Z&until=2100', 'until'],
+    ]) {
+      for (const v of ['v1', 'v2']) {
+        const r = await s.call('GET', p(v, `${a}?${q}`));
+        expectError(r, 400, 'invalid_parameters');
+        expect(r.json.message, q).toContain(`\`${name}\``);
+      }
+    }
+    for (const q of ['from=2000-01-01', 'from=2000-01-01T00:00:00.000000%2B01:00&until=2100-01-01T00:00:00-0130']) {
+      const r = await s.call('GET', p('v2', `${a}?${q}`));
+      expect(r.status, `${q}: ${r.text}`).toBe(200);
+      expect(r.json.objects.length).toBeGreaterThan(0);
+    }
+  });
+
   // spec 3, Legacy events endpoints (v1 only)
   it('serves /events and /events/latest in v1', async () => {
     const events = await s.call('GET', p('v1', 'events?page_size=2'));
@@ -191,6 +215,24 @@ describe('REST activity API v1/v2 on a local account (spec 3)', () => {
     expectError(await s.call('GET', p('v2', `subscriptions/${sub}`)), 404, 'not_found');
     expectError(await s.call('GET', p('v1', `subscriptions/${sub}/activity`)), 404, 'not_found');
     expect((await s.call('GET', p('v1', 'subscriptions'))).json).toMatchObject({ total: 0, objects: [] });
+  });
+
+  // docs/rest.md, Activity: storage `monitored_resources` are folder ids or `root`, anything else is
+  // 400 invalid_parameters; a well-formed id that names nothing in the account stays 404, as in
+  // docs/rest.md, Ids in request bodies
+  it('refuses monitored resources that cannot be folder ids with 400, and creates nothing', async () => {
+    for (const resource of ['garbage', '../../etc', '/etc/passwd', 'trash', 'ephemeral', 'x'.repeat(9000)]) {
+      for (const v of ['v1', 'v2']) {
+        const r = await s.call('POST', p(v, 'subscriptions'), { body: { monitored_resources: [{ resource }] } });
+        expectError(r, 400, 'invalid_parameters');
+        expect(r.text.length).toBeLessThan(1000);
+      }
+    }
+    expectError(await s.call('POST', p('v1', 'subscriptions'), { body: { monitored_resources: ['../../etc'] } }), 400, 'invalid_parameters');
+    const elsewhere = await s.call('POST', p('v2', 'storage/folders', other.id), { body: { parent_id: 'root', name: 'elsewhere' } });
+    expect(elsewhere.status, elsewhere.text).toBe(201);
+    expectError(await s.call('POST', p('v2', 'subscriptions'), { body: { monitored_resources: [{ resource: elsewhere.json.id }] } }), 404, 'not_found');
+    expect((await s.call('GET', p('v2', 'subscriptions'))).json).toMatchObject({ total: 0, objects: [] });
   });
 });
 
@@ -244,6 +286,29 @@ describe('REST webhook management /v2/webhooks (spec 3, JSON webhook; Tributary 
     expectError(await s.call('GET', `/v2/webhooks/${created.json.id}`), 404, 'not_found');
     expectError(await s.call('GET', '/v2/webhooks/abc'), 404, 'not_found');
     expectError(await s.call('GET', '/v1/webhooks'), 404, 'not_found');
+  });
+
+  // docs/rest.md, Webhooks: `url` is at most 2048 characters and carries no user name or password
+  // (docs/activity.md, Webhooks: receivers authenticate notifications by X-Service-Signature)
+  it('refuses a URL over 2048 characters or with credentials, so no list carries either', async () => {
+    const at2048 = `${url}/${'a'.repeat(2048 - url.length - 1)}`;
+    for (const long of [`${at2048}b`, `${url}/${'a'.repeat(8000)}`, `${url}/${'a'.repeat(1_000_000)}`]) {
+      const r = await s.call('POST', '/v2/webhooks', { body: { url: long } });
+      expectError(r, 400, 'invalid_parameters');
+      expect(r.json.message).toContain('2048');
+    }
+    const host = new URL(url).host;
+    for (const withUser of [`http://user:secret@${host}/hook`, `http://user@${host}/hook`, `http://:secret@${host}/hook`]) {
+      const r = await s.call('POST', '/v2/webhooks', { body: { url: withUser } });
+      expectError(r, 400, 'invalid_parameters');
+      expect(r.json.message).toContain('X-Service-Signature');
+      expect(r.text).not.toContain('secret');
+    }
+    const longest = await s.call('POST', '/v2/webhooks', { body: { url: at2048 } });
+    expect(longest.status, longest.text).toBe(201);
+    const list = await s.call('GET', '/v2/webhooks');
+    expect(list.json.objects.map((w: { url: string }) => w.url)).toEqual([at2048]);
+    expect((await s.call('DELETE', `/v2/webhooks/${longest.json.id}`)).status).toBe(204);
   });
 
   // spec 3 routes in the generated OpenAPI document

@@ -37,6 +37,9 @@ function raw(request: string): Promise<{ status: number; headers: string; body: 
   });
 }
 
+/** The headers of a WebSocket upgrade, each followed by CRLF. */
+const UPGRADE = 'Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n';
+
 const documented = (status: number) => ({ status_code: status, error_code: 'bad_request', message: expect.any(String), id: expect.any(String) });
 
 describe("Node's own error answers carry the documented body (README, Errors)", () => {
@@ -59,5 +62,29 @@ describe("Node's own error answers carry the documented body (README, Errors)", 
     expect(foreign.body).toMatchObject({ status_code: 403, error_code: 'forbidden' });
     const ok = await raw(`GET /nothing HTTP/1.1\r\nHost: localhost:${http.port}\r\nConnection: close\r\n\r\n`);
     expect(ok.body).toMatchObject({ status_code: 404, error_code: 'not_found' });
+  });
+
+  // docs/rest.md, Authentication (RFC 9112 §3.2): no Host, or more than one, is 400.
+  it('two Host headers: 400 bad_request, JSON, on routes and on WebSocket upgrades', async () => {
+    for (const hosts of ['Host: localhost\r\nHost: evil.com', 'Host: evil.com\r\nHost: localhost']) {
+      const r = await raw(`GET /nothing HTTP/1.1\r\n${hosts}\r\nConnection: close\r\n\r\n`);
+      expect(r.status, hosts).toBe(400);
+      expect(r.body).toEqual(documented(400));
+      const ws = await raw(`GET /ws?token=node-errors-token-0123456789 HTTP/1.1\r\n${hosts}\r\n${UPGRADE}\r\n`);
+      expect(ws.status, hosts).toBe(400);
+    }
+  });
+
+  // docs/rest.md, Authentication (RFC 9112 §3.2.2): the authority of an absolute-form target
+  // replaces Host and passes the same guard.
+  it('an absolute-form target: a foreign authority is 403 whatever Host says; a local one is served', async () => {
+    const foreign = await raw(`GET http://evil.example/nothing HTTP/1.1\r\nHost: localhost:${http.port}\r\nConnection: close\r\n\r\n`);
+    expect(foreign.body).toMatchObject({ status_code: 403, error_code: 'forbidden' });
+    const local = await raw(`GET http://localhost:${http.port}/nothing?x=1 HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n`);
+    expect(local.body).toMatchObject({ status_code: 404, error_code: 'not_found', message: 'No route for GET /nothing.' });
+    const ws = await raw(`GET http://evil.example/ws?token=node-errors-token-0123456789 HTTP/1.1\r\nHost: localhost:${http.port}\r\n${UPGRADE}\r\n`);
+    expect(ws.status).toBe(403);
+    const wsLocal = await raw(`GET http://localhost:${http.port}/ws?token=wrong-token HTTP/1.1\r\nHost: evil.example\r\n${UPGRADE}\r\n`);
+    expect(wsLocal.status).toBe(401);
   });
 });
