@@ -116,13 +116,7 @@ export class WebhooksService {
 
   /** Tests the receiver, then saves the webhook; throws (and saves nothing) when the test fails. */
   async create(input: { url: string; format?: 'json' | 'form'; account?: number | null }): Promise<Webhook> {
-    let url: URL;
-    try {
-      url = new URL(input.url);
-    } catch {
-      throw new ServiceError('invalid_parameters', '`url` must be an absolute http(s) URL.');
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ServiceError('invalid_parameters', '`url` must be an http or https URL.');
+    const url = receiverUrl(input.url);
     const format = input.format ?? 'json';
     if (format !== 'json' && format !== 'form') throw new ServiceError('invalid_parameters', '`format` must be `json` or `form`.');
     const body = format === 'json' ? '{}' : '';
@@ -233,6 +227,28 @@ interface PostResult {
   error: string | null;
   ok: boolean;
   durationMs: number;
+}
+
+/** The longest webhook URL taken (docs/rest.md, Webhooks): what browsers and servers commonly accept. */
+const MAX_WEBHOOK_URL = 2048;
+
+/**
+ * A receiver's URL: absolute http(s), at most MAX_WEBHOOK_URL characters as given and as stored,
+ * and without credentials, since webhook URLs are listed to every API key holder and in the app
+ * (a receiver authenticates Tributary by the `X-Service-Signature` of each notification).
+ */
+function receiverUrl(value: string): URL {
+  const url = value.length <= MAX_WEBHOOK_URL && URL.canParse(value) ? new URL(value) : undefined;
+  if (!url || url.href.length > MAX_WEBHOOK_URL || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new ServiceError('invalid_parameters', `\`url\` must be an absolute http(s) URL of at most ${MAX_WEBHOOK_URL} characters.`);
+  }
+  if (url.username || url.password) {
+    throw new ServiceError(
+      'invalid_parameters',
+      '`url` must not contain a user name or password: webhook URLs are listed in clear. Verify the `X-Service-Signature` header (Base64 HMAC-SHA256 of the body with your oldest active API key) to know a notification comes from Tributary.',
+    );
+  }
+  return url;
 }
 
 function toHook(r: HookRow): Webhook {

@@ -236,26 +236,6 @@ const attempt = (a: DeliveryAttempt) => ({
   api: 'activity',
 });
 
-/** The longest webhook URL taken (docs/rest.md, Webhooks): what browsers and servers commonly accept. */
-export const MAX_WEBHOOK_URL = 2048;
-
-/**
- * A receiver's URL is listed to every API key holder: it carries no credentials (a receiver
- * authenticates Tributary by the `X-Service-Signature` of each notification), and is at most
- * MAX_WEBHOOK_URL characters as given and as stored.
- */
-function checkWebhookUrl(value: string): void {
-  let url: URL | undefined;
-  if (value.length <= MAX_WEBHOOK_URL && URL.canParse(value)) url = new URL(value);
-  if (!url || url.href.length > MAX_WEBHOOK_URL) throw new ServiceError('invalid_parameters', `\`url\` must be an absolute http(s) URL of at most ${MAX_WEBHOOK_URL} characters.`);
-  if (url.username || url.password) {
-    throw new ServiceError(
-      'invalid_parameters',
-      '`url` must not contain a user name or password: webhook URLs are listed in clear. Verify the `X-Service-Signature` header (Base64 HMAC-SHA256 of the body with your oldest active API key) to know a notification comes from Tributary.',
-    );
-  }
-}
-
 const list = (objects: unknown[]) => ({ total: objects.length, count: objects.length, objects, type: 'object_list', api: 'activity' });
 
 export const webhookRoutes: Route[] = [
@@ -278,7 +258,6 @@ export const webhookRoutes: Route[] = [
       requireApiKey(ctx, 'Managing webhooks');
       const body = await jsonBody(ctx.req);
       if (typeof body.url !== 'string') throw new ServiceError('invalid_parameters', '`url` is required.');
-      checkWebhookUrl(body.url);
       // spec 3, Legacy webhooks: "from v2 on only JSON payload webhooks are used".
       if (body.format !== undefined && body.format !== 'json') throw new ServiceError('invalid_parameters', '`format` must be `json`: v2 webhooks carry JSON only; URL-encoded bodies were the legacy webhooks before v2.');
       let account: number | null = null;

@@ -78,6 +78,19 @@ describe('spec 3, JSON webhook', () => {
     expect(h.activity.webhooks.list()).toEqual([]);
   });
 
+  // docs/rest.md, Webhooks: the same rules for a receiver added in the app as over REST.
+  it('creation: a URL with a user name or password, or over 2,048 characters, is refused before any request', async () => {
+    const { h } = await setup();
+    let requests = 0;
+    const rx = await receiver(() => (requests++, { status: 200, body: h!.activity.webhooks.applicationId() }));
+    stopReceiver = rx.stop;
+    const withCredentials = rx.url.replace('http://', 'http://user:secret@');
+    await expect(h.activity.webhooks.create({ url: withCredentials })).rejects.toMatchObject({ code: 'invalid_parameters', message: expect.stringMatching(/user name or password/) });
+    await expect(h.activity.webhooks.create({ url: `${rx.url}?${'a'.repeat(2048)}` })).rejects.toMatchObject({ code: 'invalid_parameters', message: expect.stringMatching(/2048/) });
+    expect(requests).toBe(0);
+    expect(h.activity.webhooks.list()).toEqual([]);
+  });
+
   it('notification: POST {account, subscription}, signature = Base64(HMAC-SHA256(key, exact body))', async () => {
     const { h, acc, sub } = await setup();
     const rx = await receiver(answerTest(() => h.activity.webhooks.applicationId()));
