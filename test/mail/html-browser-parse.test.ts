@@ -77,4 +77,27 @@ describe.skipIf(!existsSync(CHROMIUM))('mail HTML parsed by Chromium (docs/ui.md
     expect(seen).toEqual({ refresh: 0, images: 0, text: 'Dear customer' });
     expect(requests).toEqual([]);
   });
+
+  // docs/ui.md, Message HTML: while remote content is blocked the bar offers to load it; SVG
+  // images and CSS image-set() strings are remote content too, so they show the bar and are taken
+  // out, and are kept once the user allows them.
+  it('the reading pane: SVG images and CSS image-set() strings count as remote content (prepareHtml)', async () => {
+    const cases = [
+      `<svg width="10" height="10"><image href="${T}/svg-href.gif" width="10" height="10"/></svg>`,
+      `<svg width="10" height="10"><image xlink:href="${T}/svg-xlink.gif" width="10" height="10"/></svg>`,
+      `<div style="background-image:image-set('${T}/inline-set.gif' 1x);width:10px;height:10px">x</div>`,
+      `<style>div.s{background-image:-webkit-image-set("${T}/sheet-set.gif" 1x)}</style><div class="s">x</div>`,
+    ];
+    const seen = (await page.evaluate(`((cases) => cases.map((html) => {
+      const blocked = window.prepareHtml(html, false);
+      const allowed = window.prepareHtml(html, true);
+      return { blocked: blocked.hasRemote, leftBlocked: blocked.srcdoc.includes('tracker.example'), keptAllowed: allowed.srcdoc.includes('tracker.example') };
+    }))(${JSON.stringify(cases)})`)) as { blocked: boolean; leftBlocked: boolean; keptAllowed: boolean }[];
+    expect(seen).toEqual(cases.map(() => ({ blocked: true, leftBlocked: false, keptAllowed: true })));
+    // A local image-set stays as it is, and is no reason for the bar.
+    const local = (await page.evaluate(`window.prepareHtml(${JSON.stringify(`<div style="background-image:image-set('cid:logo' 1x)">x</div>`)}, false)`)) as { hasRemote: boolean; srcdoc: string };
+    expect(local.hasRemote).toBe(false);
+    expect(local.srcdoc).toContain("image-set('cid:logo' 1x)");
+    expect(requests).toEqual([]);
+  });
 });

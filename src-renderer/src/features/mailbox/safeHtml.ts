@@ -23,6 +23,13 @@ export const ALLOWED_CSP = "default-src 'none'; img-src data: cid: http: https:;
 const DROP = 'script, noscript, meta, base, link, iframe, frame, frameset, object, embed, applet, form, template, portal';
 const REMOTE = /^\s*(https?:)?\/\//i;
 const CSS_REMOTE_URL = /url\(\s*(['"]?)\s*(?:https?:)?\/\/[^)]*\)/gi;
+/** CSS_REMOTE_URL as a test, without the state a global pattern keeps between calls. */
+const HAS_CSS_REMOTE_URL = new RegExp(CSS_REMOTE_URL.source, 'i');
+/** image-set() takes bare strings as URLs too (one level of url() inside it). */
+const CSS_IMAGE_SET = /(?:-webkit-)?image-set\((?:[^()]|\([^()]*\))*\)/gi;
+const CSS_QUOTED_REMOTE = /(['"])\s*(?:https?:)?\/\//i;
+/** SVG elements whose href loads an image or a document. */
+const SVG_LOADS = new Set(['image', 'feimage', 'use']);
 const CSS_IMPORT = /@import[^;]*;?/gi;
 
 export interface PreparedHtml {
@@ -46,6 +53,10 @@ export function prepareHtml(html: string, allowRemote: boolean): PreparedHtml {
       }
       if (name === 'href' || name === 'xlink:href') {
         if (/^\s*(javascript|data|vbscript|file|blob):/i.test(attr.value)) el.removeAttribute(attr.name);
+        else if (SVG_LOADS.has(el.localName.toLowerCase()) && REMOTE.test(attr.value)) {
+          hasRemote = true;
+          if (!allowRemote) el.removeAttribute(attr.name);
+        }
         continue;
       }
       if (name === 'target' || name === 'rel') {
@@ -58,12 +69,10 @@ export function prepareHtml(html: string, allowRemote: boolean): PreparedHtml {
         hasRemote = true;
         if (!allowRemote) el.removeAttribute(attr.name);
       } else if (name === 'style') {
-        if (CSS_REMOTE_URL.test(attr.value) || /@import/i.test(attr.value)) {
-          CSS_REMOTE_URL.lastIndex = 0;
+        if (remoteCss(attr.value) || /@import/i.test(attr.value)) {
           hasRemote = true;
-          if (!allowRemote) el.setAttribute('style', attr.value.replace(CSS_REMOTE_URL, 'none').replace(CSS_IMPORT, ''));
+          if (!allowRemote) el.setAttribute('style', withoutRemoteCss(attr.value).replace(CSS_IMPORT, ''));
         }
-        CSS_REMOTE_URL.lastIndex = 0;
       }
     }
   }
@@ -73,11 +82,10 @@ export function prepareHtml(html: string, allowRemote: boolean): PreparedHtml {
     // Replaced by a space, not deleted: deleting could join the text around it into markup
     // ("</sty@import;le>" would become "</style>", and a style element's text is written out as is).
     let next = css.replace(CSS_IMPORT, ' ');
-    if (CSS_REMOTE_URL.test(next)) {
+    if (remoteCss(next)) {
       hasRemote = true;
-      if (!allowRemote) next = next.replace(CSS_REMOTE_URL, 'none');
+      if (!allowRemote) next = withoutRemoteCss(next);
     }
-    CSS_REMOTE_URL.lastIndex = 0;
     // The parser ended the element at any "</style" its text had; one here was made by the edits above.
     if (/<\/style/i.test(next)) next = '';
     if (next !== css) style.textContent = next;
@@ -99,6 +107,16 @@ export function prepareHtml(html: string, allowRemote: boolean): PreparedHtml {
     .map((s) => s.outerHTML)
     .join('');
   return { srcdoc: `<!doctype html><html><head>${head}${bodyStyles}</head><body>${doc.body.innerHTML}</body></html>`, hasRemote };
+}
+
+/** Whether CSS text loads something remote: a url(), or a string in image-set(). */
+function remoteCss(css: string): boolean {
+  return HAS_CSS_REMOTE_URL.test(css) || (css.match(CSS_IMAGE_SET) ?? []).some((set) => CSS_QUOTED_REMOTE.test(set));
+}
+
+/** CSS text with every remote image-set() and url() replaced by `none`. */
+function withoutRemoteCss(css: string): string {
+  return css.replace(CSS_IMAGE_SET, (set) => (CSS_QUOTED_REMOTE.test(set) || HAS_CSS_REMOTE_URL.test(set) ? 'none' : set)).replace(CSS_REMOTE_URL, 'none');
 }
 
 /** Plain text as a safe document (no HTML part). */
