@@ -12,12 +12,13 @@
  */
 import { execFile } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { copyFile, open, rename, rm, stat, truncate } from 'node:fs/promises';
+import { open, rename, rm, stat, truncate } from 'node:fs/promises';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { nowIso, type Db } from '../cache/db';
 import { ServiceError } from '../errors';
+import { copyByFileSystem } from '../connectors/shared/file-copy';
 import { DurableJobs, type JobState } from '../services/durable-jobs';
 import { retryTransient, type RetryPolicy } from '../services/retry';
 import type { StorageFeatures } from '../connectors/types';
@@ -205,11 +206,11 @@ export class Downloader {
           this.deps.transfers.setDone(transferId, have);
           if (!job.ranges && now.size !== null && have === now.size && have > 0) return;
           const src = await this.source(job);
-          if (have === 0 && (await this.copyLocal(src, partial))) return this.deps.transfers.setDone(transferId, (await stat(partial)).size);
           const progress = (n: number) => {
             lastSuccess.at = Date.now();
             this.deps.transfers.progress(transferId, n);
           };
+          if (have === 0 && (await this.copyLocal(src, partial, signal, progress))) return this.deps.transfers.setDone(transferId, (await stat(partial)).size);
           if (await this.readInRanges(job, src, partial, have, now.size, signal, progress)) return;
           // Straight from the connection into the file where the connector can (null: it cannot for this answer).
           const read = await src?.features.readToFile?.(src.path, partial, { start: have, signal, onBytes: progress });
@@ -242,11 +243,13 @@ export class Downloader {
 
   /**
    * A file of a local folder account is copied by the file system (copy_file_range or a reflink
-   * on one disk) instead of streamed; false for every other account.
+   * on one disk; counted as it grows, stopped by a cancel) instead of streamed; false for every
+   * other account.
    */
-  private async copyLocal(src: Source | undefined, partial: string): Promise<boolean> {
+  private async copyLocal(src: Source | undefined, partial: string, signal: AbortSignal, onBytes: (n: number) => void): Promise<boolean> {
     if (!src?.features.localFile) return false;
-    await copyFile(await src.features.localFile(src.path), partial);
+    const file = await src.features.localFile(src.path);
+    await copyByFileSystem(file, partial, (await stat(file)).size, { signal, onBytes });
     return true;
   }
 

@@ -7,12 +7,14 @@
  * streamed instead, and a target on another disk (tmpfs) still gets identical bytes.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src-main/app';
 import { uploadLocalFolder } from '../../src-main/services/folder-upload';
+import { CHILD_COPY_MIN } from '../../src-main/connectors/shared/file-copy';
 import type { StorageConnector } from '../../src-main/connectors/types';
+import { ServiceError } from '../../src-main/errors';
 import { scratchDir } from '../servers/util';
 import { expectCode } from '../conformance/storage-suite';
 
@@ -188,5 +190,62 @@ describe('downloading a file of a local account to a desktop path (the downloade
     expect(asked).toBe(1);
     expect(readFileSync(target).equals(data)).toBe(true);
     expect(app.transfers.list().find((t) => t.id.startsWith('download-') && t.name === 'src.bin')).toMatchObject({ state: 'done', bytesDone: data.length });
+  });
+});
+
+// docs/connectors.md, "Copies by the file system": a big copy shows its bytes as it grows and a
+// cancel stops it part-way (a `cp` process where it runs), leaving nothing behind.
+describe.skipIf(process.platform !== 'linux')('a big file system copy: counted as it grows, stopped by a cancel', () => {
+  const MiB = 1024 * 1024;
+  /** A file of `mib` MiB written a random MiB at a time (no test holds it whole in memory). */
+  function bigFile(name: string, mib: number): string {
+    const file = join(work, name);
+    const chunk = randomBytes(MiB);
+    const fd = openSync(file, 'w');
+    try {
+      for (let i = 0; i < mib; i++) writeSync(fd, chunk);
+    } finally {
+      closeSync(fd);
+    }
+    return file;
+  }
+  const temps = (dir: string) => readdirSync(dir).filter((n) => n.startsWith('.tributary-'));
+
+  it('counts every byte of the copy, in the bytes it reports', async () => {
+    const file = bigFile('counted.bin', CHILD_COPY_MIN / MiB + 8);
+    const c = await app.accounts.storage(b);
+    const counts: number[] = [];
+    const entry = await c.features.writeFile!('/counted.bin', file, { onBytes: (n) => counts.push(n) });
+    expect(entry.size).toBe(statSync(file).size);
+    expect(counts.reduce((x, y) => x + y, 0)).toBe(statSync(file).size);
+    expect(readFileSync(join(rootB, 'counted.bin')).equals(readFileSync(file))).toBe(true);
+    rmSync(file);
+  });
+
+  it('a cancel during the copy stops it part-way: no file under the name, no temporary file', async () => {
+    const file = bigFile('cancelled.bin', 256);
+    const size = statSync(file).size;
+    const c = await app.accounts.storage(b);
+    const cancel = new AbortController();
+    let largest = 0;
+    // Watch the temporary file; cancel once the copy has begun writing it.
+    const watch = setInterval(() => {
+      for (const t of temps(rootB)) {
+        const now = statSync(join(rootB, t), { throwIfNoEntry: false })?.size ?? 0;
+        largest = Math.max(largest, now);
+        if (now > 0 && !cancel.signal.aborted) cancel.abort(new ServiceError('request_timeout', 'The upload was cancelled.'));
+      }
+    }, 2);
+    try {
+      await expect(c.features.writeFile!('/cancelled.bin', file, { signal: cancel.signal })).rejects.toMatchObject({ code: 'request_timeout' });
+    } finally {
+      clearInterval(watch);
+    }
+    expect(cancel.signal.aborted).toBe(true);
+    // Stopped where it was, not run to the end first.
+    expect(largest).toBeLessThan(size);
+    expect(temps(rootB)).toEqual([]);
+    expect(visible(rootB)).not.toContain('cancelled.bin');
+    rmSync(file);
   });
 });

@@ -5,8 +5,8 @@
  * crash never leaves a half-written file under its final name. Deletion goes to the desktop
  * trash (freedesktop.org Trash spec) unless the account names its own trash folder.
  */
-import { closeSync, constants as fsc, createWriteStream, existsSync, fchmod, fsync, futimes, lstatSync, openSync, realpathSync, renameSync, statSync, type Stats } from 'node:fs';
-import { chmod, copyFile, cp, link, lstat, mkdir, open, readdir, readFile, realpath, rename, rm, rmdir, stat, statfs, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
+import { closeSync, constants as fsc, createWriteStream, existsSync, fchmod, fsync, futimes, fstatSync, lstatSync, openSync, realpathSync, renameSync, statSync, type Stats } from 'node:fs';
+import { chmod, cp, link, lstat, mkdir, open, readdir, readFile, realpath, rename, rm, rmdir, stat, statfs, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
 import { homedir, userInfo } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { promisify } from 'node:util';
@@ -21,8 +21,9 @@ import { ChangedMeanwhile } from '../shared/if-match';
 import { MAX_PARTS, MiB, partSizeFor } from '../shared/parts';
 import { modeAfter, permissionsOfMode } from '../shared/posix-permissions';
 import { baseName, joinPath, MAX_NAME_BYTES, nameWithSuffix, parentOf, ROOT, TEMP_NAME, tempName } from '../shared/paths';
-import type { ChunkWriter, Entry, NoReplace, Permission, PermissionChanges, Quota, RawChange, StorageConnector, StorageFeatures, Watcher, WriteOptions } from '../types';
+import type { ChunkWriter, Entry, NoReplace, Permission, PermissionChanges, Quota, RawChange, StorageConnector, StorageFeatures, Watcher, WriteFileOptions, WriteOptions } from '../types';
 import { LocalChunkWriter } from './chunk-writer';
+import { copyByFileSystem } from '../shared/file-copy';
 import { fsError, specialFile } from '../shared/fs-errors';
 import { COPY_OPTIONS, entryOf, etagOf, isSpecial } from './files';
 import { watchFolder } from './watch';
@@ -402,10 +403,11 @@ export class LocalConnector implements StorageConnector {
   }
 
   /**
-   * `write` from a file on this computer: copyFile (copy_file_range, or a reflink where the file
-   * system clones) into the hidden temporary file, fsync, then the same publish as `write`.
+   * `write` from a file on this computer: a copy by the file system (copy_file_range, or a
+   * reflink where it clones; shared/file-copy.ts, counted as it grows, stopped by a cancel) into the
+   * hidden temporary file, fsync, then the same publish as `write`.
    */
-  async writeFile(path: string, file: string, opts: WriteOptions = {}): Promise<Entry> {
+  async writeFile(path: string, file: string, opts: WriteFileOptions = {}): Promise<Entry> {
     // `path` is proved inside the root by writeThrough, before anything is written.
     let source: Stats;
     try {
@@ -417,13 +419,13 @@ export class LocalConnector implements StorageConnector {
     if (!source.isFile()) throw source.isDirectory() ? new ServiceError('invalid_parameters', `"${file}" is a folder.`) : specialFile(file, undefined, source);
     opts.signal?.throwIfAborted();
     return this.writeThrough(path, opts, async (temp, mode) => {
-      await copyFile(file, temp, fsc.COPYFILE_EXCL | fsc.COPYFILE_FICLONE);
+      await copyByFileSystem(file, temp, source.size, { signal: opts.signal, onBytes: opts.onBytes });
       // Opened synchronously (a lookup, see safeTarget); the calls that change the file stay in
       // the I/O pool: on a journaling file system they may wait for a commit another fsync started.
       const fd = openSync(temp, 'r');
       try {
-        // The copy has the source's mode: changed only when the target's differs.
-        if ((source.mode & 0o7777) !== mode) await fchmodAsync(fd, mode);
+        // The copy has the source's mode (less the umask, when `cp` made it): changed only when not the target's.
+        if ((fstatSync(fd).mode & 0o7777) !== mode) await fchmodAsync(fd, mode);
         // The time is set before the fsync, which makes it durable with the bytes.
         if (opts.modified) await futimesAsync(fd, opts.modified, opts.modified);
         if (this.syncWrites) await fsyncAsync(fd);
