@@ -1,10 +1,11 @@
 /**
  * `azure`: Azure Blob Storage, one container as the account root. Folders are name prefixes; an
  * empty folder is kept as a zero-byte marker blob `<prefix>/`. Multipart uploads are native
- * block blobs: each part is a staged block whose id is derived from its part number, and
- * complete commits the block list in part order.
+ * block blobs: each part is a staged block whose id is derived from the session's random id and
+ * the part number, and complete commits the block list in part order.
  */
-import type { Readable } from 'node:stream';
+import { randomBytes } from 'node:crypto';
+import { pipeline as joinStreams, Transform, type Readable } from 'node:stream';
 import {
   AnonymousCredential,
   BlobSASPermissions,
@@ -35,7 +36,7 @@ type Options = AzureOptions;
 function conditionRefused(e: unknown, path: string, opts: Pick<WriteOptions, 'ifMatch'> = {}): unknown {
   const err = (e instanceof ServiceError ? e.cause : e) as { statusCode?: number; code?: string; details?: { errorCode?: string } } | undefined;
   const code = err?.details?.errorCode ?? err?.code;
-  if (opts.ifMatch !== undefined && (err?.statusCode === 412 || err?.statusCode === 404 || code === 'ConditionNotMet' || code === 'BlobNotFound')) return new ChangedMeanwhile(path, e);
+  if (opts.ifMatch !== undefined && (err?.statusCode === 412 || code === 'ConditionNotMet' || code === 'BlobNotFound')) return new ChangedMeanwhile(path, e);
   if (err?.statusCode === 412 || code === 'BlobAlreadyExists' || code === 'ConditionNotMet') {
     return new ServiceError('naming_conflict', `"${baseName(path)}" already exists.`, {}, { cause: e });
   }
@@ -68,8 +69,59 @@ export function azureError(e: unknown, what: string, container: string): Service
   return new ServiceError('service_not_available', `Azure request failed: ${msg}`, {}, { cause: e });
 }
 
-/** Block ids must all have the same length within a blob: a fixed-width part number. */
-export const blockId = (partNumber: number) => Buffer.from(`tributary-part-${String(partNumber).padStart(5, '0')}`).toString('base64');
+/**
+ * The id of a multipart session's block. Uncommitted blocks belong to the blob, not to a session:
+ * two sessions writing one name would share the ids of a bare part number, and the first commit
+ * would take the blocks the other staged last. So each session has a random `nonce` and its ids
+ * are `tributary-<nonce>-<part>`. Azure requires all block ids of a blob to have the same length:
+ * the nonce has 32 hex digits and the part number 5, 48 characters as in the SDK's own ids (a
+ * concurrent `write` of the name stages those). A session saved without a nonce (by an earlier
+ * version) keeps its ids `tributary-part-<part>`.
+ */
+export const blockIdOf = (partNumber: number, nonce?: string) =>
+  Buffer.from(nonce === undefined ? `tributary-part-${String(partNumber).padStart(5, '0')}` : `tributary-${nonce}-${String(partNumber).padStart(5, '0')}`).toString('base64');
+
+/** The persisted state of a multipart session (`nonce` absent in sessions of earlier versions). */
+interface WriterState {
+  partSize: number;
+  nonce?: string;
+}
+
+const newNonce = () => randomBytes(16).toString('hex');
+
+/** The error of a `write` whose signal was aborted. */
+const cancelled = () => new ServiceError('request_timeout', 'The upload was cancelled.');
+
+/**
+ * `body` as it goes to the service, counted: with a declared `size`, more bytes fail as soon as
+ * they come and fewer at the end, before anything is committed.
+ */
+function declaredSize(body: Readable, path: string, size: number | undefined): Readable {
+  let seen = 0;
+  const counted = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      seen += chunk.length;
+      if (size !== undefined && seen > size) return done(new ServiceError('invalid_parameters', `The upload of "${baseName(path)}" is longer than its declared size.`));
+      done(null, chunk);
+    },
+    flush(done) {
+      done(size !== undefined && seen < size ? new ServiceError('invalid_parameters', `The upload of "${baseName(path)}" is shorter than its declared size.`) : null);
+    },
+  });
+  // Failures travel both ways: a body that fails fails the upload, an upload that stops destroys the body.
+  joinStreams(body, counted, () => {});
+  return counted;
+}
+
+/** A refused conditional request (412 ConditionNotMet) or a blob that is not there (404 BlobNotFound). */
+function refusal(e: unknown): 'changed' | 'gone' | undefined {
+  const err = (e instanceof ServiceError ? e.cause : e) as { statusCode?: number; code?: string; details?: { errorCode?: string } } | undefined;
+  const code = err?.details?.errorCode ?? err?.code;
+  if (code === 'ContainerNotFound') return undefined;
+  if (err?.statusCode === 412 || code === 'ConditionNotMet') return 'changed';
+  if (err?.statusCode === 404 || code === 'BlobNotFound') return 'gone';
+  return undefined;
+}
 
 const pipeline: StoragePipelineOptions = {
   // The SDK's default retries back off for minutes; the uploader has its own retry loop.
@@ -103,8 +155,8 @@ export class AzureConnector extends ObjectStoreConnector {
     this.container = service.getContainerClient(o.container);
     this.features = {
       ...this.commonFeatures(),
-      openChunkWriter: async (path, plan) => this.chunkWriter(path, { partSize: plan.partSize }),
-      resumeChunkWriter: async (path, state) => this.chunkWriter(path, state as { partSize: number }),
+      openChunkWriter: async (path, plan) => this.chunkWriter(path, { partSize: plan.partSize, nonce: newNonce() }),
+      resumeChunkWriter: async (path, state) => this.chunkWriter(path, state as unknown as WriterState),
       // A SAS URL with a lifetime needs the account key; SAS-token accounts cannot mint one.
       ...(sharedKey ? { uploadUrl: (path: string, opts: { expiresIn: number; useHttp: boolean }) => this.uploadUrl(path, opts) } : {}),
     };
@@ -190,9 +242,34 @@ export class AzureConnector extends ObjectStoreConnector {
     const bufferSize = uploadPartSize(opts.size);
     // On the commit, If-None-Match: * (the no-replace publish) or If-Match (the conditional replace).
     const conditions = opts.noReplace ? { ifNoneMatch: '*' } : opts.ifMatch !== undefined ? { ifMatch: `"${opts.ifMatch}"` } : undefined;
-    await this.call(path, () => blob.uploadStream(body, bufferSize, 4, { blobHTTPHeaders: { blobContentType: contentType }, abortSignal: opts.signal, conditions })).catch((e) =>
-      Promise.reject(conditionRefused(e, path, opts)),
-    );
+    const signal = opts.signal;
+    if (signal?.aborted) {
+      body.destroy();
+      throw cancelled();
+    }
+    const counted = declaredSize(body, path, opts.size);
+    const upload = this.call(path, () => blob.uploadStream(counted, bufferSize, 4, { blobHTTPHeaders: { blobContentType: contentType }, abortSignal: signal, conditions }));
+    // The SDK waits for the body's next bytes without looking at the signal, and passes the
+    // signal to the commit only. A cancel destroys the body, which fails the upload before its
+    // commit (a commit already sent is aborted), and the write ends at once. Nothing is
+    // committed: the blocks already staged stay uncommitted, and Azure drops those by itself
+    // (at the blob's next commit, or after 7 days).
+    let onAbort = () => {};
+    const stopped = new Promise<never>((_, reject) => {
+      onAbort = () => {
+        const e = cancelled();
+        counted.destroy(e);
+        body.destroy();
+        reject(e);
+      };
+    });
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      await Promise.race([upload, stopped]).catch((e) => Promise.reject(conditionRefused(e, path, opts)));
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      upload.catch(() => {}); // its failure after a cancel is the cancel's
+    }
     return this.stat(path);
   }
 
@@ -203,34 +280,63 @@ export class AzureConnector extends ObjectStoreConnector {
   protected async objectsBelow(prefix: string): Promise<StoredObject[]> {
     const out: StoredObject[] = [];
     await this.call(prefix, async () => {
-      for await (const b of this.container.listBlobsFlat({ prefix })) out.push({ key: b.name, size: b.properties.contentLength ?? 0 });
+      for await (const b of this.container.listBlobsFlat({ prefix })) {
+        out.push({ key: b.name, size: b.properties.contentLength ?? 0, etag: b.properties.etag?.replace(/"/g, '') });
+      }
     });
     return out;
   }
 
-  protected async deleteObjects(names: string[]): Promise<void> {
-    await inParallel(names, 8, (n) => this.call(n, () => this.container.deleteBlob(n)));
+  /**
+   * Deletes the blobs, 8 at a time; one given with its `etag` only while it still has that
+   * version (If-Match). Resolves with the keys left because they changed; a blob already gone
+   * counts as deleted.
+   */
+  protected async deleteObjects(objects: { key: string; etag?: string }[]): Promise<string[]> {
+    const changed: string[] = [];
+    await inParallel(objects, 8, async ({ key, etag }) => {
+      try {
+        await this.call(key, () => this.container.deleteBlob(key, etag === undefined ? {} : { conditions: { ifMatch: `"${etag}"` } }));
+      } catch (e) {
+        const why = refusal(e);
+        if (why === 'gone') return;
+        if (why !== 'changed' || etag === undefined) throw e;
+        // Azurite answers a conditional delete of a blob that is gone with 412 too.
+        if (await this.props(key)) changed.push(key);
+      }
+    });
+    return changed;
   }
 
-  /** Server-side Copy Blob (same account, so the shared key or SAS authorizes the source). */
-  protected async copyObject(from: string, to: string): Promise<void> {
+  /**
+   * Server-side Copy Blob (same account, so the shared key or SAS authorizes the source). With
+   * `etag`, only that version of the source is copied (the source's If-Match); a source that
+   * changed or went is ChangedMeanwhile.
+   */
+  protected async copyObject(from: string, to: string, _size: number, etag?: string): Promise<void> {
     const source = this.container.getBlobClient(from);
+    const sourceConditions = etag === undefined ? undefined : { ifMatch: `"${etag}"` };
     await this.call(from, async () => {
-      const poller = await this.container.getBlobClient(to).beginCopyFromURL(source.url, { intervalInMs: 200 });
+      const poller = await this.container.getBlobClient(to).beginCopyFromURL(source.url, { intervalInMs: 200, sourceConditions });
       const result = await poller.pollUntilDone();
       if (result.copyStatus && result.copyStatus !== 'success') throw new ServiceError('upstream_error', `Azure could not copy "${from}": ${result.copyStatus}`);
-    });
+    }).catch((e) => Promise.reject(etag !== undefined && refusal(e) ? new ChangedMeanwhile(this.pathOf(from), e) : e));
   }
 
   // ---- multipart -----------------------------------------------------------------------------
 
-  private chunkWriter(path: string, state: { partSize: number }): ChunkWriter {
-    if (typeof state?.partSize !== 'number') throw new ServiceError('invalid_parameters', 'This multipart state does not belong to Azure.');
+  private chunkWriter(path: string, state: WriterState): ChunkWriter {
+    if (typeof state?.partSize !== 'number' || (state.nonce !== undefined && !/^[0-9a-f]{32}$/.test(String(state.nonce)))) {
+      throw new ServiceError('invalid_parameters', 'This multipart state does not belong to Azure.');
+    }
+    const { partSize, nonce } = state;
+    const blockId = (partNumber: number) => blockIdOf(partNumber, nonce);
     const blob = this.container.getBlockBlobClient(this.key(path));
     return {
-      partSize: state.partSize,
+      partSize,
       parallel: true,
-      state: { partSize: state.partSize },
+      // Saved with the session: after a restart its parts keep their ids.
+      state: nonce === undefined ? { partSize } : { partSize, nonce },
       writePart: async (partNumber, body, signal): Promise<PartReceipt> => {
         // The transactional MD5 makes the service verify each block (Md5Mismatch otherwise).
         const md5 = await md5Of(body);

@@ -6,7 +6,7 @@
  */
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import { Transform, type Readable } from 'node:stream';
+import { pipeline, Transform, type Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
@@ -16,6 +16,7 @@ import {
   DeleteObjectsCommand,
   GetObjectAclCommand,
   GetObjectCommand,
+  HeadBucketCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectAclCommand,
@@ -122,6 +123,52 @@ export function s3Error(e: unknown, what: string, bucket: string): ServiceError 
 }
 
 const stripQuotes = (etag?: string) => etag?.replace(/^W\//, '').replace(/"/g, '');
+
+/**
+ * A key or prefix of a ListObjectsV2 answer asked with `EncodingType: url` (an XML parser turns
+ * a CR in a key into LF, and XML 1.0 cannot carry most control characters at all). S3 encodes a
+ * space as "+"; a server that ignores the request answers without EncodingType and plain keys.
+ */
+const listedKey = (key: string, encoding: string | undefined) => (encoding === 'url' ? decodeURIComponent(key.replace(/\+/g, ' ')) : key);
+
+/** Objects a move deletes at once, each with its own conditional DeleteObject. */
+const PARALLEL_DELETES = 16;
+
+/** The raw SDK error of `e` (a ServiceError's cause), with its name and HTTP status. */
+function sdkError(e: unknown): { name?: string; $metadata?: { httpStatusCode?: number } } | undefined {
+  return (e instanceof ServiceError ? e.cause : e) as { name?: string; $metadata?: { httpStatusCode?: number } } | undefined;
+}
+
+/** A condition the server refused: 412, or 409 when another conditional request on the key was in flight. */
+function refusedCondition(e: unknown): boolean {
+  const err = sdkError(e);
+  return err?.$metadata?.httpStatusCode === 412 || err?.name === 'PreconditionFailed' || err?.name === 'ConditionalRequestConflict';
+}
+
+/** The object itself is not there (not the bucket). */
+function objectGone(e: unknown): boolean {
+  const err = sdkError(e);
+  return err?.name === 'NoSuchKey' || (err?.$metadata?.httpStatusCode === 404 && err?.name !== 'NoSuchBucket');
+}
+
+/**
+ * `body` as a stream that fails with invalid_parameters once it is longer than `size` bytes, or
+ * ends shorter: the upload then fails before the object is published.
+ */
+function sizeChecked(body: Readable, size: number, path: string): Readable {
+  let seen = 0;
+  const wrong = (how: string) => new ServiceError('invalid_parameters', `The upload of "${baseName(path)}" is ${how} than its declared size.`);
+  const counter = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      seen += chunk.length;
+      done(seen > size ? wrong('longer') : null, chunk);
+    },
+    flush(done) {
+      done(seen < size ? wrong('shorter') : null);
+    },
+  });
+  return pipeline(body, counter, () => {});
+}
 const md5FromEtag = (etag?: string) => (etag && /^[0-9a-f]{32}$/.test(etag) ? etag : undefined);
 
 export class S3Connector extends ObjectStoreConnector {
@@ -135,6 +182,8 @@ export class S3Connector extends ObjectStoreConnector {
    * to how many were. Records whose abort failed stay for the next start.
    */
   readonly abandonedAborted: Promise<number>;
+  /** Whether DeleteObject is sent with If-Match; false once the server answered 501 to it. */
+  private conditionalDeletes = true;
 
   constructor(o: Options, context?: ConnectorContext) {
     const prefix = (o.prefix ?? '').replace(/^\/+|\/+$/g, '');
@@ -324,6 +373,19 @@ export class S3Connector extends ObjectStoreConnector {
     return marker && { modified: marker.LastModified ?? null };
   }
 
+  /** The root, once HeadBucket finds the bucket (a listing refused 403 is left to tell its own). */
+  protected async statRoot(): Promise<Entry> {
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+    } catch (e) {
+      const status = sdkError(e)?.$metadata?.httpStatusCode;
+      if (status === 404) throw new ServiceError('not_found', `The bucket "${this.bucket}" does not exist.`, {}, { cause: e });
+      // HeadBucket needs the right to list the whole bucket; an account limited to its prefix lacks it.
+      if (status !== 403) throw this.mapError(e, 'The bucket');
+    }
+    return super.statRoot();
+  }
+
   protected async anyBelow(prefix: string): Promise<boolean> {
     const below = await this.call(prefix, () => this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, MaxKeys: 1 })));
     return Boolean(below.KeyCount || below.Contents?.length);
@@ -333,11 +395,12 @@ export class S3Connector extends ObjectStoreConnector {
     let token: string | undefined;
     do {
       const page = await this.call(prefix, () =>
-        this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, Delimiter: '/', ContinuationToken: token, MaxKeys: 1000 })),
+        this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, Delimiter: '/', ContinuationToken: token, MaxKeys: 1000, EncodingType: 'url' })),
       );
+      const enc = page.EncodingType;
       yield {
-        prefixes: (page.CommonPrefixes ?? []).flatMap((p) => (p.Prefix ? [p.Prefix] : [])),
-        files: (page.Contents ?? []).flatMap((o) => (o.Key ? [this.objectEntry(o)] : [])),
+        prefixes: (page.CommonPrefixes ?? []).flatMap((p) => (p.Prefix ? [listedKey(p.Prefix, enc)] : [])),
+        files: (page.Contents ?? []).flatMap((o) => (o.Key ? [this.objectEntry({ ...o, Key: listedKey(o.Key, enc) })] : [])),
       };
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
@@ -362,7 +425,9 @@ export class S3Connector extends ObjectStoreConnector {
     return sliceStream(body, start - gotStart, opts.end === undefined ? undefined : opts.end - gotStart);
   }
 
-  async write(path: string, body: Readable, opts: WriteOptions = {}): Promise<Entry> {
+  async write(path: string, input: Readable, opts: WriteOptions = {}): Promise<Entry> {
+    // Counted on the way: a body that does not match its declared size fails before the publish.
+    const body = opts.size !== undefined ? sizeChecked(input, opts.size, path) : input;
     const contentType = contentTypeOf(path, opts.mimeType);
     const recording = this.openUploads ? this.recordingClient(this.openUploads) : undefined;
     const upload = new Upload({
@@ -395,17 +460,43 @@ export class S3Connector extends ObjectStoreConnector {
     const out: StoredObject[] = [];
     let token: string | undefined;
     do {
-      const page = await this.call(prefix, () => this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token, MaxKeys: 1000 })));
-      for (const o of page.Contents ?? []) out.push({ key: o.Key!, size: o.Size ?? 0 });
+      const page = await this.call(prefix, () =>
+        this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token, MaxKeys: 1000, EncodingType: 'url' })),
+      );
+      for (const o of page.Contents ?? []) out.push({ key: listedKey(o.Key!, page.EncodingType), size: o.Size ?? 0, etag: stripQuotes(o.ETag) });
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
     return out;
   }
 
-  protected async deleteObjects(keys: string[]): Promise<void> {
+  /**
+   * Objects with an ETag one DeleteObject each with If-Match (a 412 or 409 keeps the key, a 404 is
+   * gone already); the others by DeleteObjects, 1,000 a request. A server that answers 501 to a
+   * conditional delete gets plain ones from then on, as one that ignores the condition would.
+   */
+  protected async deleteObjects(objects: { key: string; etag?: string }[]): Promise<string[]> {
+    const kept: string[] = [];
+    await inParallel(
+      objects.filter((o) => o.etag !== undefined),
+      PARALLEL_DELETES,
+      async ({ key, etag }) => {
+        try {
+          const condition = this.conditionalDeletes ? { IfMatch: `"${etag}"` } : {};
+          await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key, ...condition }));
+        } catch (e) {
+          if (refusedCondition(e)) kept.push(key);
+          else if (objectGone(e)) return;
+          else if (this.conditionalDeletes && (sdkError(e)?.$metadata?.httpStatusCode === 501 || sdkError(e)?.name === 'NotImplemented')) {
+            this.conditionalDeletes = false;
+            await this.call(key, () => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key })));
+          } else throw this.mapError(e, key);
+        }
+      },
+    );
+    const keys = objects.filter((o) => o.etag === undefined).map((o) => o.key);
     if (keys.length === 1) {
       await this.call(keys[0]!, () => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: keys[0] })));
-      return;
+      return kept;
     }
     for (let i = 0; i < keys.length; i += 1000) {
       const batch = keys.slice(i, i + 1000);
@@ -414,22 +505,41 @@ export class S3Connector extends ObjectStoreConnector {
       );
       if (res.Errors?.length) throw new ServiceError('upstream_error', `S3 could not delete "${res.Errors[0].Key}": ${res.Errors[0].Message}`);
     }
+    return kept;
   }
 
   private copySource(key: string): string {
     return `${this.bucket}/${key.split('/').map(encodeURIComponent).join('/')}`;
   }
 
-  protected async copyObject(from: string, to: string, size: number): Promise<void> {
-    if (size > COPY_OBJECT_LIMIT) return this.copyLarge(from, to, size, Math.max(512 * MiB, Math.ceil(size / MAX_PARTS / MiB) * MiB));
-    await this.call(from, () =>
-      this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: to, CopySource: this.copySource(from), MetadataDirective: 'COPY' })),
-    );
+  /**
+   * With `etag`, a refused CopySourceIfMatch or a source gone (or changed: a 404 is checked, since
+   * some servers answer it for copy sources they cannot parse) is ChangedMeanwhile for the source.
+   */
+  private async copyFailure(e: unknown, from: string, etag: string | undefined): Promise<ServiceError> {
+    if (etag !== undefined && refusedCondition(e)) return new ChangedMeanwhile(this.pathOf(from), e);
+    if (etag !== undefined && objectGone(e)) {
+      const now = await this.head(from).catch(() => undefined);
+      if (stripQuotes(now?.ETag) !== etag) return new ChangedMeanwhile(this.pathOf(from), e);
+    }
+    return this.mapError(e, from);
+  }
+
+  protected async copyObject(from: string, to: string, size: number, etag?: string): Promise<void> {
+    if (size > COPY_OBJECT_LIMIT) return this.copyLarge(from, to, size, Math.max(512 * MiB, Math.ceil(size / MAX_PARTS / MiB) * MiB), etag);
+    const condition = etag !== undefined ? { CopySourceIfMatch: `"${etag}"` } : {};
+    try {
+      await this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: to, CopySource: this.copySource(from), MetadataDirective: 'COPY', ...condition }));
+    } catch (e) {
+      throw await this.copyFailure(e, from, etag);
+    }
   }
 
   /** Server-side multipart copy in ranges of `partSize` (used above CopyObject's 5 GiB limit). */
-  async copyLarge(from: string, to: string, size: number, partSize: number): Promise<void> {
+  async copyLarge(from: string, to: string, size: number, partSize: number, etag?: string): Promise<void> {
     const head = await this.head(from);
+    if (etag !== undefined && stripQuotes(head?.ETag) !== etag) throw new ChangedMeanwhile(this.pathOf(from));
+    const condition = etag !== undefined ? { CopySourceIfMatch: `"${etag}"` } : {};
     // Recorded like `write`'s uploads, so that a kill mid-copy leaves nothing open for long.
     const client = this.openUploads ? this.recordingClient(this.openUploads).client : this.client;
     const { UploadId } = await this.call(to, () => client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: to, ContentType: head?.ContentType })));
@@ -443,9 +553,9 @@ export class S3Connector extends ObjectStoreConnector {
         async (part) => {
           const start = (part - 1) * partSize;
           const end = Math.min(size, start + partSize) - 1;
-          const res = await this.call(from, () =>
-            this.client.send(new UploadPartCopyCommand({ ...base, PartNumber: part, CopySource: this.copySource(from), CopySourceRange: `bytes=${start}-${end}` })),
-          );
+          const res = await this.client
+            .send(new UploadPartCopyCommand({ ...base, PartNumber: part, CopySource: this.copySource(from), CopySourceRange: `bytes=${start}-${end}`, ...condition }))
+            .catch(async (e: unknown) => Promise.reject(await this.copyFailure(e, from, etag)));
           etags[part - 1] = res.CopyPartResult!.ETag!;
         },
       );
