@@ -249,6 +249,8 @@ export class Downloader {
   private async copyLocal(src: Source | undefined, partial: string, signal: AbortSignal, onBytes: (n: number) => void): Promise<boolean> {
     if (!src?.features.localFile) return false;
     const file = await src.features.localFile(src.path);
+    // The copy makes the partial file anew (an earlier attempt may have left an empty one).
+    await rm(partial, { force: true });
     await copyByFileSystem(file, partial, (await stat(file)).size, { signal, onBytes });
     return true;
   }

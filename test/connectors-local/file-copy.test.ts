@@ -6,6 +6,7 @@
  * temporary file; a target that is not on this computer (the memory account) gets the bytes
  * streamed instead, and a target on another disk (tmpfs) still gets identical bytes.
  */
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
@@ -222,7 +223,10 @@ describe.skipIf(process.platform !== 'linux')('a big file system copy: counted a
     rmSync(file);
   });
 
-  it('a cancel during the copy stops it part-way: no file under the name, no temporary file', async () => {
+  it('a cancel during the copy stops it part-way: no file under the name, no temporary file', async (ctx) => {
+    // Where the file system clones (Btrfs, XFS), the copy is over at once: nothing to stop.
+    writeFileSync(join(work, 'probe'), 'x');
+    if (spawnSync('cp', ['--reflink=always', join(work, 'probe'), join(work, 'probe-clone')]).status === 0) ctx.skip();
     const file = bigFile('cancelled.bin', 256);
     const size = statSync(file).size;
     const c = await app.accounts.storage(b);

@@ -90,6 +90,17 @@ describe('local writeFile (spec 1, Upload / Copy; Errors)', () => {
     expect(readFileSync(join(root, 'target.txt'), 'utf8')).toBe('target');
   });
 
+  // docs/connectors.md, The conditional replace: the ETag given is the one `stat` reports, which
+  // looks through a link at the name; the check before the rename looks the same way.
+  it('a conditional replace of a name that is a link inside the folder matches the ETag stat gave', async () => {
+    writeFileSync(join(root, 'linked-target.txt'), 'target');
+    symlinkSync(join(root, 'linked-target.txt'), join(root, 'linked.txt'));
+    const looked = (await c.stat('/linked.txt')).etag;
+    await c.features.writeFile!('/linked.txt', join(dir, 'src.bin'), { ifMatch: looked });
+    expect(readFileSync(join(root, 'linked.txt'), 'utf8')).toBe('source bytes');
+    await expect(c.write('/linked.txt', Readable.from([Buffer.from('x')]), { ifMatch: looked })).rejects.toMatchObject({ code: 'conflict' });
+  });
+
   it('takes the mode of the file it replaces, 0644 when new, never the source special bits', async () => {
     const mode = (p: string) => statSync(join(root, p)).mode & 0o7777;
     chmodSync(join(dir, 'src.bin'), 0o2755);

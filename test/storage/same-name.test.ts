@@ -188,9 +188,10 @@ describe.each(['local', 'webdav', 'sftp', 's3', 'azure', 'smb'])('same-name writ
     expect((err as ServiceError).code).toBe('conflict');
     expect(await read()).toBe('v2, saved by someone else');
     if (c.features.writeFile) {
-      // The backend reading a file of this computer itself (local, WebDAV, SMB): the same condition.
+      // The backend reading a file of this computer itself (local, WebDAV, SMB): the same condition,
+      // also when the server refuses before it has read the body (8 MiB).
       const file = join(rest.dir, `if-${backend}.txt`);
-      writeFileSync(file, 'ours, from a file');
+      writeFileSync(file, Buffer.alloc(8 * MiB, 'o'));
       await expect(c.features.writeFile(`${folder}/a.txt`, file, { ifMatch: looked })).rejects.toBeInstanceOf(ChangedMeanwhile);
       expect(await read()).toBe('v2, saved by someone else');
     }

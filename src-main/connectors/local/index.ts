@@ -363,7 +363,8 @@ export class LocalConnector implements StorageConnector {
       if (opts.modified && !timed) await utimes(temp, opts.modified, opts.modified);
       if (opts.ifMatch !== undefined) {
         // A conditional replace: the look at the file there and the rename, one synchronous step.
-        const now = lstatSync(abs, { throwIfNoEntry: false });
+        // Through a link at the name, as `stat` (which gave the ETag) looks.
+        const now = statSync(abs, { throwIfNoEntry: false });
         if (!now?.isFile() || etagOf(now) !== opts.ifMatch) throw new ChangedMeanwhile(path);
         renameSync(temp, abs);
         published = path;

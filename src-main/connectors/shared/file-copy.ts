@@ -29,8 +29,11 @@ export interface CopyOptions {
 export async function copyByFileSystem(file: string, target: string, size: number, opts: CopyOptions = {}): Promise<void> {
   opts.signal?.throwIfAborted();
   let counted = 0;
+  let ended = false;
   const count = (now: number) => {
-    // The last byte is counted at the end: a copy that fails never reads as complete.
+    // The last byte is counted at the end: a copy that fails never reads as complete. A look
+    // still on its way when the copy ends counts nothing more.
+    if (ended) return;
     const n = Math.min(now, size - 1) - counted;
     if (n > 0) {
       counted += n;
@@ -40,13 +43,15 @@ export async function copyByFileSystem(file: string, target: string, size: numbe
   const poll = opts.onBytes ? setInterval(() => void stat(target).then((st) => count(st.size), () => {}), PROGRESS_MS) : undefined;
   poll?.unref();
   try {
-    const inChild = process.platform === 'linux' && size >= CHILD_COPY_MIN && (await copyInChild(file, target, opts.signal));
-    if (!inChild) {
-      await unlink(target).catch(() => {});
+    const child = process.platform === 'linux' && size >= CHILD_COPY_MIN;
+    if (!child || !(await copyInChild(file, target, opts.signal))) {
+      // What a failed `cp` left goes first.
+      if (child) await unlink(target).catch(() => {});
       await copyFile(file, target, fsc.COPYFILE_EXCL | fsc.COPYFILE_FICLONE);
     }
   } finally {
     clearInterval(poll);
+    ended = true;
   }
   if (size > counted) opts.onBytes?.(size - counted);
 }
@@ -57,7 +62,8 @@ export async function copyByFileSystem(file: string, target: string, size: numbe
  */
 function copyInChild(file: string, target: string, signal: AbortSignal | undefined): Promise<boolean> {
   return new Promise((resolve, reject) => {
-    const child = spawn('cp', ['--reflink=auto', '--', file, target], { stdio: 'ignore' });
+    // --remove-destination: never write through a link at the target's name (COPYFILE_EXCL refused one).
+    const child = spawn('cp', ['--reflink=auto', '--remove-destination', '--', file, target], { stdio: 'ignore' });
     const cancel = () => child.kill('SIGKILL');
     signal?.addEventListener('abort', cancel, { once: true });
     child.once('error', () => {

@@ -332,20 +332,21 @@ export class WebDavConnector implements StorageConnector {
   }
 
   async write(path: string, body: Readable, opts: WriteOptions = {}): Promise<Entry> {
-    return this.publish(path, opts, (target) => this.put(target, body, opts));
+    return this.publish(path, opts, (target, condition) => this.put(target, body, opts, condition));
   }
 
   /** `write` from a file on this computer (put-from-file.ts: from the file into the socket, no stream in between). */
   private async writeFile(path: string, file: string, opts: WriteFileOptions = {}): Promise<Entry> {
     const source = await regularFile(file);
     const headers = { authorization: this.auth, 'content-type': opts.mimeType ?? 'application/octet-stream' };
-    return this.publish(path, opts, async (target) => {
+    return this.publish(path, opts, async (target, condition) => {
       let status: number;
       try {
-        status = await putFromFile({ host: this.hostname, port: this.port, path: this.url(target), headers, file, size: source.size, signal: opts.signal, timeoutMs: 30_000, onBytes: opts.onBytes });
+        status = await putFromFile({ host: this.hostname, port: this.port, path: this.url(target), headers: { ...headers, ...condition }, file, size: source.size, signal: opts.signal, timeoutMs: 30_000, onBytes: opts.onBytes });
       } catch (e) {
         throw this.networkError(e, 'PUT', target); // the local file's own failures come as ServiceErrors already
       }
+      if (status === 412 && condition) throw new ChangedMeanwhile(target);
       if (status !== 201 && status !== 204 && status !== 200) throw await this.statusError({ statusCode: status, body: { dump: async () => {} } }, 'PUT', target);
     });
   }
@@ -353,30 +354,25 @@ export class WebDavConnector implements StorageConnector {
   /**
    * Sends the bytes (`send`) under `path`, or with `noReplace` under a hidden name that a MOVE
    * with Overwrite: F then gives the name; the server refuses it (412) when the name is taken,
-   * so the bytes are still there for the next name. With `ifMatch` the MOVE replaces, on the
-   * condition of an `If` header naming the target and its ETag (RFC 4918 §10.4.6): the server
-   * checks the file there in the same step (a PUT's If-Match is checked before its body comes).
+   * so the bytes are still there for the next name.
+   *
+   * A replace is a PUT to the name itself: a MOVE over an existing file would, on Nextcloud and
+   * ownCloud, give it a new identity (its shares and comments) and send its versions to the
+   * trash. With `ifMatch` the PUT carries the condition as an `If` header (RFC 4918 §10.4), which
+   * the server checks as the request starts (412 when the file there is no longer that version,
+   * or is gone). Not If-Match: its comparison is strong, and Apache marks the ETag of a file
+   * changed within the current second weak, which If-Match never matches; the `If` header
+   * compares weakly.
    */
-  private async publish(path: string, opts: WriteOptions, send: (target: string) => Promise<void>): Promise<Entry> {
-    if (!opts.noReplace && opts.ifMatch === undefined) {
-      await send(path);
+  private async publish(path: string, opts: WriteOptions, send: (target: string, condition?: Record<string, string>) => Promise<void>): Promise<Entry> {
+    if (!opts.noReplace) {
+      const tag = opts.ifMatch === undefined ? undefined : opts.ifMatch.startsWith('"') ? opts.ifMatch : `"${opts.ifMatch}"`;
+      await send(path, tag === undefined ? undefined : { if: `([${tag}])` });
       return this.stat(path);
     }
     const temp = joinPath(parentOf(path), opts.tempName ?? tempName());
     try {
       await send(temp);
-      if (!opts.noReplace) {
-        const destination = this.origin + this.url(path);
-        const tag = opts.ifMatch!.startsWith('"') ? opts.ifMatch : `"${opts.ifMatch}"`;
-        const res = await this.request('MOVE', temp, { headers: { destination, overwrite: 'T', if: `<${destination}> ([${tag}])` }, signal: opts.signal });
-        if (res.statusCode === 412) {
-          await res.body.dump();
-          throw new ChangedMeanwhile(path);
-        }
-        if (res.statusCode !== 201 && res.statusCode !== 204) throw await this.statusError(res, 'MOVE', path);
-        await res.body.dump();
-        return await this.stat(path);
-      }
       for (let target: string | undefined = path; target !== undefined; target = await opts.noReplace.next?.(target)) {
         const res = await this.request('MOVE', temp, { headers: { destination: this.origin + this.url(target), overwrite: 'F' }, signal: opts.signal });
         if (res.statusCode === 412) {
@@ -395,8 +391,8 @@ export class WebDavConnector implements StorageConnector {
     }
   }
 
-  private async put(path: string, body: Readable, opts: WriteOptions): Promise<void> {
-    const headers: Record<string, string> = { 'content-type': opts.mimeType ?? 'application/octet-stream' };
+  private async put(path: string, body: Readable, opts: WriteOptions, condition?: Record<string, string>): Promise<void> {
+    const headers: Record<string, string> = { 'content-type': opts.mimeType ?? 'application/octet-stream', ...condition };
     if (opts.size !== undefined) headers['content-length'] = String(opts.size);
     // undici stops reading once Content-Length bytes are sent and destroys what it read from,
     // which a caller piping into `body` sees as "premature close". So undici gets a generator
@@ -409,6 +405,10 @@ export class WebDavConnector implements StorageConnector {
     })();
     try {
       const res = await this.request('PUT', path, { headers, body: feed, signal: opts.signal });
+      if (res.statusCode === 412 && condition) {
+        await res.body.dump();
+        throw new ChangedMeanwhile(path);
+      }
       if (res.statusCode !== 201 && res.statusCode !== 204 && res.statusCode !== 200) throw await this.statusError(res, 'PUT', path);
       await res.body.dump();
       for (let r = await it.next(); !r.done; r = await it.next()) {
