@@ -88,6 +88,9 @@ export async function createHttpServer(app: App, options: HttpServerOptions): Pr
   server.addHook('onRequest', async (request, reply) => {
     const host = checkHost(request.raw, hosts);
     if (!host.ok) return sendError(reply, new ServiceError(host.status === 403 ? 'forbidden' : 'bad_request', host.message));
+    // The host checked is the one the request is addressed to: what follows (links, URLs in
+    // answers) reads it as Host, never the unchecked header an absolute-form target overrides.
+    request.raw.headers.host = host.host;
   });
   server.setErrorHandler((error, _request, reply) => {
     const e = error as { statusCode?: number; code?: string; message: string };

@@ -3,7 +3,7 @@
 // sides of cross-account copy and move.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
@@ -112,7 +112,7 @@ describe('webdav connector specifics', () => {
   // spec 1, Delete a folder (recursive=false on a folder that holds anything: folder_not_empty).
   // A WebDAV DELETE of a collection removes all of it, so the temporary file of an upload still
   // going up counts too, though listings leave it out.
-  it('a non-recursive delete keeps a folder that holds only an upload still going up', async () => {
+  it('a non-recursive delete keeps a folder that holds only an upload still going up, not one with what a killed upload left', async () => {
     const server = await startApache();
     const dir = scratchDir('webdav-remove-uploading');
     try {
@@ -126,6 +126,13 @@ describe('webdav connector specifics', () => {
       expect(readdirSync(join(server.root, 'Incoming'))).toEqual(['.tributary-0123456789ab.part']);
       await c.write('/Incoming/a.txt', Readable.from([Buffer.from('a')]), { size: 1 });
       await expect(c.remove('/Incoming', { recursive: false })).rejects.toMatchObject({ code: 'folder_not_empty', message: 'The folder "Incoming" is not empty.' });
+      // What a killed upload left (untouched for over an hour) is no upload going up: the folder goes with it.
+      await c.mkdir('/Left');
+      server.place('Left/.tributary-ba9876543210.part', Buffer.from('left by a kill'));
+      const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
+      utimesSync(join(server.root, 'Left', '.tributary-ba9876543210.part'), twoHoursAgo, twoHoursAgo);
+      await c.remove('/Left', { recursive: false });
+      expect(readdirSync(server.root)).not.toContain('Left');
       // Empty, it goes; recursive, it goes with everything.
       await c.mkdir('/Empty');
       await c.remove('/Empty', { recursive: false });

@@ -3,6 +3,7 @@
  * (what `curl --proxy` sends), the Host header counted, and methods no route has.
  */
 import { connect } from 'node:net';
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importMemory, isErrorBody, startRest, type RestServer } from './harness';
 
@@ -17,10 +18,10 @@ afterAll(async () => {
   await s?.stop();
 });
 
-/** Sends `head` (request line and headers, without the blank line) and parses the answer. */
-function raw(head: string): Promise<{ status: number; headers: string; body: any }> {
+/** Sends `head` (request line and headers, without the blank line) and `body`, and parses the answer. */
+function raw(head: string, body = ''): Promise<{ status: number; headers: string; body: any }> {
   return new Promise((resolve, reject) => {
-    const socket = connect(s.port, '127.0.0.1', () => socket.write(`${head}\r\nConnection: close\r\n\r\n`));
+    const socket = connect(s.port, '127.0.0.1', () => socket.write(`${head}\r\nConnection: close\r\n\r\n${body}`));
     let out = '';
     socket.on('data', (d) => (out += d));
     socket.on('error', reject);
@@ -54,6 +55,12 @@ describe('absolute-form request targets (docs/rest.md, Authentication: RFC 9112 
     expect(foreign.body.error_code).toBe('forbidden');
     const local = await raw(`GET http://localhost:${s.port}/v2/accounts/${account} HTTP/1.1\r\nHost: evil.example\r\n${auth()}`);
     expect(local.status).toBe(200);
+    // URLs in answers name the host checked, never the Host header the target overrides.
+    const file = await s.app.storage.upload(account, 'root', 'linked.txt', Readable.from([Buffer.from('x')]));
+    const body = JSON.stringify({ file_id: file.id });
+    const link = await raw(`POST http://localhost:${s.port}/v1/accounts/${account}/storage/links HTTP/1.1\r\nHost: evil.example\r\n${auth()}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}`, body);
+    expect(link.status, JSON.stringify(link.body)).toBe(201);
+    expect(link.body.url).toMatch(new RegExp(`^http://localhost:${s.port}/l/`));
     const userinfo = await raw(`GET http://me@localhost:${s.port}/v2/accounts/${account} HTTP/1.1\r\nHost: localhost:${s.port}\r\n${auth()}`);
     expect(userinfo.status).toBe(400);
     expect(userinfo.body).toMatchObject({ status_code: 400, error_code: 'bad_request' });

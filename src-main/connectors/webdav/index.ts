@@ -35,6 +35,9 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'PROPFIND']);
 const QUOTA_BODY =
   '<?xml version="1.0" encoding="utf-8"?><D:propfind xmlns:D="DAV:"><D:prop><D:quota-used-bytes/><D:quota-available-bytes/></D:prop></D:propfind>';
 
+/** A temporary file not written for this long is a killed upload's leftover, not one going up. */
+const LEFTOVER_TEMP_MS = 60 * 60 * 1000;
+
 export class WebDavConnector implements StorageConnector {
   readonly features: StorageFeatures;
   private readonly pool: Pool;
@@ -433,12 +436,15 @@ export class WebDavConnector implements StorageConnector {
     if (entry.kind === 'folder' && !recursive) {
       // A DELETE of a collection takes all of it: every child counts here, also the temporary
       // file of an upload still going up, which `list` leaves out.
-      // An href that does not read counts as a child: the folder is not taken for empty.
+      // An href that does not read counts as a child: the folder is not taken for empty. A
+      // temporary file untouched for an hour is what a killed upload left: it goes with the folder.
       const prefix = this.url(path, true);
+      const leftover = (p: string, r: DavResponse) => TEMP_NAME.test(baseName(p)) && !!r.lastModified && Date.now() - r.lastModified.getTime() > LEFTOVER_TEMP_MS;
       const children = (await this.propfind(path, 1, true))
         .map((r) => {
           try {
-            return this.childOfHref(r.href, prefix, path) ?? this.pathOfHref(r.href) ?? '';
+            const p = this.childOfHref(r.href, prefix, path) ?? this.pathOfHref(r.href) ?? '';
+            return leftover(p, r) ? path : p;
           } catch {
             return '';
           }
