@@ -443,6 +443,23 @@ describe('S3 writes and the root', () => {
     expect((await c.write(`/${root}/exact.bin`, Readable.from([randomBytes(50)]), { size: 50 })).size).toBe(50);
   });
 
+  // connectors/types.ts, StorageConnector.write: a cancel is told as request_timeout, as by every connector.
+  it('a write cancelled part-way is request_timeout "The upload was cancelled." and publishes nothing (moto)', async () => {
+    const c = track(new S3Connector(moto.options));
+    const root = unique('cancel');
+    const cancel = new AbortController();
+    const body = Readable.from(
+      (async function* () {
+        yield randomBytes(MiB);
+        cancel.abort();
+        yield randomBytes(MiB);
+      })(),
+    );
+    const e = await expectCode(c.write(`/${root}/cancelled.bin`, body, { size: 2 * MiB, signal: cancel.signal }), 'request_timeout');
+    expect(e.message).toBe('The upload was cancelled.');
+    await expectCode(c.stat(`/${root}/cancelled.bin`), 'not_found');
+  });
+
   // docs/uploads.md, "`s3`": a missing bucket is not_found with "The bucket "x" does not exist", the root's stat included.
   it.each([
     ['moto', () => moto],

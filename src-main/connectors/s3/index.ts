@@ -442,7 +442,8 @@ export class S3Connector extends ObjectStoreConnector {
       abortController: opts.signal ? abortControllerFor(opts.signal) : undefined,
     });
     try {
-      await this.call(path, () => upload.done()).catch((e) => Promise.reject(conditionRefused(e, path, opts)));
+      // A cancel is told as one, as by every connector, not as the SDK's "Upload aborted".
+      await this.call(path, () => upload.done()).catch((e) => Promise.reject(opts.signal?.aborted ? new ServiceError('request_timeout', 'The upload was cancelled.', {}, { cause: e }) : conditionRefused(e, path, opts)));
     } finally {
       // lib-storage does not abort when the signal fires while its body stream is waiting; what is
       // still open is aborted here, or left recorded for the next start when that fails too.
