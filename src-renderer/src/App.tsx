@@ -3,6 +3,7 @@ import { useEffect, useState } from 'react';
 import { useAccounts, useConnectors, useServerEvents } from './api/hooks';
 import { ActivityIcon, LogoIcon, SettingsIcon } from './components/Icons';
 import { PaneSplitter } from './components/PaneSplitter';
+import { Name } from './components/Name';
 import { Toasts } from './components/Toasts';
 import { AccountProblem } from './features/accounts/AccountProblem';
 import { Sidebar } from './features/accounts/Sidebar';
@@ -163,7 +164,7 @@ export function App() {
               {accounts.isLoading ? (
                 <span>Loading…</span>
               ) : account && connectors.data ? (
-                <span>“{account.account}” is a {account.serviceName} account; it has no files to browse here.</span>
+                <span>“<Name value={account.account} />” is a {account.serviceName} account; it has no files to browse here.</span>
               ) : (
                 <span>Choose an account on the left, or connect one.</span>
               )}

@@ -1,4 +1,5 @@
 import type { Account } from '../../../src-main/contract';
+import { nameText } from './Name';
 
 /** The `<option>`s of an account `<select>`: value the account id, label its name. */
 export function AccountOptions(props: { accounts: Account[] }) {
@@ -6,7 +7,7 @@ export function AccountOptions(props: { accounts: Account[] }) {
     <>
       {props.accounts.map((a) => (
         <option key={a.id} value={a.id}>
-          {a.account}
+          {nameText(a.account)}
         </option>
       ))}
     </>

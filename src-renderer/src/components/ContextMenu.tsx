@@ -3,12 +3,12 @@
  * ↑/↓/Home/End move between the enabled items, Enter or Space runs one, Escape or a click
  * elsewhere closes it and focus goes back where it was.
  */
-import { useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent } from 'react';
+import { useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent, type ReactNode } from 'react';
 import './context-menu.css';
 
 export interface MenuItem {
   id: string;
-  label: string;
+  label: ReactNode;
   /** Shown at the right, as a hint (e.g. "Ctrl+C"). */
   shortcut?: string;
   disabled?: boolean;

@@ -5,8 +5,10 @@
 import { useEffect, useRef, type ReactNode } from 'react';
 import './dialog.css';
 
-export function Dialog(props: { title: string; onClose(): void; children: ReactNode; testId?: string; wide?: boolean }) {
+export function Dialog(props: { title: ReactNode; onClose(): void; children: ReactNode; testId?: string; wide?: boolean }) {
   const ref = useRef<HTMLDialogElement>(null);
+  // What had the focus before the dialog opened (read while rendering, before anything moves it).
+  const returnTo = useRef<Element | null>(typeof document === 'undefined' ? null : document.activeElement);
   useEffect(() => {
     const d = ref.current;
     if (d && !d.open) d.showModal();
@@ -14,6 +16,10 @@ export function Dialog(props: { title: string; onClose(): void; children: ReactN
     const first = d?.querySelector<HTMLElement>('[data-autofocus]');
     first?.focus();
     if (first instanceof HTMLInputElement) first.select();
+    return () => {
+      if (d?.open) d.close();
+      restoreFocus(returnTo.current);
+    };
   }, []);
   return (
     <dialog
@@ -34,8 +40,21 @@ export function Dialog(props: { title: string; onClose(): void; children: ReactN
   );
 }
 
+/**
+ * Closed (Escape, Cancel or done), a dialog gives the focus back to what had it, so the keyboard
+ * carries on where it was; when that is gone (a menu that opened it), to the file list.
+ */
+function restoreFocus(before: Element | null): void {
+  // Another dialog opened meanwhile (a question after this one) keeps its own focus.
+  if (document.querySelector('dialog[open]')) return;
+  const active = document.activeElement;
+  if (active && active !== document.body && active.isConnected) return;
+  const target = before instanceof HTMLElement && before.isConnected && before !== document.body ? before : document.querySelector<HTMLElement>('[data-testid=file-list]');
+  target?.focus({ preventScroll: true });
+}
+
 /** Yes/no confirmation, the destructive button styled as such. */
-export function ConfirmDialog(props: { title: string; message: ReactNode; confirm: string; danger?: boolean; onConfirm(): void; onClose(): void; testId?: string }) {
+export function ConfirmDialog(props: { title: ReactNode; message: ReactNode; confirm: string; danger?: boolean; onConfirm(): void; onClose(): void; testId?: string }) {
   return (
     <Dialog title={props.title} onClose={props.onClose} testId={props.testId}>
       <div className="dialog-body">{props.message}</div>
@@ -77,7 +96,7 @@ export function DialogActions(props: { confirm: ReactNode; onConfirm(): void; on
 }
 
 /** Asks for one name (new folder, account rename). */
-export function PromptDialog(props: { title: string; label: string; initial?: string; confirm: string; onSubmit(value: string): void; onClose(): void; testId?: string }) {
+export function PromptDialog(props: { title: ReactNode; label: string; initial?: string; confirm: string; onSubmit(value: string): void; onClose(): void; testId?: string }) {
   return (
     <Dialog title={props.title} onClose={props.onClose} testId={props.testId}>
       <form

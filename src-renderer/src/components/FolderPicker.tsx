@@ -3,12 +3,13 @@
  * the folders of the open one (Enter or a click goes in, "Up" goes out), and the confirm button
  * that names the folder. Everything is a native control, so Tab and Enter do all of it.
  */
-import { useEffect, useState } from 'react';
+import { useEffect, useState, type ReactNode } from 'react';
 import type { Resource } from '../../../src-main/contract';
 import { useApi, useStorageAccounts } from '../api/hooks';
 import { AccountOptions } from './AccountOptions';
 import { Dialog, DialogActions } from './Dialog';
 import { FolderIcon } from './Icons';
+import { Name, named, nameText, plain } from './Name';
 import './context-menu.css';
 
 export interface PickedFolder {
@@ -19,7 +20,7 @@ export interface PickedFolder {
   path: string | null;
 }
 
-export function FolderPicker(props: { title: string; confirm: string; start: { account: number; folder: string }; onPick(to: PickedFolder): void; onClose(): void }) {
+export function FolderPicker(props: { title: ReactNode; confirm: string; start: { account: number; folder: string }; onPick(to: PickedFolder): void; onClose(): void }) {
   const api = useApi();
   const [at, setAt] = useState(props.start);
   const [state, setState] = useState<{ folder: Resource | null; folders: Resource[]; error: string | null; loading: boolean }>({ folder: null, folders: [], error: null, loading: true });
@@ -57,22 +58,24 @@ export function FolderPicker(props: { title: string; confirm: string; start: { a
           <button type="button" className="btn" disabled={!state.folder?.parent} onClick={() => state.folder?.parent && setAt({ account: at.account, folder: state.folder.parent.id })} data-testid="picker-up">
             Up
           </button>
-          <strong data-testid="picker-here">{here}</strong>
+          <strong data-testid="picker-here">
+            <Name value={here} />
+          </strong>
         </div>
-        <ul className="picker-list" aria-label={`Folders in ${here}`} aria-busy={state.loading}>
+        <ul className="picker-list" aria-label={`Folders in ${nameText(here)}`} aria-busy={state.loading}>
           {state.error && <li role="alert">{state.error}</li>}
           {!state.error && !state.loading && state.folders.length === 0 && <li className="muted">No folders here.</li>}
           {state.folders.map((f) => (
             <li key={f.id}>
               <button type="button" data-testid="picker-folder" data-name={f.name} onClick={() => setAt({ account: at.account, folder: f.id })}>
-                <FolderIcon /> {f.name}
+                <FolderIcon /> <Name value={f.name} />
               </button>
             </li>
           ))}
         </ul>
       </div>
       <DialogActions
-        confirm={`${props.confirm} “${here}”`}
+        confirm={named`${plain(props.confirm)} “${here}”`}
         disabled={!state.folder || state.loading || !state.folder.canUploadFiles}
         testId="picker-ok"
         onConfirm={() => props.onPick({ account: at.account, folder: at.folder, folderName: here, path: state.folder?.path ?? null })}

@@ -3,15 +3,18 @@
  * the list is sorted, which dialog is open, toasts, and the web uploads in flight (those run in
  * this page, so the page owns their progress).
  */
+import type { ReactNode } from 'react';
 import { create } from 'zustand';
+import { nameText } from '../components/Name';
 
 export type SortKey = 'name' | 'size' | 'modified';
 
 export interface Toast {
   id: number;
   kind: 'error' | 'info';
-  title: string;
-  message: string;
+  /** Text, or text with names in it (components/Name.tsx: named`…`). */
+  title: ReactNode;
+  message: ReactNode;
   /** One button beside the message (Undo); running it dismisses the toast. */
   action?: { label: string; run(): void | Promise<void> };
 }
@@ -54,6 +57,8 @@ interface UiState {
   toasts: Toast[];
   transfersOpen: boolean;
   uploads: LocalUpload[];
+  /** Transfers the user asked to cancel, by id: shown as "Cancelling…" until they end. */
+  cancelling: Readonly<Record<string, { name: string; direction: string; at: number }>>;
 
   open(account: number, folder?: string, message?: string | null): void;
   /** The mailbox's folder and message, as the mailbox shows them (kept in the address). */
@@ -69,6 +74,7 @@ interface UiState {
   putUpload(u: LocalUpload): void;
   patchUpload(id: string, patch: Partial<LocalUpload>): void;
   clearFinishedUploads(): void;
+  requestCancel(id: string, name: string, direction: string): void;
 }
 
 let toastSeq = 1;
@@ -86,6 +92,7 @@ export const useUi = create<UiState>((set) => ({
   toasts: [],
   transfersOpen: false,
   uploads: [],
+  cancelling: {},
 
   setView: (view) => {
     set({ view });
@@ -117,10 +124,17 @@ export const useUi = create<UiState>((set) => ({
   putUpload: (u) => set((s) => ({ uploads: [...s.uploads, u] })),
   patchUpload: (id, patch) => set((s) => ({ uploads: s.uploads.map((u) => (u.id === id ? { ...u, ...patch } : u)) })),
   clearFinishedUploads: () => set((s) => ({ uploads: s.uploads.filter((u) => u.finishedAt === null) })),
+  requestCancel: (id, name, direction) => set((s) => ({ cancelling: { ...s.cancelling, [id]: { name, direction, at: Date.now() } } })),
 }));
 
-export function toastError(title: string, e: unknown): void {
-  useUi.getState().toast({ kind: 'error', title, message: e instanceof Error ? e.message : String(e) });
+/** Whether the user cancelled a transfer of this name and kind after `since` (a copy or move that then failed). */
+export function cancelledByUser(name: string, direction: string, since: number): boolean {
+  return Object.values(useUi.getState().cancelling).some((c) => c.name === name && c.direction === direction && c.at >= since);
+}
+
+export function toastError(title: ReactNode, e: unknown): void {
+  // A service's message may quote a name: its hidden characters are shown, not obeyed.
+  useUi.getState().toast({ kind: 'error', title, message: nameText(e instanceof Error ? e.message : String(e)) });
 }
 
 // ---- navigation: where the user is lives in the address (#/account/3/folder/<id>), so Back,

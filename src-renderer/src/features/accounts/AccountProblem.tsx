@@ -10,6 +10,7 @@ import type { Account } from '../../../../src-main/contract';
 import { ApiError, errorMessage } from '../../api/client';
 import { keys, useApi, useConnectors } from '../../api/hooks';
 import { Dialog } from '../../components/Dialog';
+import { Name, named, plain } from '../../components/Name';
 import { useUi } from '../../stores/ui';
 import { fieldsOf } from './schema';
 import { fillForm, readOptions, SchemaFields } from './SchemaForm';
@@ -77,7 +78,7 @@ export function AccountProblem({ account, error, onRetry }: { account: Account; 
     <section className="account-problem" role="alert" aria-labelledby="account-problem-title" data-testid="account-problem" data-reason={account.active ? (apiError?.code ?? 'error') : (account.disableReason ?? '')}>
       <h2 id="account-problem-title">{title}</h2>
       <p className="account-problem-name">
-        {account.account} · {account.serviceName}
+        <Name value={account.account} /> · {account.serviceName}
       </p>
       <p>{detail}</p>
       {said && (
@@ -167,7 +168,7 @@ export function ReconnectDialog({ account, onClose, onDone }: { account: Account
     try {
       await api.call('accounts.reconnect', { id: account.id, options });
       await qc.invalidateQueries({ queryKey: keys.accounts });
-      useUi.getState().toast({ kind: 'info', title: 'Account reconnected', message: `${account.account} (${account.serviceName})` });
+      useUi.getState().toast({ kind: 'info', title: 'Account reconnected', message: named`${account.account} (${plain(account.serviceName)})` });
       onDone?.();
       onClose();
     } catch (e) {
@@ -176,7 +177,7 @@ export function ReconnectDialog({ account, onClose, onDone }: { account: Account
   };
 
   return (
-    <Dialog title={`Reconnect “${account.account}”`} onClose={onClose} testId="reconnect-dialog" wide>
+    <Dialog title={named`Reconnect “${account.account}”`} onClose={onClose} testId="reconnect-dialog" wide>
       <form
         ref={formRef}
         className="connect-form"

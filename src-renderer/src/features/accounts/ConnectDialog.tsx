@@ -14,6 +14,7 @@ import { ApiError, errorMessage } from '../../api/client';
 import { useQueryClient } from '@tanstack/react-query';
 import { keys, useApi, useConnectors } from '../../api/hooks';
 import { Dialog } from '../../components/Dialog';
+import { named, plain } from '../../components/Name';
 import { ServiceIcon } from '../../components/Icons';
 import { useUi } from '../../stores/ui';
 import { fieldsOf } from './schema';
@@ -208,7 +209,7 @@ function ConnectForm({ connector, onBack, onDone }: { connector: ConnectorInfo; 
       // Have the new account in the list before switching to it.
       await qc.invalidateQueries({ queryKey: keys.accounts });
       useUi.getState().open(account.id);
-      useUi.getState().toast({ kind: 'info', title: 'Account connected', message: `${account.account} (${account.serviceName})` });
+      useUi.getState().toast({ kind: 'info', title: 'Account connected', message: named`${account.account} (${plain(account.serviceName)})` });
       onDone();
     } catch (e) {
       setStatus({ kind: 'error', message: errorMessage(e) });

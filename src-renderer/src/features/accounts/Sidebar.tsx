@@ -10,6 +10,7 @@ import { useAccounts, useApi, useConnectors, useQuota } from '../../api/hooks';
 import { ConfirmDialog, PromptDialog } from '../../components/Dialog';
 import { formatBytes } from '../../components/format';
 import { MoreIcon, PlusIcon, ServiceIcon } from '../../components/Icons';
+import { Name, named, nameText } from '../../components/Name';
 import { toastError, useUi } from '../../stores/ui';
 import { dropItems, hasItems, isCopyGesture, readItems } from '../files/dnd';
 import { needsReconnect, ReconnectDialog } from './AccountProblem';
@@ -56,6 +57,12 @@ function AccountItem({ account, group, active, unread }: { account: Account; gro
   const broken = needsReconnect(account);
   const [dropOver, setDropOver] = useState(false);
   const menuRef = useRef<HTMLDivElement>(null);
+  const menuButton = useRef<HTMLButtonElement>(null);
+  /** Closes the menu with the focus back on its ⋯ button (where a dialog it opens returns it too). */
+  const closeMenu = () => {
+    menuButton.current?.focus();
+    setMenu(false);
+  };
 
   useEffect(() => {
     if (!menu) return;
@@ -79,7 +86,7 @@ function AccountItem({ account, group, active, unread }: { account: Account; gro
     try {
       await api.call('accounts.reconnect', { id: account.id });
     } catch (e) {
-      toastError(`Could not reconnect “${account.account}”`, e);
+      toastError(named`Could not reconnect “${account.account}”`, e);
     }
   };
 
@@ -120,14 +127,14 @@ function AccountItem({ account, group, active, unread }: { account: Account; gro
         className="account-main"
         aria-current={active ? 'true' : undefined}
         onClick={() => open(account.id)}
-        title={account.active ? `${account.account} — ${account.serviceName}` : broken ? `${account.account} needs reconnecting` : `${account.account} is disabled`}
+        title={account.active ? `${nameText(account.account)} — ${account.serviceName}` : broken ? `${nameText(account.account)} needs reconnecting` : `${nameText(account.account)} is disabled`}
       >
         <span className="account-icon">
           <ServiceIcon group={group} service={account.service} />
         </span>
         <span className="account-text">
           <span className="account-name">
-            {account.account}
+            <Name value={account.account} />
             {unread > 0 && (
               <span className="mail-unread account-unread" data-testid="account-unread" aria-label={`${unread} unread in the inbox`}>
                 {unread}
@@ -152,7 +159,7 @@ function AccountItem({ account, group, active, unread }: { account: Account; gro
         </span>
       </button>
       <div className="account-menu-wrap" ref={menuRef}>
-        <button type="button" className="icon-btn account-menu-btn" aria-label={`Options for ${account.account}`} aria-haspopup="menu" aria-expanded={menu} onClick={() => setMenu(!menu)} data-testid="account-menu">
+        <button ref={menuButton} type="button" className="icon-btn account-menu-btn" aria-label={`Options for ${nameText(account.account)}`} aria-haspopup="menu" aria-expanded={menu} onClick={() => setMenu(!menu)} data-testid="account-menu">
           <MoreIcon />
         </button>
         {menu && (
@@ -160,7 +167,13 @@ function AccountItem({ account, group, active, unread }: { account: Account; gro
             className="menu popup-panel"
             role="menu"
             onKeyDown={(e) => {
-              if (e.key === 'Escape') setMenu(false);
+              if (e.key === 'Escape') {
+                e.preventDefault();
+                e.stopPropagation();
+                closeMenu();
+              }
+              // Tab leaves the menu, closing it, and goes on from its button to the next control.
+              if (e.key === 'Tab') closeMenu();
               if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
                 e.preventDefault();
                 const items = [...(menuRef.current?.querySelectorAll<HTMLButtonElement>('[role=menuitem]') ?? [])];
@@ -170,34 +183,34 @@ function AccountItem({ account, group, active, unread }: { account: Account; gro
             }}
           >
             <button type="button" role="menuitem" onClick={() => {
-                setMenu(false);
+                closeMenu();
                 setDialog('rename');
               }} data-testid="account-rename">
               Rename…
             </button>
             <button type="button" role="menuitem" onClick={() => {
-                setMenu(false);
+                closeMenu();
                 setDialog('reconnect');
               }} data-testid="account-menu-reconnect">
               Reconnect…
             </button>
             {broken ? (
               <button type="button" role="menuitem" onClick={() => {
-                  setMenu(false);
+                  closeMenu();
                   void retry();
                 }} data-testid="account-menu-retry">
                 Retry
               </button>
             ) : (
               <button type="button" role="menuitem" onClick={() => {
-                  setMenu(false);
+                  closeMenu();
                   void update({ active: !account.active });
                 }} data-testid="account-toggle">
                 {account.active ? 'Disable' : 'Enable'}
               </button>
             )}
             <button type="button" role="menuitem" className="danger" onClick={() => {
-                setMenu(false);
+                closeMenu();
                 setDialog('delete');
               }} data-testid="account-delete">
               Remove…
@@ -209,7 +222,7 @@ function AccountItem({ account, group, active, unread }: { account: Account; gro
       {dialog === 'reconnect' && <ReconnectDialog account={account} onClose={() => setDialog(null)} />}
       {dialog === 'delete' && (
         <ConfirmDialog
-          title={`Remove "${account.account}"?`}
+          title={named`Remove "${account.account}"?`}
           message={<p>Tributary forgets this account and its saved credentials. Files on the {account.serviceName} server are not touched.</p>}
           confirm="Remove account"
           danger

@@ -7,6 +7,7 @@ import { keys, useApi } from '../../api/hooks';
 import { ConfirmDialog } from '../../components/Dialog';
 import { formatDate } from '../../components/format';
 import { ServiceIcon } from '../../components/Icons';
+import { Name, named } from '../../components/Name';
 import { toastError } from '../../stores/ui';
 import './activity.css';
 
@@ -46,7 +47,9 @@ export function AccountSubscription(props: { account: Account; group?: string; m
         <span className="account-icon">
           <ServiceIcon group={props.group} service={account.service} />
         </span>
-        <strong>{account.account}</strong>
+        <strong>
+          <Name value={account.account} />
+        </strong>
         <span className="muted">{account.serviceName === account.account ? '' : account.serviceName}</span>
         {sub && (
           <span className={`pill ${sub.active ? 'pill-ok' : 'pill-muted'}`} data-testid="subscription-state">
@@ -120,7 +123,7 @@ export function AccountSubscription(props: { account: Account; group?: string; m
       )}
       {confirm && (
         <ConfirmDialog
-          title={`Stop monitoring "${account.account}"?`}
+          title={named`Stop monitoring "${account.account}"?`}
           message={<p>The subscription and all its recorded activity are deleted.</p>}
           confirm="Delete subscription"
           danger

@@ -13,6 +13,7 @@ import type { Api } from '../../api/client';
 import { errorMessage } from '../../api/client';
 import { keys, useApi } from '../../api/hooks';
 import { formatDate } from '../../components/format';
+import { Name, nameText } from '../../components/Name';
 import { toastError, useUi } from '../../stores/ui';
 import { ActivityChart } from './ActivityChart';
 import './activity.css';
@@ -110,7 +111,7 @@ export function ActivityStream({ accounts }: { accounts: Account[] }) {
           <option value="">All accounts</option>
           {accounts.map((a) => (
             <option key={a.id} value={String(a.id)}>
-              {a.account}
+              {nameText(a.account)}
             </option>
           ))}
         </select>
@@ -155,15 +156,28 @@ export function ActivityStream({ accounts }: { accounts: Account[] }) {
                 <span className="stream-time" title={formatDate(r.recordedAt)}>
                   {streamTime(r.recordedAt)}
                 </span>
-                <span className="stream-account">{r.accountName}</span>
+                <span className="stream-account">
+                  <Name value={r.accountName} />
+                </span>
                 <span>
                   <span className={`pill pill-${v2.type}`}>
                     {v2.category} · {v2.type}
                     {v2.subtype ? ` · ${v2.subtype}` : ''}
                   </span>
                 </span>
-                <span className="stream-target" title={r.previousPath ? `${r.previousPath} → ${r.path}` : r.path}>
-                  <strong>{baseName(r.path)}</strong> <span className="muted">{r.previousPath ? `${r.previousPath} → ${r.path}` : r.path}</span>
+                <span className="stream-target" title={r.previousPath ? `${nameText(r.previousPath)} → ${nameText(r.path)}` : nameText(r.path)}>
+                  <strong>
+                    <Name value={baseName(r.path)} />
+                  </strong>{' '}
+                  <span className="muted">
+                    {r.previousPath ? (
+                      <>
+                        <Name value={r.previousPath} /> → <Name value={r.path} />
+                      </>
+                    ) : (
+                      <Name value={r.path} />
+                    )}
+                  </span>
                 </span>
               </button>
             );

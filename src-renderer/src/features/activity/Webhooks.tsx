@@ -6,6 +6,7 @@ import { errorMessage } from '../../api/client';
 import { keys, useApi } from '../../api/hooks';
 import { AccountOptions } from '../../components/AccountOptions';
 import { formatDate } from '../../components/format';
+import { Name } from '../../components/Name';
 import { toastError } from '../../stores/ui';
 import './activity.css';
 
@@ -81,7 +82,7 @@ export function Webhooks({ applicationId, accounts }: { applicationId: string; a
               </button>
             </div>
             <div className="muted small">
-              {w.format} · {w.account ? (accounts.find((a) => a.id === w.account)?.account ?? `account ${w.account}`) : 'all accounts'}
+              {w.format} · {w.account ? <Name value={accounts.find((a) => a.id === w.account)?.account ?? `account ${w.account}`} /> : 'all accounts'}
               {w.nextAttemptAt && ` · next retry ${formatDate(w.nextAttemptAt)}`}
             </div>
             {w.lastAttempts.length > 0 && (

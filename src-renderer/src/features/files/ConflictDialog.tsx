@@ -5,6 +5,7 @@
  */
 import { useState } from 'react';
 import { Dialog } from '../../components/Dialog';
+import { Name, named } from '../../components/Name';
 import { useApi } from '../../api/hooks';
 import { useItemConflict, type ConflictChoice } from './actions';
 import { runUpload, useConflicts } from './upload';
@@ -36,10 +37,10 @@ function ItemConflictDialog() {
   const [all, setAll] = useState(false);
   const verb = { rename: 'Renaming', move: 'Moving', copy: 'Copying' }[pending.verb];
   return (
-    <Dialog title={`“${pending.name}” already exists`} onClose={() => pending.answer('skip', false)} testId="conflict-dialog">
+    <Dialog title={named`“${pending.name}” already exists`} onClose={() => pending.answer('skip', false)} testId="conflict-dialog">
       <div className="dialog-body">
         <p>
-          {verb} into “{pending.folderName}”: an item with this name is already there.
+          {verb} into “<Name value={pending.folderName} />”: an item with this name is already there.
         </p>
         <p className="muted">“Keep both” saves it as “name (1)”; “Replace” puts it in place of the one that is there.</p>
         {pending.remaining > 0 && (
@@ -69,15 +70,17 @@ function UploadConflictDialog() {
   };
   const one = conflicting.length === 1;
   return (
-    <Dialog title={one ? `"${conflicting[0]}" already exists` : `${conflicting.length} files already exist`} onClose={() => set(null)} testId="conflict-dialog">
+    <Dialog title={one ? named`"${conflicting[0]}" already exists` : `${conflicting.length} files already exist`} onClose={() => set(null)} testId="conflict-dialog">
       <div className="dialog-body">
         <p>
-          {one ? 'A file with this name' : 'Files with these names'} already {one ? 'exists' : 'exist'} in “{target.folderName}”.
+          {one ? 'A file with this name' : 'Files with these names'} already {one ? 'exists' : 'exist'} in “<Name value={target.folderName} />”.
         </p>
         {!one && (
           <ul className="conflict-list">
             {conflicting.slice(0, 8).map((n) => (
-              <li key={n}>{n}</li>
+              <li key={n}>
+                <Name value={n} />
+              </li>
             ))}
             {conflicting.length > 8 && <li>…and {conflicting.length - 8} more</li>}
           </ul>

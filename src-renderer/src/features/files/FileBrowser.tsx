@@ -3,13 +3,14 @@
  * the actions on it (open, download, rename, delete, create folder, upload, move/copy by drag,
  * context menu, Cut/Copy/Paste, Move to… / Copy to…).
  */
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import type { Account, Resource } from '../../../../src-main/contract';
 import { useApi, useFolder } from '../../api/hooks';
 import { ContextMenu, type MenuItem } from '../../components/ContextMenu';
 import { ConfirmDialog, PromptDialog } from '../../components/Dialog';
 import { FolderPicker } from '../../components/FolderPicker';
+import { count, Name, named, nameText, plain } from '../../components/Name';
 import { NewFolderIcon, RefreshIcon, RenameIcon, TrashIcon, UploadIcon, DownloadIcon } from '../../components/Icons';
 import { itemLink, toastError, useUi, type SortKey } from '../../stores/ui';
 import { deleteItems, paste, refOf, renameItem, transferItems, useClipboard } from './actions';
@@ -81,9 +82,9 @@ export function FileBrowser({ account }: { account: Account }) {
     try {
       if (api.mode === 'ws') return await api.download({ account: item.account, id: item.id, name: item.name });
       const r = await api.call('files.download', { account: item.account, id: item.id });
-      if (r.path) useUi.getState().toast({ kind: 'info', title: 'Downloaded', message: r.path });
+      if (r.path) useUi.getState().toast({ kind: 'info', title: 'Downloaded', message: nameText(r.path) });
     } catch (e) {
-      toastError(`Could not download "${item.name}"`, e);
+      toastError(named`Could not download "${item.name}"`, e);
     }
   };
 
@@ -105,9 +106,9 @@ export function FileBrowser({ account }: { account: Account }) {
 
   const clipboard = (op: 'cut' | 'copy' | 'paste', chosen: Resource[]) => {
     if (op === 'paste') return void paste(api, target);
-    useClipboard.getState().set({ op: op === 'cut' ? 'move' : 'copy', items: chosen.map(refOf) });
-    const what = chosen.length === 1 ? `“${chosen[0].name}”` : `${chosen.length} items`;
-    useUi.getState().toast({ kind: 'info', title: op === 'cut' ? 'Cut' : 'Copied', message: `${what}: paste with Ctrl+V in any folder.` });
+    useClipboard.getState().set({ op: op === 'cut' ? 'move' : 'copy', items: chosen.map(refOf), from: { account: account.id, folder: folderId } });
+    const what = chosen.length === 1 ? named`“${chosen[0].name}”` : count(chosen.length);
+    useUi.getState().toast({ kind: 'info', title: op === 'cut' ? 'Cut' : 'Copied', message: named`${what}: paste with Ctrl+V in any folder.` });
   };
 
   const copyLink = async (item: Resource) => {
@@ -124,7 +125,7 @@ export function FileBrowser({ account }: { account: Account }) {
   const menuItems = (onItem: boolean): MenuItem[] => {
     const chosen = onItem ? selectedItems : [];
     const one = chosen.length === 1 ? chosen[0] : null;
-    const pasteItem: MenuItem = { id: 'paste', label: clip ? `Paste ${clip.items.length === 1 ? `“${clip.items[0].name}”` : `${clip.items.length} items`}` : 'Paste', shortcut: 'Ctrl+V', disabled: !clip || !canUpload, run: () => void paste(api, target) };
+    const pasteItem: MenuItem = { id: 'paste', label: clip ? (clip.items.length === 1 ? named`Paste “${clip.items[0].name}”` : named`Paste ${count(clip.items.length)}`) : 'Paste', shortcut: 'Ctrl+V', disabled: !clip || !canUpload, run: () => void paste(api, target) };
     if (!onItem) {
       return [pasteItem, { id: 'new-folder', label: 'New folder', disabled: !folder?.canCreateFolders, run: () => setDialog({ type: 'mkdir' }) }];
     }
@@ -162,8 +163,9 @@ export function FileBrowser({ account }: { account: Account }) {
 
   const errorText = listing.error ? listing.error.message : null;
   // A failure of the account itself (credentials, server) is said once, with Reconnect and
-  // Retry, instead of a listing that cannot load and actions that cannot work.
-  if (isAccountError(listing.error) && items.length === 0) return <AccountProblem account={account} error={listing.error} onRetry={() => void listing.refetch()} />;
+  // Retry, instead of a listing that cannot load and actions that cannot work: also when an
+  // earlier listing of this folder is still at hand (it would show files that may be gone).
+  if (isAccountError(listing.error)) return <AccountProblem account={account} error={listing.error} onRetry={() => void listing.refetch()} />;
 
   return (
     <section className="browser" aria-label="File browser">
@@ -196,7 +198,7 @@ export function FileBrowser({ account }: { account: Account }) {
                       else if (e.dataTransfer.files.length) void requestDrop(api, qc, droppedItems(e.dataTransfer), { account: account.id, folder: c.id, folderName: c.name });
                     }}
                   >
-                    {c.name}
+                    <Name value={c.name} />
                   </button>
                 </li>
               );
@@ -268,6 +270,8 @@ export function FileBrowser({ account }: { account: Account }) {
         error={errorText}
         complete={listing.complete}
         total={listing.total}
+        loaded={listing.items.length}
+        filtered={filter.trim() !== ''}
         canUpload={canUpload}
         onOpen={openItem}
         onDownload={(i) => void download(i)}
@@ -284,7 +288,7 @@ export function FileBrowser({ account }: { account: Account }) {
       {menu && <ContextMenu x={menu.x} y={menu.y} label={menu.onItem ? 'Item actions' : 'Folder actions'} items={menuItems(menu.onItem)} onClose={() => setMenu(null)} />}
       {dialog?.type === 'pick' && (
         <FolderPicker
-          title={`${dialog.op === 'move' ? 'Move' : 'Copy'} ${dialog.items.length === 1 ? `“${dialog.items[0].name}”` : `${dialog.items.length} items`} to…`}
+          title={named`${plain(dialog.op === 'move' ? 'Move' : 'Copy')} ${dialog.items.length === 1 ? named`“${dialog.items[0].name}”` : count(dialog.items.length)} to…`}
           confirm={dialog.op === 'move' ? 'Move to' : 'Copy to'}
           start={{ account: account.id, folder: folderId }}
           onPick={(to) => void transferItems(api, dialog.items.map(refOf), to, dialog.op)}
@@ -296,13 +300,13 @@ export function FileBrowser({ account }: { account: Account }) {
       )}
       {dialog?.type === 'delete' && (
         <ConfirmDialog
-          title={dialog.items.length === 1 ? `Delete "${dialog.items[0].name}"?` : `Delete ${dialog.items.length} items?`}
+          title={dialog.items.length === 1 ? named`Delete "${dialog.items[0].name}"?` : named`Delete ${count(dialog.items.length)}?`}
           message={
             <>
               <ul className="conflict-list" data-testid="delete-items">
                 {dialog.items.slice(0, 8).map((i) => (
                   <li key={i.id}>
-                    {i.name}
+                    <Name value={i.name} />
                     {i.kind === 'folder' ? ' (folder, with everything inside)' : ''}
                   </li>
                 ))}
@@ -329,9 +333,9 @@ function deleteWhere(
   accountName: string,
   [goes, are, brings]: [string, string, string],
   info: { data?: { trash: boolean; undo: boolean }; isError: boolean },
-): string {
-  if (info.data?.trash) return `${goes} to the trash of “${accountName}”${info.data.undo ? `; Undo ${brings} back` : ''}.`;
-  if (info.data) return `“${accountName}” has no trash: ${are} deleted permanently.`;
+): ReactNode {
+  if (info.data?.trash) return named`${plain(goes)} to the trash of “${accountName}”${plain(info.data.undo ? `; Undo ${brings} back` : '')}.`;
+  if (info.data) return named`“${accountName}” has no trash: ${plain(are)} deleted permanently.`;
   if (info.isError) return 'Items go to the account’s trash where it has one; otherwise they are deleted permanently.';
   return 'Checking what this account does with deleted items…';
 }

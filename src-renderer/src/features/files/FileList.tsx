@@ -8,6 +8,7 @@ import { useVirtualizer } from '@tanstack/react-virtual';
 import type { Resource } from '../../../../src-main/contract';
 import { formatBytes, formatDate } from '../../components/format';
 import { DownloadIcon, FileIcon, FolderIcon, UploadIcon } from '../../components/Icons';
+import { Name, nameText } from '../../components/Name';
 import { useUi, type SortKey } from '../../stores/ui';
 import { useClipboard } from './actions';
 import { hasFiles, hasItems, isCopyGesture, ITEMS_MIME, readItems, type DraggedItems } from './dnd';
@@ -26,7 +27,11 @@ export interface FileListProps {
   loading: boolean;
   error: string | null;
   complete: boolean;
+  /** Entries in the folder, and how many of them have arrived so far. */
   total: number;
+  loaded: number;
+  /** The Filter box narrows `items` to some of the folder's entries. */
+  filtered: boolean;
   canUpload: boolean;
   onOpen(item: Resource): void;
   onDownload(item: Resource): void;
@@ -365,11 +370,20 @@ export function FileList(props: FileListProps) {
         )}
       </div>
       <div className="list-footer" aria-live="polite">
-        {props.error ? '' : props.complete ? `${props.total.toLocaleString()} item${props.total === 1 ? '' : 's'}` : `Loading ${items.length.toLocaleString()} of ${props.total.toLocaleString()}…`}
+        {footerText(props, items.length)}
         {selectedCount > 0 && ` · ${selectedCount.toLocaleString()} selected`}
       </div>
     </div>
   );
+}
+
+/** "7 items"; with a filter "1 of 7 items" (what is shown of the folder); "Loading 1,000 of 50,000…". */
+function footerText(props: FileListProps, shown: number): string {
+  if (props.error) return '';
+  const total = props.total.toLocaleString();
+  if (!props.complete) return `Loading ${props.loaded.toLocaleString()} of ${total}…${props.filtered ? ` · ${shown.toLocaleString()} shown` : ''}`;
+  const noun = `item${props.total === 1 ? '' : 's'}`;
+  return props.filtered ? `${shown.toLocaleString()} of ${total} ${noun}` : `${total} ${noun}`;
 }
 
 function SortButton(props: { label: string; k: SortKey; sort: { key: SortKey; dir: 'asc' | 'desc' }; onSort(k: SortKey): void; className: string }) {
@@ -440,8 +454,8 @@ const Row = memo(function Row(p: RowProps) {
         {p.renaming ? (
           <RenameInput name={item.name} onDone={(name) => a().rename(item, name)} />
         ) : (
-          <span className="item-name" title={item.name} data-testid="file-name">
-            {item.name}
+          <span className="item-name" title={nameText(item.name)} data-testid="file-name">
+            <Name value={item.name} fit extension={item.kind === 'file'} />
           </span>
         )}
         {p.badge && <SyncBadge state={p.badge} />}
@@ -456,7 +470,7 @@ const Row = memo(function Row(p: RowProps) {
             type="button"
             className="icon-btn row-action"
             tabIndex={-1}
-            aria-label={`Download ${item.name}`}
+            aria-label={`Download ${nameText(item.name)}`}
             data-testid="download"
             onClick={(e) => {
               e.stopPropagation();

@@ -9,6 +9,7 @@ import type { SyncConflict, SyncPair } from '../../../../src-main/contract';
 import { useAccounts, useApi, useAppInfo, useStorageAccounts } from '../../api/hooks';
 import { AccountOptions } from '../../components/AccountOptions';
 import { FolderPicker } from '../../components/FolderPicker';
+import { Name } from '../../components/Name';
 import { SecondsSetting } from '../../components/SecondsSetting';
 import { toastError } from '../../stores/ui';
 import { conflictsText, stateText } from './state-text';
@@ -180,7 +181,10 @@ export function SyncView() {
         {pairs.data?.map((p) => (
           <li key={p.id} className={`sync-pair state-${p.paused ? 'paused' : p.state}`} data-testid={`sync-pair-${p.id}`}>
             <div className="sync-pair-paths">
-              <strong>{p.localPath}</strong> ⇄ {nameOf(p.account)}: {p.remotePath}
+              <strong>
+                <Name value={p.localPath} />
+              </strong>{' '}
+              ⇄ <Name value={nameOf(p.account)} />: <Name value={p.remotePath} />
             </div>
             <div className="sync-pair-state" data-testid="sync-state">
               {stateText(p)}

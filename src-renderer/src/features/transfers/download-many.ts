@@ -5,6 +5,7 @@
  */
 import type { Resource } from '../../../../src-main/contract';
 import type { Api } from '../../api/client';
+import { nameText } from '../../components/Name';
 import { toastError, useUi } from '../../stores/ui';
 
 export async function downloadMany(api: Api, items: Resource[]): Promise<void> {
@@ -16,7 +17,7 @@ export async function downloadMany(api: Api, items: Resource[]): Promise<void> {
     const r = await api.call('files.downloadInto', { account, ids });
     if (r.path) {
       useUi.getState().setTransfersOpen(true);
-      useUi.getState().toast({ kind: 'info', title: 'Downloading', message: `${r.started} file${r.started === 1 ? '' : 's'} into ${r.path}` });
+      useUi.getState().toast({ kind: 'info', title: 'Downloading', message: `${r.started} file${r.started === 1 ? '' : 's'} into ${nameText(r.path)}` });
     }
   } catch (e) {
     toastError('Could not download the selection', e);

@@ -8,6 +8,7 @@
 import type { TransferAction } from '../../../../src-main/contract';
 import { SpeedWindow, transferActions } from '../../../../src-main/contract/transfers';
 import { ApiError, type Api } from '../../api/client';
+import { named } from '../../components/Name';
 import { toastError, useUi, type LocalUpload } from '../../stores/ui';
 import { cancelWebUpload, registerGroup, startWebUpload, type UploadSink } from './web-upload';
 
@@ -138,11 +139,11 @@ export async function uploadFolder(api: Api, root: FileSystemDirectoryEntry, tar
     state = failed.length ? 'failed' : 'done';
     const error = failed.length ? `${failed.length} of ${members.size} files could not be uploaded: ${failed[0].error}` : null;
     row({ state, error, ...(failed.length ? {} : { bytesDone: total }), speed: 0, finishedAt: Date.now() });
-    if (failed.length) toastError(`Could not upload all of "${root.name}"`, error);
+    if (failed.length) toastError(named`Could not upload all of "${root.name}"`, error);
   } catch (e) {
     if (state !== 'running') return;
     state = 'failed';
     row({ state, error: (e as Error).message, speed: 0, finishedAt: Date.now() });
-    toastError(`Could not upload "${root.name}"`, e);
+    toastError(named`Could not upload "${root.name}"`, e);
   }
 }

@@ -6,6 +6,7 @@
 import { useEffect, useRef } from 'react';
 import { DEFAULT_NOTIFY_AFTER_SECONDS, transferNotice } from '../../../../src-main/contract/transfers';
 import { useApi, useSettings, useTransfers } from '../../api/hooks';
+import { nameText } from '../../components/Name';
 import { useUi } from '../../stores/ui';
 
 /** Web mode: asks once for permission to notify (called when the user starts an upload). */
@@ -39,9 +40,10 @@ export function useTransferNotices(): void {
       const notice = transferNotice(t, after);
       if (!notice) continue;
       if (document.hasFocus()) {
-        useUi.getState().toast({ kind: t.state === 'failed' ? 'error' : 'info', title: notice.title, message: notice.body });
+        // The notice quotes the transfer's name: its hidden characters are shown, not obeyed.
+        useUi.getState().toast({ kind: t.state === 'failed' ? 'error' : 'info', title: nameText(notice.title), message: nameText(notice.body) });
       } else if (api.mode === 'ws' && typeof Notification !== 'undefined' && Notification.permission === 'granted') {
-        const n = new Notification(notice.title, { body: notice.body, tag: t.id });
+        const n = new Notification(nameText(notice.title), { body: nameText(notice.body), tag: t.id });
         n.onclick = () => {
           window.focus();
           useUi.getState().setTransfersOpen(true);

@@ -17,6 +17,7 @@ import type { EventPayload, TransferAction } from '../../../../src-main/contract
 import { MULTIPART_MIN_SIZE } from '../../../../src-main/contract/limits';
 import { retryDelay, SpeedWindow, transferActions } from '../../../../src-main/contract/transfers';
 import { ApiError, type Api } from '../../api/client';
+import { named } from '../../components/Name';
 import { toastError, useUi, type LocalUpload } from '../../stores/ui';
 
 /** Parts in flight per upload when the backend accepts parallel parts. */
@@ -271,7 +272,7 @@ class WebUpload {
     const cancelled = e instanceof ApiError && e.code === 'cancelled';
     this.state = cancelled ? 'cancelled' : 'failed';
     this.patch({ state: this.state, error: cancelled ? null : (e as Error).message, speed: 0, finishedAt: Date.now() });
-    if (!cancelled && this.sink === panel) toastError(`Could not upload "${this.file.name}"`, e);
+    if (!cancelled && this.sink === panel) toastError(named`Could not upload "${this.file.name}"`, e);
   }
 
   private actions(): TransferAction[] {
