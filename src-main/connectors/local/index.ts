@@ -7,6 +7,7 @@
  */
 import { closeSync, constants as fsc, createWriteStream, existsSync, fchmod, fsync, futimes, fstatSync, lstatSync, openSync, realpathSync, renameSync, statSync, type Stats } from 'node:fs';
 import { chmod, cp, link, lstat, mkdir, open, readdir, readFile, realpath, rename, rm, rmdir, stat, statfs, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
+import { once } from 'node:events';
 import { homedir, userInfo } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { promisify } from 'node:util';
@@ -343,7 +344,15 @@ export class LocalConnector implements StorageConnector {
   async write(path: string, body: Readable, opts: WriteOptions = {}): Promise<Entry> {
     return this.writeThrough(path, opts, async (temp, mode) => {
       // `flush` fsyncs before close, so only complete bytes are published.
-      await pipeline(body, createWriteStream(temp, { flags: 'wx', mode, flush: this.syncWrites, highWaterMark: MiB }), { signal: opts.signal });
+      const out = createWriteStream(temp, { flags: 'wx', mode, flush: this.syncWrites, highWaterMark: MiB });
+      try {
+        await pipeline(body, out, { signal: opts.signal });
+      } catch (e) {
+        // A body that fails before the file is open leaves the open under way: it still creates
+        // the file, so the caller's removal waits for the stream's close.
+        if (!out.closed) await once(out, 'close');
+        throw e;
+      }
     });
   }
 
