@@ -10,21 +10,19 @@
  * - the delete dialog lists the items and says "trash" or "permanently" per account, and a trash
  *   move offers Undo.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApache, type ApacheServer } from '../servers/apache';
-import { RESULTS, openApp, type OpenApp } from './harness';
+import { RESULTS, openApp, scratchDataHome, type OpenApp } from './harness';
 import { connectWebdav } from './live-helpers';
 
 let app: OpenApp;
 let page: Page;
 let apache: ApacheServer;
 let local: string;
-let xdg: string;
-const previousXdg = process.env.XDG_DATA_HOME;
+let dataHome: ReturnType<typeof scratchDataHome> | undefined;
 const pageErrors: string[] = [];
 
 const row = (name: string) => page.locator(`[data-testid=file-row][data-name="${name}"]`);
@@ -35,9 +33,7 @@ const localAccount = () => page.locator('[data-testid=account-item][data-service
 const davAccount = () => page.locator('[data-testid=account-item][data-service=webdav]');
 
 beforeAll(async () => {
-  // The local account's trash (freedesktop spec) goes to a scratch data home, not the machine's.
-  xdg = mkdtempSync(join(tmpdir(), 'tributary-e2e-actions-xdg-'));
-  process.env.XDG_DATA_HOME = xdg;
+  dataHome = scratchDataHome('actions');
   apache = await startApache();
   app = await openApp('actions');
   page = app.page;
@@ -65,9 +61,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close();
   await apache?.stop();
-  if (previousXdg === undefined) delete process.env.XDG_DATA_HOME;
-  else process.env.XDG_DATA_HOME = previousXdg;
-  if (xdg) rmSync(xdg, { recursive: true, force: true });
+  dataHome?.restore();
 });
 
 describe('conflicts ask, everywhere (spec 1, Rename / move, Copy: name conflicts)', () => {
@@ -275,7 +269,7 @@ describe('delete says what happens (spec 1, Delete: to the trash where the accou
     await shot('delete-to-trash');
     await dialog.getByTestId('confirm-ok').click();
     await expect.poll(() => existsSync(join(local, 'docs'))).toBe(false);
-    expect(readdirSync(join(xdg, 'Trash', 'files'))).toContain('docs');
+    expect(readdirSync(join(dataHome!.dir, 'Trash', 'files'))).toContain('docs');
     const undo = page.getByTestId('toast-action');
     await undo.waitFor();
     await shot('delete-undo');

@@ -9,21 +9,19 @@
  * - closing a dialog gives the focus back; the account menu closes with Escape and Tab;
  * - a WebDAV server that goes down after its folder was listed shows the account's pane.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startApache, type ApacheServer } from '../servers/apache';
-import { RESULTS, openApp, type OpenApp } from './harness';
+import { RESULTS, openApp, scratchDataHome, type OpenApp } from './harness';
 import { connectWebdav } from './live-helpers';
 
 let app: OpenApp;
 let page: Page;
 let apache: ApacheServer;
 let local: string;
-let xdg: string;
-const previousXdg = process.env.XDG_DATA_HOME;
+let dataHome: ReturnType<typeof scratchDataHome> | undefined;
 
 const row = (name: string) => page.locator(`[data-testid=file-row][data-name="${name}"]`);
 const shot = (name: string) => page.screenshot({ path: join(RESULTS, `e2e-file-feedback-${name}.png`) });
@@ -41,9 +39,7 @@ const LONG = `${'A'.repeat(240)}.pdf`;
 const RTL = 'invoice\u202Etxt.exe';
 
 beforeAll(async () => {
-  // The local account's trash goes to a scratch data home, not the machine's.
-  xdg = mkdtempSync(join(tmpdir(), 'tributary-e2e-feedback-xdg-'));
-  process.env.XDG_DATA_HOME = xdg;
+  dataHome = scratchDataHome('feedback');
   apache = await startApache();
   app = await openApp('feedback');
   page = app.page;
@@ -67,9 +63,7 @@ afterEach(async () => {
 afterAll(async () => {
   await app?.close();
   await apache?.stop();
-  if (previousXdg === undefined) delete process.env.XDG_DATA_HOME;
-  else process.env.XDG_DATA_HOME = previousXdg;
-  if (xdg) rmSync(xdg, { recursive: true, force: true });
+  dataHome?.restore();
 });
 
 // docs/ui.md, "Delete and Undo"

@@ -67,6 +67,22 @@ export const stopChild = (child: ChildProcess) =>
     child.kill('SIGTERM');
   });
 
+/**
+ * Points XDG_DATA_HOME (where a local account's trash goes, freedesktop spec) at a scratch folder
+ * instead of the machine's; `restore` puts the variable back and removes the folder.
+ */
+export function scratchDataHome(label: string): { dir: string; restore(): void } {
+  const previous = process.env.XDG_DATA_HOME;
+  const dir = mkdtempSync(join(tmpdir(), `tributary-e2e-${label}-xdg-`));
+  process.env.XDG_DATA_HOME = dir;
+  const restore = () => {
+    if (previous === undefined) delete process.env.XDG_DATA_HOME;
+    else process.env.XDG_DATA_HOME = previous;
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { dir, restore };
+}
+
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium).`);
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
